@@ -1,0 +1,84 @@
+// Release-mode timings of the pure core (issue: config load < 1 s for 10,000 hosts; match ≥ 1,000,000 URL checks/s).
+// Run with Benchmarks/core.sh. Not a test: the numbers depend on the machine.
+import AASA
+
+let clock = ContinuousClock()
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+// 10,000 hosts: 5,000 sites, each with an apex and a www host, three components, legacy + modern, webcredentials.
+func bigConfig(sites: Int) -> [UInt8] {
+    var text = #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "sites": ["#
+    for index in 0..<sites {
+        if index > 0 { text += "," }
+        text += #"""
+            {"hosts": ["shop\#(index).example.com", "www.shop\#(index).example.com"],
+             "applinks": {"formats": ["modern", "legacy"], "details": [{"apps": ["shop", "ABCDE12345.com.example.app\#(index)"],
+               "components": [{"/": "/admin/*", "exclude": true}, {"/": "/product/\#(index)/*"}, {"/": "/cart", "?": {"id": "?*"}}]}]},
+             "webcredentials": {"apps": ["shop"]}}
+            """#
+    }
+    text += "]}"
+    return Array(text.utf8)
+}
+
+// `CoreBench match` skips the config part (for profiling the matcher alone).
+let onlyMatch = CommandLine.arguments.dropFirst().first == "match"
+let config = bigConfig(sites: onlyMatch ? 1 : 5_000)
+var loadTimes: [Double] = []
+var hostCount = 0
+for _ in 0..<(onlyMatch ? 0 : 5) {
+    var loaded: LoadedConfig?
+    let elapsed = clock.measure {
+        loaded = ConfigLoader.load(configBytes: config, configPath: "bench.json") { _ in .failure(FileReadError("none")) }
+    }
+    precondition(loaded?.hasErrors == false, "benchmark config must be valid: \(loaded?.diagnostics.prefix(3) ?? [])")
+    hostCount = loaded?.sites.reduce(0) { $0 + $1.site.hosts.count } ?? 0
+    precondition(loaded?.site(forHost: "www.shop4999.example.com") != nil)
+    loadTimes.append(seconds(elapsed))
+}
+if !onlyMatch { print("config: \(config.count / 1024) KiB, \(hostCount) hosts — parse + validate + generate, median of 5: "
+    + "\(Int(median(loadTimes) * 1000)) ms (target < 1000 ms)") }
+
+// A typical modern file: Apple's documented pattern set plus substitution variables and a query rule.
+let typical = Array(#"""
+    {"applinks": {"substitutionVariables": {"food": ["burrito", "pizza", "sushi", "samosa"]},
+     "details": [{"appIDs": ["ABCDE12345.com.example.app"], "components": [
+       {"#": "no_universal_links", "exclude": true},
+       {"/": "/admin/*", "exclude": true},
+       {"/": "/buy/*"},
+       {"/": "/help/website/*", "exclude": true},
+       {"/": "/help/*", "?": {"articleNumber": "????"}},
+       {"/": "/$(lang)_$(region)/$(food)/"},
+       {"/": "/product/?*", "caseSensitive": false}]}]}}
+    """#.utf8)
+guard let document = AASADecoder.decode(typical).document else { fatalError("benchmark document must parse") }
+let matcher = Matcher(document)
+let urls = [
+    "https://example.com/buy/shoes", "https://example.com/admin/users", "https://example.com/help/faq?articleNumber=1234",
+    "https://example.com/en_US/sushi/", "https://example.com/Product/42", "https://example.com/about",
+    "https://example.com/buy/x#no_universal_links", "https://example.com/help/website/a",
+]
+let parsedURLs = urls.map(MatchURL.init)
+/// Median URL checks per second over 5 runs of `rounds` matches.
+func matchRate(_ check: (Int) -> Bool) -> Double {
+    let rounds = 200_000
+    var rates: [Double] = []
+    for _ in 0..<5 {
+        var opened = 0
+        let elapsed = clock.measure {
+            for round in 0..<rounds where check(round) { opened += 1 }
+        }
+        precondition(opened > 0)
+        rates.append(Double(rounds) / seconds(elapsed))
+    }
+    return median(rates)
+}
+let preSplitRate = matchRate { matcher.match(parsedURLs[$0 & 7], explainingMisses: false).app != nil }
+let stringRate = matchRate { matcher.match(urls[$0 & 7], explainingMisses: false).app != nil }
+print("match: \(Int(preSplitRate)) URL checks/s with pre-split URLs, \(Int(stringRate)) from URL strings "
+    + "(7 components, 8 URLs, median of 5; target ≥ 1,000,000)")

@@ -1,0 +1,113 @@
+/// The server's configuration: every site and what each host serves (one JSON file, see README).
+public struct Config: Sendable {
+    public var version: Int
+    /// Named app IDs (`"shop": "ABCDE12345.com.example.shop"`), in the order written.
+    public var apps: [(name: String, id: Located<String>)]
+    public var sites: [Site]
+    public var unknownHost: UnknownHostPolicy
+
+    public init(version: Int = 1, apps: [(name: String, id: Located<String>)] = [], sites: [Site] = [], unknownHost: UnknownHostPolicy = .empty) {
+        self.version = version
+        self.apps = apps
+        self.sites = sites
+        self.unknownHost = unknownHost
+    }
+}
+
+/// What a host that matches no site gets.
+public enum UnknownHostPolicy: String, Sendable, CaseIterable {
+    /// 200 with `{"applinks":{"details":[]}}`: valid, associated with nothing, and never an error page.
+    case empty
+    /// 404, for those who prefer unknown hosts to look absent.
+    case notFound = "404"
+}
+
+/// One site: the hosts it answers for and where its document comes from.
+public struct Site: Sendable {
+    public var hosts: [Located<HostPattern>]
+    public var source: Source
+    public var origin: Origin
+
+    public enum Source: Sendable {
+        case generated(GeneratedSite)
+        /// A verbatim AASA file, path relative to the config file's directory.
+        case file(Located<String>)
+    }
+
+    public init(hosts: [Located<HostPattern>], source: Source, origin: Origin = .none) {
+        self.hosts = hosts
+        self.source = source
+        self.origin = origin
+    }
+
+    /// A short name for messages: the first host.
+    public var name: String { hosts.first.map { $0.value.description } ?? "(no hosts)" }
+}
+
+/// The document formats `applinks` is generated in (spec §5).
+public enum AppLinksFormat: String, Sendable, CaseIterable {
+    /// `appIDs` + `components` (iOS 13+).
+    case modern
+    /// `appID` + `paths` with `NOT ` exclusions (iOS 12 and earlier).
+    case legacy
+}
+
+public struct GeneratedSite: Sendable {
+    public var applinks: AppLinksConfig?
+    public var webcredentials: [Located<String>]?
+    public var appclips: [Located<String>]?
+    public var activitycontinuation: [Located<String>]?
+    public var webcredentialsOrigin: Origin = .none
+    public var appclipsOrigin: Origin = .none
+    public var activitycontinuationOrigin: Origin = .none
+
+    public init(
+        applinks: AppLinksConfig? = nil,
+        webcredentials: [Located<String>]? = nil,
+        appclips: [Located<String>]? = nil,
+        activitycontinuation: [Located<String>]? = nil
+    ) {
+        self.applinks = applinks
+        self.webcredentials = webcredentials
+        self.appclips = appclips
+        self.activitycontinuation = activitycontinuation
+    }
+}
+
+public struct AppLinksConfig: Sendable {
+    public var formats: [AppLinksFormat]
+    public var defaults: MatchOptions
+    public var substitutionVariables: [SubstitutionVariable]
+    public var details: [DetailsConfig]
+    public var origin: Origin
+
+    public init(
+        formats: [AppLinksFormat] = [.modern],
+        defaults: MatchOptions = MatchOptions(),
+        substitutionVariables: [SubstitutionVariable] = [],
+        details: [DetailsConfig] = [],
+        origin: Origin = .none
+    ) {
+        self.formats = formats
+        self.defaults = defaults
+        self.substitutionVariables = substitutionVariables
+        self.details = details
+        self.origin = origin
+    }
+}
+
+/// One group of apps sharing the same rules; becomes one modern entry and one legacy entry per app.
+public struct DetailsConfig: Sendable {
+    /// Resolved app IDs (names from `apps` already replaced), with the config position of each reference.
+    public var apps: [Located<String>]
+    public var components: [Component]
+    public var defaults: MatchOptions
+    public var origin: Origin
+
+    public init(apps: [Located<String>], components: [Component], defaults: MatchOptions = MatchOptions(), origin: Origin = .none) {
+        self.apps = apps
+        self.components = components
+        self.defaults = defaults
+        self.origin = origin
+    }
+}

@@ -1,0 +1,111 @@
+/// A JSON value with members in the exact order they will be written.
+///
+/// Generated documents are built as `JSONOutput` in a fixed key order, so the same config always
+/// gives the same bytes (and the same ETag).
+public indirect enum JSONOutput: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case string(String)
+    case array([JSONOutput])
+    case object([(String, JSONOutput)])
+
+    public static func == (lhs: JSONOutput, rhs: JSONOutput) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    /// Converts a parsed tree, keeping its member order (used to re-emit what a user wrote).
+    public init(_ node: JSONNode) {
+        switch node.value {
+        case .null: self = .null
+        case .bool(let flag): self = .bool(flag)
+        case .number(let text): self = Int(text).map(JSONOutput.int) ?? .string(text)
+        case .string(let text): self = .string(text)
+        case .array(let items): self = .array(items.map(JSONOutput.init))
+        case .object(let members): self = .object(members.map { ($0.key, JSONOutput($0.value)) })
+        }
+    }
+}
+
+/// Serialises ``JSONOutput``: UTF-8, no BOM, `/` unescaped, compact or two-space pretty.
+public enum JSONWriter {
+    public static func bytes(_ value: JSONOutput, pretty: Bool = false) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(value, into: &out, pretty: pretty, indent: 0)
+        if pretty { out.append(UInt8(ascii: "\n")) }
+        return out
+    }
+
+    public static func string(_ value: JSONOutput, pretty: Bool = false) -> String {
+        String(decoding: bytes(value, pretty: pretty), as: UTF8.self)
+    }
+
+    private static func write(_ value: JSONOutput, into out: inout [UInt8], pretty: Bool, indent: Int) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .int(let number): out.append(contentsOf: String(number).utf8)
+        case .string(let text): writeString(text, into: &out)
+        case .array(let items):
+            if items.isEmpty {
+                out.append(contentsOf: "[]".utf8)
+                return
+            }
+            out.append(UInt8(ascii: "["))
+            for (position, item) in items.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { newline(into: &out, indent: indent + 1) }
+                write(item, into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { newline(into: &out, indent: indent) }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            if members.isEmpty {
+                out.append(contentsOf: "{}".utf8)
+                return
+            }
+            out.append(UInt8(ascii: "{"))
+            for (position, member) in members.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { newline(into: &out, indent: indent + 1) }
+                writeString(member.0, into: &out)
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(UInt8(ascii: " ")) }
+                write(member.1, into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { newline(into: &out, indent: indent) }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static func newline(into out: inout [UInt8], indent: Int) {
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
+    }
+
+    private static func writeString(_ text: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+            case 0x0A: out.append(contentsOf: "\\n".utf8)
+            case 0x0D: out.append(contentsOf: "\\r".utf8)
+            case 0x09: out.append(contentsOf: "\\t".utf8)
+            case 0x00..<0x20: out.append(contentsOf: "\\u\(hex(UInt32(byte), width: 4))".utf8)
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,312 @@
+/// Which rule decided a URL: its details entry, its position, its kind and text.
+///
+/// A class because every match outcome carries one: handing out a reference is cheaper than copying
+/// its strings on the hot path.
+public final class RuleReference: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case component
+        case path
+    }
+
+    public let detailsIndex: Int
+    public let ruleIndex: Int
+    public let kind: Kind
+    /// The rule as written: a component as compact JSON, a legacy path as its string.
+    public let pattern: String
+    public let exclude: Bool
+    public let origin: Origin
+
+    init(detailsIndex: Int, ruleIndex: Int, kind: Kind, pattern: String, exclude: Bool, origin: Origin) {
+        self.detailsIndex = detailsIndex
+        self.ruleIndex = ruleIndex
+        self.kind = kind
+        self.pattern = pattern
+        self.exclude = exclude
+        self.origin = origin
+    }
+
+    public static func == (lhs: RuleReference, rhs: RuleReference) -> Bool {
+        lhs.detailsIndex == rhs.detailsIndex && lhs.ruleIndex == rhs.ruleIndex && lhs.kind == rhs.kind
+            && lhs.pattern == rhs.pattern && lhs.exclude == rhs.exclude
+    }
+}
+
+/// The prediction for one URL, with the reasoning `match` prints.
+public struct MatchOutcome: Sendable {
+    public var url: String
+    /// The app iOS opens, or nil when the URL stays in the browser.
+    public var app: String?
+    /// The rule that gave `app`; for a URL that stays in the browser, the exclusion that blocked it.
+    public var decidedBy: RuleReference?
+    /// Apps whose first matching rule was an exclusion (they will not open this URL).
+    public var blockedApps: [String]
+    /// For a URL no rule matched: the rule that came closest and why it failed.
+    public var closest: NearMiss?
+
+    public init(url: String, app: String?, decidedBy: RuleReference?, blockedApps: [String], closest: NearMiss? = nil) {
+        self.url = url
+        self.app = app
+        self.decidedBy = decidedBy
+        self.blockedApps = blockedApps
+        self.closest = closest
+    }
+}
+
+public struct NearMiss: Sendable {
+    public var rule: RuleReference
+    public var reason: String
+}
+
+/// Predicts which app iOS opens for a URL under one AASA document (spec §4).
+///
+/// Walk `details` in order; within an entry try its rules (components, or legacy paths when the entry
+/// has no components) in order; the first rule that matches decides for every app of that entry that
+/// no earlier entry decided: a match makes the app a candidate, an exclusion blocks it. The answer is
+/// the first candidate. Compile once, then call ``match(_:)`` as often as needed; it is thread-safe.
+public struct Matcher: Sendable {
+    final class CompiledComponent: Sendable {
+        let path: Pattern?
+        let wholeQuery: Pattern?
+        let queryItems: [(name: [UInt32], pattern: Pattern)]
+        let fragment: Pattern?
+        let exclude: Bool
+        let caseSensitive: Bool
+        let percentEncoded: Bool
+
+        init(
+            path: Pattern?,
+            wholeQuery: Pattern?,
+            queryItems: [(name: [UInt32], pattern: Pattern)],
+            fragment: Pattern?,
+            exclude: Bool,
+            caseSensitive: Bool,
+            percentEncoded: Bool
+        ) {
+            self.path = path
+            self.wholeQuery = wholeQuery
+            self.queryItems = queryItems
+            self.fragment = fragment
+            self.exclude = exclude
+            self.caseSensitive = caseSensitive
+            self.percentEncoded = percentEncoded
+        }
+    }
+
+    /// Classes, not structs: the match loop then retains one reference per rule instead of every field.
+    final class CompiledRule: Sendable {
+        let reference: RuleReference
+        let component: CompiledComponent
+
+        init(reference: RuleReference, component: CompiledComponent) {
+            self.reference = reference
+            self.component = component
+        }
+    }
+
+    final class CompiledEntry: Sendable {
+        let apps: [String]
+        let rules: [CompiledRule]
+
+        init(apps: [String], rules: [CompiledRule]) {
+            self.apps = apps
+            self.rules = rules
+        }
+    }
+
+    let entries: [CompiledEntry]
+
+    public init(_ document: AASADocument) {
+        guard let applinks = document.applinks else {
+            entries = []
+            return
+        }
+        var userVariables: [String: [String]] = [:]
+        for variable in applinks.substitutionVariables where userVariables[variable.name] == nil {
+            userVariables[variable.name] = variable.values.map(\.value)
+        }
+        // User-defined names win over the predefined ones: the document is the more specific source.
+        let variables = userVariables
+        let lookup: (String) -> [String]? = { name in variables[name] ?? BuiltinVariables.values(name) }
+        var entries: [CompiledEntry] = []
+        for (detailsIndex, details) in applinks.details.enumerated() {
+            var rules: [CompiledRule] = []
+            if let components = details.components {
+                // iOS 13+ ignores `paths` when `components` is present (spec §5, WWDC19).
+                for (ruleIndex, component) in components.enumerated() {
+                    let options = component.options.overriding(details.defaults).overriding(applinks.defaults)
+                    let caseSensitive = options.caseSensitive ?? true
+                    let percentEncoded = options.percentEncoded ?? true
+                    func compile(_ text: String?) -> Pattern? {
+                        text.map { Pattern($0, caseSensitive: caseSensitive, variables: lookup) }
+                    }
+                    var wholeQuery: Pattern?
+                    var queryItems: [(name: [UInt32], pattern: Pattern)] = []
+                    switch component.query {
+                    case .whole(let text): wholeQuery = compile(text)
+                    case .items(let items):
+                        queryItems = items.map { item in
+                            let name = item.name.unicodeScalars.map { caseSensitive ? $0.value : foldCase($0.value) }
+                            return (name, Pattern(item.pattern, caseSensitive: caseSensitive, variables: lookup))
+                        }
+                    case nil: break
+                    }
+                    let compiled = CompiledComponent(
+                        path: compile(component.path),
+                        wholeQuery: wholeQuery,
+                        queryItems: queryItems,
+                        fragment: compile(component.fragment),
+                        exclude: component.exclude,
+                        caseSensitive: caseSensitive,
+                        percentEncoded: percentEncoded
+                    )
+                    let reference = RuleReference(
+                        detailsIndex: detailsIndex,
+                        ruleIndex: ruleIndex,
+                        kind: .component,
+                        pattern: component.summary,
+                        exclude: component.exclude,
+                        origin: component.origin
+                    )
+                    rules.append(CompiledRule(reference: reference, component: compiled))
+                }
+            } else if let paths = details.paths {
+                for (ruleIndex, path) in paths.enumerated() {
+                    // Legacy paths: "NOT " excludes; only the path is compared, case-sensitively (spec §4.4, §3.4).
+                    let exclude = path.value.hasPrefix("NOT ")
+                    let text = exclude ? String(path.value.dropFirst(4)) : path.value
+                    let compiled = CompiledComponent(
+                        path: Pattern(text, caseSensitive: true, variables: { _ in nil }),
+                        wholeQuery: nil,
+                        queryItems: [],
+                        fragment: nil,
+                        exclude: exclude,
+                        caseSensitive: true,
+                        percentEncoded: true
+                    )
+                    let reference = RuleReference(
+                        detailsIndex: detailsIndex,
+                        ruleIndex: ruleIndex,
+                        kind: .path,
+                        pattern: path.value,
+                        exclude: exclude,
+                        origin: path.origin
+                    )
+                    rules.append(CompiledRule(reference: reference, component: compiled))
+                }
+            }
+            entries.append(CompiledEntry(apps: details.effectiveAppIDs, rules: rules))
+        }
+        self.entries = entries
+    }
+
+    public func match(_ urlText: String, explainingMisses: Bool = true) -> MatchOutcome {
+        match(MatchURL(urlText), explainingMisses: explainingMisses)
+    }
+
+    /// Decides `url`. With `explainingMisses`, a URL that no rule matches also gets ``MatchOutcome/closest``
+    /// (a second pass over every rule: the CLI wants it, a hot loop does not).
+    public func match(_ url: MatchURL, explainingMisses: Bool = true) -> MatchOutcome {
+        var prepared = PreparedURL(url)
+        var blocked: [String] = []
+        var firstExclusion: RuleReference?
+        for entry in entries {
+            let undecided = blocked.isEmpty ? entry.apps : entry.apps.filter { !blocked.contains($0) }
+            guard !undecided.isEmpty else { continue }
+            for rule in entry.rules where Matcher.failure(of: rule.component, &prepared) == nil {
+                if rule.component.exclude {
+                    blocked.append(contentsOf: undecided)
+                    if firstExclusion == nil { firstExclusion = rule.reference }
+                    break
+                }
+                return MatchOutcome(
+                    url: url.text,
+                    app: undecided[0],
+                    decidedBy: rule.reference,
+                    blockedApps: blocked,
+                    closest: nil
+                )
+            }
+        }
+        var outcome = MatchOutcome(url: url.text, app: nil, decidedBy: firstExclusion, blockedApps: blocked)
+        if firstExclusion == nil && explainingMisses { outcome.closest = closestRule(&prepared, url) }
+        return outcome
+    }
+
+    /// Why a rule does not match, or nil when it matches. Cheap on the hot path: the reason text is
+    /// only built by ``closestRule(_:)``.
+    static func failure(of rule: CompiledComponent, _ url: inout PreparedURL) -> FailedPart? {
+        let text = url.variant(caseSensitive: rule.caseSensitive, percentEncoded: rule.percentEncoded)
+        if let path = rule.path, !path.matches(text.path) { return .path }
+        if let query = rule.wholeQuery, !query.matches(text.query) { return .query(nil) }
+        for (position, item) in rule.queryItems.enumerated() {
+            // Every occurrence of a repeated name must match; an absent item counts as "" (spec §3.3, C4, C11).
+            var seen = false
+            for candidate in text.items where candidate.name == item.name {
+                seen = true
+                if !item.pattern.matches(candidate.value) { return .query(position) }
+            }
+            if !seen && !item.pattern.matchesEmpty { return .query(position) }
+        }
+        if let fragment = rule.fragment, !fragment.matches(text.fragment) { return .fragment }
+        return nil
+    }
+
+    enum FailedPart: Equatable {
+        case path
+        case query(Int?)
+        case fragment
+    }
+
+    private func closestRule(_ url: inout PreparedURL, _ original: MatchURL) -> NearMiss? {
+        var best: (score: Int, rule: CompiledRule, failure: FailedPart)?
+        // The question on a miss is "why does my link not open the app", so the rules that would
+        // open it are the interesting ones; exclusions only when there is nothing else.
+        let anyInclusive = entries.contains { $0.rules.contains { !$0.component.exclude } }
+        for entry in entries {
+            for rule in entry.rules where !(anyInclusive && rule.component.exclude) {
+                guard let failure = Matcher.failure(of: rule.component, &url) else { continue }
+                let text = url.variant(caseSensitive: rule.component.caseSensitive, percentEncoded: rule.component.percentEncoded)
+                // A rule whose path matched got further than any whose path did not; among those,
+                // the longer shared literal prefix is closer.
+                var score = 0
+                switch failure {
+                case .path:
+                    let prefix = rule.component.path?.literalPrefix ?? []
+                    score = zip(prefix, text.path).prefix { $0 == $1 }.count
+                case .query: score = 10_000
+                case .fragment: score = 20_000
+                }
+                if best == nil || score > best?.score ?? 0 { best = (score, rule, failure) }
+            }
+        }
+        guard let (_, rule, failure) = best else { return nil }
+        // Quote the URL as written (not case-folded) in the explanation.
+        var display = PreparedURL(original)
+        return NearMiss(rule: rule.reference, reason: explain(failure, rule.component, &display))
+    }
+
+    private func explain(_ failure: FailedPart, _ rule: CompiledComponent, _ url: inout PreparedURL) -> String {
+        let text = url.variant(caseSensitive: true, percentEncoded: rule.percentEncoded)
+        func show(_ scalars: [UInt32]) -> String {
+            String(String.UnicodeScalarView(scalars.compactMap(Unicode.Scalar.init)))
+        }
+        let caseNote = rule.caseSensitive ? "" : " (compared ignoring case)"
+        switch failure {
+        case .path:
+            return "path \"\(show(text.path))\" does not match \"\(rule.path?.source ?? "*")\"\(caseNote)"
+        case .query(nil):
+            return "query \"\(show(text.query))\" does not match \"\(rule.wholeQuery?.source ?? "*")\"\(caseNote)"
+        case .query(let position?):
+            let item = rule.queryItems[position]
+            let name = show(item.name)
+            let values = text.items.filter { (rule.caseSensitive ? $0.name : $0.name.map(foldCase)) == item.name }.map { "\"\(show($0.value))\"" }
+            if values.isEmpty {
+                return "query item \"\(name)\" is absent (counts as \"\") and \"\(item.pattern.source)\" needs a value"
+            }
+            return "query item \"\(name)\" = \(values.joined(separator: ", ")) does not match \"\(item.pattern.source)\""
+                + (values.count > 1 ? " (every occurrence must match)" : "") + caseNote
+        case .fragment:
+            return "fragment \"\(show(text.fragment))\" does not match \"\(rule.fragment?.source ?? "*")\"\(caseNote)"
+        }
+    }
+}

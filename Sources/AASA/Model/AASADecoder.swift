@@ -1,0 +1,270 @@
+/// Parses and structurally checks an apple-app-site-association file.
+///
+/// Structure and types are checked here; the meaning (app IDs, patterns, reachability, size) is the
+/// ``AASAValidator``'s job, so generated documents get exactly the same semantic checks.
+public enum AASADecoder {
+    static let rootKeys = ["applinks", "webcredentials", "appclips", "activitycontinuation"]
+    static let applinksKeys = ["apps", "details", "defaults", "substitutionVariables"]
+    static let detailsKeys = ["appID", "appIDs", "components", "paths", "defaults"]
+    static let componentKeys = ["/", "?", "#", "exclude", "comment", "caseSensitive", "percentEncoded"]
+    static let optionKeys = ["caseSensitive", "percentEncoded"]
+
+    public struct Result: Sendable {
+        public var document: AASADocument?
+        public var diagnostics: [Diagnostic]
+    }
+
+    /// Parses bytes and decodes them; `document` is nil only when the JSON itself is unusable.
+    public static func decode(_ bytes: [UInt8]) -> Result {
+        let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
+        guard let root = parsed.root else { return Result(document: nil, diagnostics: parsed.diagnostics) }
+        var result = decode(root)
+        result.diagnostics = parsed.diagnostics + result.diagnostics
+        return result
+    }
+
+    public static func decode(_ root: JSONNode) -> Result {
+        var reader = NodeReader()
+        guard let members = root.objectValue else {
+            reader.report(
+                .error,
+                "json.root-not-object",
+                "the document must be a JSON object such as {\"applinks\": {...}}, found \(root.typeName)",
+                root.location,
+                .root
+            )
+            return Result(document: nil, diagnostics: reader.findings)
+        }
+        reader.checkKeys(
+            members,
+            .root,
+            known: rootKeys,
+            context: "top-level",
+            unknownSeverity: .warning,
+            explanation: " (Apple documents only these services; others are ignored)"
+        )
+        var document = AASADocument()
+        for member in members {
+            let path = JSONPath.root.key(member.key)
+            switch member.key {
+            case "applinks": document.applinks = decodeAppLinks(member.value, path, &reader)
+            case "webcredentials": document.webcredentials = decodeService(member.value, path, &reader)
+            case "appclips": document.appclips = decodeService(member.value, path, &reader)
+            case "activitycontinuation": document.activitycontinuation = decodeService(member.value, path, &reader)
+            default: break
+            }
+        }
+        return Result(document: document, diagnostics: reader.findings)
+    }
+
+    static func decodeService(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> ServiceApps? {
+        guard let members = reader.object(node, path, what: "an object such as {\"apps\": [\"TEAMID.bundle\"]}") else {
+            return nil
+        }
+        reader.checkKeys(members, path, known: ["apps"], context: "\(path.lastComponentDescription)")
+        guard let appsNode = node["apps"] else {
+            reader.report(
+                .error,
+                "service.apps-missing",
+                "\(path.lastComponentDescription) needs an \"apps\" array of app IDs (TEAMID.bundle.id)",
+                node.location,
+                path
+            )
+            return ServiceApps(apps: [], origin: Origin(node.location, path))
+        }
+        let apps = reader.stringArray(appsNode, path.key("apps")) ?? []
+        return ServiceApps(apps: apps, origin: Origin(node.location, path))
+    }
+
+    static func decodeAppLinks(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> AppLinks? {
+        guard let members = reader.object(node, path) else { return nil }
+        reader.checkKeys(members, path, known: applinksKeys, context: "applinks")
+        var applinks = AppLinks(details: [], origin: Origin(node.location, path))
+        var sawDetails = false
+        for member in members {
+            let memberPath = path.key(member.key)
+            switch member.key {
+            case "apps":
+                applinks.apps = reader.stringArray(member.value, memberPath, hint: "it should be an empty array []")
+            case "defaults":
+                applinks.defaults = decodeDefaults(member.value, memberPath, &reader)
+                applinks.defaultsOrigin = Origin(member.value.location, memberPath)
+            case "substitutionVariables":
+                applinks.substitutionVariables = decodeVariables(member.value, memberPath, &reader)
+            case "details":
+                sawDetails = true
+                if member.value.objectValue != nil {
+                    reader.report(
+                        .error,
+                        "details.dictionary",
+                        "\"details\" is an object keyed by app ID — the iOS 9 beta format that iOS no longer "
+                            + "reads. Make it an array: [{\"appIDs\": [\"TEAMID.bundle\"], \"components\": [...]}]",
+                        member.value.location,
+                        memberPath
+                    )
+                } else if let items = member.value.arrayValue {
+                    for (position, item) in items.enumerated() {
+                        if let details = decodeDetails(item, memberPath.index(position), &reader) {
+                            applinks.details.append(details)
+                        }
+                    }
+                } else {
+                    reader.typeMismatch(member.value, memberPath, expected: "an array of objects")
+                }
+            default: break
+            }
+        }
+        if !sawDetails {
+            reader.report(
+                .error,
+                "applinks.details-missing",
+                "\"applinks\" has no \"details\" array, so no URL opens an app; add \"details\": [...]",
+                node.location,
+                path
+            )
+        }
+        return applinks
+    }
+
+    static func decodeDefaults(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> MatchOptions {
+        guard let members = reader.object(node, path) else { return MatchOptions() }
+        for member in members where !optionKeys.contains(member.key) {
+            if componentKeys.contains(member.key) {
+                reader.report(
+                    .warning,
+                    "defaults.undocumented-key",
+                    "\"\(member.key)\" in \"defaults\" has no documented meaning (Apple documents only "
+                        + "caseSensitive and percentEncoded there); this tool ignores it. Put it in a component",
+                    member.keyLocation,
+                    path.key(member.key)
+                )
+            } else {
+                reader.checkKeys([member], path, known: optionKeys, context: "defaults")
+            }
+        }
+        return reader.options(from: members, path)
+    }
+
+    static func decodeVariables(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> [SubstitutionVariable]
+    {
+        guard let members = reader.object(node, path, what: "an object such as {\"food\": [\"taco\", \"pizza\"]}")
+        else { return [] }
+        var variables: [SubstitutionVariable] = []
+        for member in members {
+            let memberPath = path.key(member.key)
+            guard let values = reader.stringArray(member.value, memberPath) else { continue }
+            variables.append(
+                SubstitutionVariable(name: member.key, values: values, origin: Origin(member.keyLocation, memberPath))
+            )
+        }
+        return variables
+    }
+
+    static func decodeDetails(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> AppLinksDetails? {
+        guard let members = reader.object(node, path) else { return nil }
+        reader.checkKeys(members, path, known: detailsKeys, context: "details entry")
+        var details = AppLinksDetails(origin: Origin(node.location, path))
+        for member in members {
+            let memberPath = path.key(member.key)
+            switch member.key {
+            case "appID":
+                if member.value.arrayValue != nil {
+                    reader.typeMismatch(
+                        member.value,
+                        memberPath,
+                        expected: "a string",
+                        hint: "for several apps use \"appIDs\": [...]"
+                    )
+                } else {
+                    details.appID = reader.string(member.value, memberPath)
+                }
+            case "appIDs":
+                if let single = member.value.stringValue {
+                    reader.typeMismatch(
+                        member.value,
+                        memberPath,
+                        expected: "an array of strings",
+                        hint: "write [\"\(single)\"]"
+                    )
+                } else {
+                    details.appIDs = reader.stringArray(member.value, memberPath)
+                }
+            case "paths":
+                details.paths = reader.stringArray(member.value, memberPath)
+            case "components":
+                guard let items = member.value.arrayValue else {
+                    reader.typeMismatch(member.value, memberPath, expected: "an array of component objects")
+                    continue
+                }
+                details.components = items.enumerated().compactMap { position, item in
+                    decodeComponent(item, memberPath.index(position), &reader)
+                }
+            case "defaults":
+                details.defaults = decodeDefaults(member.value, memberPath, &reader)
+            default: break
+            }
+        }
+        return details
+    }
+
+    /// Decodes one component; the config uses the same shape, so this is shared.
+    static func decodeComponent(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        _ reader: inout NodeReader,
+        extraKeys: [String] = []
+    ) -> Component? {
+        guard let members = reader.object(node, path, what: "an object such as {\"/\": \"/product/*\"}") else {
+            return nil
+        }
+        reader.checkKeys(
+            members,
+            path,
+            known: componentKeys + extraKeys,
+            context: "component",
+            explanation: ". An unknown key is ignored, which can make the rule match every URL"
+        )
+        var component = Component(origin: Origin(node.location, path))
+        for member in members {
+            let memberPath = path.key(member.key)
+            switch member.key {
+            case "/": component.path = reader.string(member.value, memberPath)?.value
+            case "#": component.fragment = reader.string(member.value, memberPath)?.value
+            case "comment": component.comment = reader.string(member.value, memberPath)?.value
+            case "exclude": component.exclude = reader.bool(member.value, memberPath) ?? false
+            case "?":
+                if let text = member.value.stringValue {
+                    component.query = .whole(text)
+                } else if let items = member.value.objectValue {
+                    var patterns: [QueryItemPattern] = []
+                    for item in items {
+                        let itemPath = memberPath.key(item.key)
+                        if let value = reader.string(
+                            item.value,
+                            itemPath,
+                            hint: "query item patterns are strings such as \"?*\""
+                        ) {
+                            patterns.append(
+                                QueryItemPattern(
+                                    name: item.key,
+                                    pattern: value.value,
+                                    origin: Origin(item.keyLocation, itemPath)
+                                )
+                            )
+                        }
+                    }
+                    component.query = .items(patterns)
+                } else {
+                    reader.typeMismatch(
+                        member.value,
+                        memberPath,
+                        expected: "a string (the whole query) or an object of query item patterns"
+                    )
+                }
+            default: break
+            }
+        }
+        component.options = reader.options(from: members, path)
+        return component
+    }
+}

@@ -1,0 +1,215 @@
+/// Where a model value came from: its position in the source and its JSON path.
+///
+/// Generated documents carry the origin of the *config* value they were made from, so a finding
+/// about a generated rule points at the line the user wrote.
+public struct Origin: Sendable, Hashable {
+    public var location: SourceLocation?
+    public var path: JSONPath
+
+    public init(_ location: SourceLocation?, _ path: JSONPath) {
+        self.location = location
+        self.path = path
+    }
+
+    public static let none = Origin(nil, .root)
+}
+
+/// A value and its origin.
+public struct Located<Value: Sendable>: Sendable {
+    public var value: Value
+    public var origin: Origin
+
+    public init(_ value: Value, _ origin: Origin = .none) {
+        self.value = value
+        self.origin = origin
+    }
+}
+
+extension Located: Equatable where Value: Equatable {
+    public static func == (lhs: Located, rhs: Located) -> Bool { lhs.value == rhs.value }
+}
+
+/// An apple-app-site-association document (aasa-spec.md §1–§6).
+public struct AASADocument: Sendable {
+    public var applinks: AppLinks?
+    public var webcredentials: ServiceApps?
+    public var appclips: ServiceApps?
+    public var activitycontinuation: ServiceApps?
+
+    public init(
+        applinks: AppLinks? = nil,
+        webcredentials: ServiceApps? = nil,
+        appclips: ServiceApps? = nil,
+        activitycontinuation: ServiceApps? = nil
+    ) {
+        self.applinks = applinks
+        self.webcredentials = webcredentials
+        self.appclips = appclips
+        self.activitycontinuation = activitycontinuation
+    }
+
+    /// What an unknown host gets under `unknownHost: "empty"`: valid, and associated with no app.
+    public static let empty = AASADocument(applinks: AppLinks(details: []))
+}
+
+/// `caseSensitive` / `percentEncoded`, at applinks, details or component level (spec §3.5).
+public struct MatchOptions: Sendable, Hashable {
+    public var caseSensitive: Bool?
+    public var percentEncoded: Bool?
+
+    public init(caseSensitive: Bool? = nil, percentEncoded: Bool? = nil) {
+        self.caseSensitive = caseSensitive
+        self.percentEncoded = percentEncoded
+    }
+
+    /// The more specific level wins (spec §3.5: component over details over applinks).
+    public func overriding(_ general: MatchOptions) -> MatchOptions {
+        MatchOptions(
+            caseSensitive: caseSensitive ?? general.caseSensitive,
+            percentEncoded: percentEncoded ?? general.percentEncoded
+        )
+    }
+
+    public var isEmpty: Bool { caseSensitive == nil && percentEncoded == nil }
+}
+
+public struct SubstitutionVariable: Sendable {
+    public var name: String
+    public var values: [Located<String>]
+    public var origin: Origin
+
+    public init(name: String, values: [Located<String>], origin: Origin = .none) {
+        self.name = name
+        self.values = values
+        self.origin = origin
+    }
+}
+
+/// The `applinks` service.
+public struct AppLinks: Sendable {
+    /// Legacy; must be empty when present (spec §2.1). Nil when the key is absent.
+    public var apps: [Located<String>]?
+    public var defaults: MatchOptions
+    public var defaultsOrigin: Origin?
+    public var substitutionVariables: [SubstitutionVariable]
+    public var details: [AppLinksDetails]
+    public var origin: Origin
+
+    public init(
+        apps: [Located<String>]? = nil,
+        defaults: MatchOptions = MatchOptions(),
+        defaultsOrigin: Origin? = nil,
+        substitutionVariables: [SubstitutionVariable] = [],
+        details: [AppLinksDetails],
+        origin: Origin = .none
+    ) {
+        self.apps = apps
+        self.defaults = defaults
+        self.defaultsOrigin = defaultsOrigin
+        self.substitutionVariables = substitutionVariables
+        self.details = details
+        self.origin = origin
+    }
+}
+
+/// One entry of `applinks.details`.
+public struct AppLinksDetails: Sendable {
+    public var appID: Located<String>?
+    public var appIDs: [Located<String>]?
+    public var components: [Component]?
+    public var paths: [Located<String>]?
+    public var defaults: MatchOptions
+    public var origin: Origin
+
+    public init(
+        appID: Located<String>? = nil,
+        appIDs: [Located<String>]? = nil,
+        components: [Component]? = nil,
+        paths: [Located<String>]? = nil,
+        defaults: MatchOptions = MatchOptions(),
+        origin: Origin = .none
+    ) {
+        self.appID = appID
+        self.appIDs = appIDs
+        self.components = components
+        self.paths = paths
+        self.defaults = defaults
+        self.origin = origin
+    }
+
+    /// `appID` is ignored when `appIDs` is present, even if empty (spec §2.2, swcutil).
+    public var effectiveAppIDs: [String] {
+        if let appIDs { return appIDs.map(\.value) }
+        return appID.map { [$0.value] } ?? []
+    }
+}
+
+/// The `?` of a component: the whole query string, or a dictionary of item patterns (spec §3.3).
+public enum QueryPattern: Sendable, Equatable {
+    case whole(String)
+    case items([QueryItemPattern])
+}
+
+public struct QueryItemPattern: Sendable, Equatable {
+    public var name: String
+    public var pattern: String
+    public var origin: Origin
+
+    public init(name: String, pattern: String, origin: Origin = .none) {
+        self.name = name
+        self.pattern = pattern
+        self.origin = origin
+    }
+
+    public static func == (lhs: QueryItemPattern, rhs: QueryItemPattern) -> Bool {
+        lhs.name == rhs.name && lhs.pattern == rhs.pattern
+    }
+}
+
+/// One iOS 13+ rule (spec §3). Unspecified parts match anything.
+public struct Component: Sendable {
+    public var path: String?
+    public var query: QueryPattern?
+    public var fragment: String?
+    public var exclude: Bool
+    public var options: MatchOptions
+    public var comment: String?
+    public var origin: Origin
+
+    public init(
+        path: String? = nil,
+        query: QueryPattern? = nil,
+        fragment: String? = nil,
+        exclude: Bool = false,
+        options: MatchOptions = MatchOptions(),
+        comment: String? = nil,
+        origin: Origin = .none
+    ) {
+        self.path = path
+        self.query = query
+        self.fragment = fragment
+        self.exclude = exclude
+        self.options = options
+        self.comment = comment
+        self.origin = origin
+    }
+
+    /// The rule as a person would write it, for explanations: `{"/":"/admin/*","exclude":true}`.
+    /// The comment is left out: it is the user's note, not part of the rule.
+    public var summary: String {
+        var rule = self
+        rule.comment = nil
+        return JSONWriter.string(AASARenderer.render(rule))
+    }
+}
+
+/// `webcredentials`, `appclips`, `activitycontinuation`: `{ "apps": [...] }` (spec §6).
+public struct ServiceApps: Sendable {
+    public var apps: [Located<String>]
+    public var origin: Origin
+
+    public init(apps: [Located<String>], origin: Origin = .none) {
+        self.apps = apps
+        self.origin = origin
+    }
+}

@@ -1,0 +1,117 @@
+/// How bad a finding is: errors make `validate` fail and stop a config from being served.
+public enum Severity: String, Sendable, Hashable, Comparable {
+    case error
+    case warning
+
+    public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs == .error && rhs == .warning }
+}
+
+/// One finding about a config, an AASA file or an entitlements file.
+///
+/// The rule id is stable (tests and users filter on it); the message says what is wrong and how to
+/// fix it, in one read.
+public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+    public var rule: String
+    public var severity: Severity
+    public var message: String
+    /// The file the finding is about, as the user named it; nil for in-memory input.
+    public var file: String?
+    public var location: SourceLocation?
+    /// JSONPath-style address of the value (`$.applinks.details[0].appIDs[1]`), when there is one.
+    public var path: String?
+
+    public init(
+        _ severity: Severity,
+        _ rule: String,
+        _ message: String,
+        at location: SourceLocation? = nil,
+        path: String? = nil,
+        file: String? = nil
+    ) {
+        self.rule = rule
+        self.severity = severity
+        self.message = message
+        self.file = file
+        self.location = location
+        self.path = path
+    }
+
+    /// clang / swift-format style: `config.json:12:7: error: message [rule] (at $.path)`.
+    public var description: String {
+        var prefix = file ?? "<input>"
+        if let location { prefix += ":\(location.line):\(location.column)" }
+        var text = "\(prefix): \(severity.rawValue): \(message) [\(rule)]"
+        if let path { text += " (at \(path))" }
+        return text
+    }
+}
+
+extension Array where Element == Diagnostic {
+    public var errorCount: Int { count { $0.severity == .error } }
+    public var warningCount: Int { count { $0.severity == .warning } }
+    public var hasErrors: Bool { contains { $0.severity == .error } }
+
+    /// Findings in reading order: by file, then position; findings without a position last.
+    public func sortedForDisplay() -> [Diagnostic] {
+        enumerated().sorted { left, right in
+            let (a, b) = (left.element, right.element)
+            if (a.file ?? "") != (b.file ?? "") { return (a.file ?? "") < (b.file ?? "") }
+            switch (a.location, b.location) {
+            case (let x?, let y?) where x.offset != y.offset: return x.offset < y.offset
+            case (.some, nil): return true
+            case (nil, .some): return false
+            default: return left.offset < right.offset
+            }
+        }.map(\.element)
+    }
+
+    /// Sets the file on findings that do not name one yet.
+    public func inFile(_ file: String?) -> [Diagnostic] {
+        map { finding in
+            var finding = finding
+            if finding.file == nil { finding.file = file }
+            return finding
+        }
+    }
+}
+
+/// Builds JSONPath-style addresses: `$.applinks.details[0].components[1]["/"]`.
+public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
+    public private(set) var description: String
+
+    public static let root = JSONPath(description: "$")
+
+    private init(description: String) { self.description = description }
+
+    public func key(_ key: String) -> JSONPath {
+        let isIdentifier =
+            !key.isEmpty
+            && key.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_")
+            }
+            && !("0"..."9").contains(key.unicodeScalars.first ?? "a")
+        if isIdentifier { return JSONPath(description: description + "." + key) }
+        let escaped = key.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"")
+        return JSONPath(description: description + "[\"" + escaped + "\"]")
+    }
+
+    public func index(_ index: Int) -> JSONPath {
+        JSONPath(description: description + "[\(index)]")
+    }
+}
+
+extension String {
+    /// Plain substring replacement; the pure target does not import Foundation.
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty, contains(target) else { return self }
+        var result = ""
+        var rest = self[...]
+        while let range = rest.firstRange(of: target) {
+            result += rest[..<range.lowerBound]
+            result += replacement
+            rest = rest[range.upperBound...]
+        }
+        result += rest
+        return result
+    }
+}

@@ -1,0 +1,132 @@
+import AASA
+
+/// Exit statuses, the same for every subcommand (README, `--help`).
+public enum ExitStatus {
+    /// Success: no errors (validate), output written (generate), every URL opens an app (match).
+    public static let success: Int32 = 0
+    /// Findings: errors in the input (validate, generate), or a URL that opens no app (match).
+    public static let failure: Int32 = 1
+    /// Usage error or unreadable input.
+    public static let usage: Int32 = 2
+}
+
+/// The `aasa-server` command line: dispatch, help and version.
+public enum CommandLineTool {
+    public static let version = "0.1.0"
+
+    struct Subcommand: Sendable {
+        var name: String
+        var abstract: String
+        var help: String
+        var spec: ArgumentSpec
+        var run: @Sendable (ParsedArguments, any Console) -> Int32
+    }
+
+    static let subcommands: [Subcommand] = [
+        ValidateCommand.subcommand,
+        GenerateCommand.subcommand,
+        MatchCommand.subcommand,
+    ]
+
+    static var overview: String {
+        var text = """
+            OVERVIEW: Host, generate and check apple-app-site-association files for Universal Links.
+
+            USAGE: aasa-server <subcommand> [options]
+
+            SUBCOMMANDS:
+
+            """
+        for command in subcommands {
+            text += "  " + command.name.padding(12) + command.abstract + "\n"
+        }
+        text += """
+
+            OPTIONS:
+              --help      Show help for the tool or, after a subcommand, for that subcommand.
+              --version   Print the version.
+
+            EXIT STATUS: 0 success, 1 findings (errors, or a URL that opens no app), 2 usage error.
+
+            See 'aasa-server help <subcommand>' for details.
+
+            """
+        return text
+    }
+
+    /// Runs the tool with `arguments` (without the program name) and returns the exit status.
+    public static func run(_ arguments: [String], console: any Console = StandardConsole()) -> Int32 {
+        guard let first = arguments.first else {
+            console.err(overview)
+            return ExitStatus.usage
+        }
+        switch first {
+        case "--help", "-h":
+            console.out(overview)
+            return ExitStatus.success
+        case "--version":
+            console.out("aasa-server \(version)\n")
+            return ExitStatus.success
+        case "help":
+            guard arguments.count > 1 else {
+                console.out(overview)
+                return ExitStatus.success
+            }
+            guard let command = subcommands.first(where: { $0.name == arguments[1] }) else {
+                return usageError("unknown subcommand '\(arguments[1])'", console: console)
+            }
+            console.out(command.help)
+            return ExitStatus.success
+        default:
+            break
+        }
+        guard let command = subcommands.first(where: { $0.name == first }) else {
+            let suggestion = closestMatch(to: first, in: subcommands.map(\.name))
+            return usageError(
+                "unknown subcommand '\(first)'" + (suggestion.map { "; did you mean '\($0)'?" } ?? ""),
+                console: console
+            )
+        }
+        let rest = Array(arguments.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            console.out(command.help)
+            return ExitStatus.success
+        }
+        do {
+            let parsed = try ParsedArguments(rest, spec: command.spec)
+            return command.run(parsed, console)
+        } catch {
+            return usageError(error.message, console: console, usage: command.help)
+        }
+    }
+
+    /// One line saying what is wrong, then the usage lines.
+    static func usageError(_ message: String, console: any Console, usage: String? = nil) -> Int32 {
+        let usageText = usage ?? overview
+        let usageLines = usageText.split(separator: "\n", omittingEmptySubsequences: false)
+            .drop { !$0.hasPrefix("USAGE:") }
+            .prefix { !$0.isEmpty }
+        console.err("error: \(message)\n" + usageLines.joined(separator: "\n") + "\nSee --help for more.\n")
+        return ExitStatus.usage
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+}
+
+/// Loads a config through the file system; shared by the subcommands that take `--config`.
+enum ConfigFiles {
+    static func load(_ path: String, console: any Console) -> (LoadedConfig, [String: [UInt8]])? {
+        guard let bytes = Files.readArgument(path, console: console) else { return nil }
+        var sources: [String: [UInt8]] = [path: bytes]
+        let loaded = ConfigLoader.load(configBytes: bytes, configPath: path) { file in
+            let result = Files.read(file)
+            if case .success(let contents) = result { sources[file] = contents }
+            return result
+        }
+        return (loaded, sources)
+    }
+}

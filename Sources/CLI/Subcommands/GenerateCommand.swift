@@ -1,0 +1,99 @@
+import AASA
+
+enum GenerateCommand {
+    static let subcommand = CommandLineTool.Subcommand(
+        name: "generate",
+        abstract: "Print the exact AASA bytes the server serves for a host, or write one file per host.",
+        help: """
+            OVERVIEW: Print the exact bytes the server serves for a host, or write one file per host.
+
+            Output is canonical JSON (stable key order, UTF-8, no BOM): the same config always gives the same
+            bytes. A site that hosts a verbatim file prints that file unchanged. Nothing is written when the
+            config has errors, and an output path never replaces the config or a file it references.
+
+            USAGE: aasa-server generate --config FILE (--host HOST | --all --out DIR) [--pretty]
+
+            OPTIONS:
+              --config FILE   The server config (JSON).
+              --host HOST     Print the document for HOST on stdout (as a Host header: case, port and a
+                              trailing dot are ignored).
+              --all           Write every site's document, one per host.
+              --out DIR       With --all: writes DIR/<host>/.well-known/apple-app-site-association.
+              --pretty        Indent the JSON for reading (the server serves the compact form).
+              --help          Show this help.
+
+            EXIT STATUS: 0 written, 1 the config has errors or HOST gets no document, 2 usage error.
+
+            """,
+        spec: ArgumentSpec(options: ["--config", "--host", "--out"], flags: ["--all", "--pretty"]),
+        run: run
+    )
+
+    static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
+        let usage = subcommand.help
+        guard let configPath = arguments.value("--config") else {
+            return CommandLineTool.usageError("--config is required", console: console, usage: usage)
+        }
+        let host = arguments.value("--host")
+        let all = arguments.has("--all")
+        let out = arguments.value("--out")
+        if (host == nil) == !all {
+            return CommandLineTool.usageError("give either --host HOST or --all --out DIR", console: console, usage: usage)
+        }
+        if all && out == nil {
+            return CommandLineTool.usageError("--all needs --out DIR", console: console, usage: usage)
+        }
+        if out != nil && !all {
+            return CommandLineTool.usageError("--out is used with --all", console: console, usage: usage)
+        }
+        guard let (loaded, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+        let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
+        for finding in loaded.diagnostics.sortedForDisplay() { console.err(printer.human(finding) + "\n") }
+        if loaded.hasErrors {
+            console.err("\(configPath): \(loaded.diagnostics.errorCount) error(s); nothing generated\n")
+            return ExitStatus.failure
+        }
+        let pretty = arguments.has("--pretty")
+
+        if let host {
+            if let site = loaded.site(forHost: host) {
+                console.outBytes(pretty ? site.prettyBytes() : site.bytes)
+                return ExitStatus.success
+            }
+            if loaded.config?.unknownHost == .notFound {
+                console.err("error: no site serves \"\(host)\", and unknownHost is \"404\": the server answers 404\n")
+                return ExitStatus.failure
+            }
+            console.err(
+                "warning: no site serves \"\(host)\"; the server answers with the unknownHost \"empty\" document\n"
+            )
+            console.outBytes(pretty ? AASARenderer.bytes(.empty, pretty: true) : LoadedConfig.emptyDocumentBytes)
+            return ExitStatus.success
+        }
+
+        guard let out else { return ExitStatus.usage }
+        // Never replace what the user wrote: the config and every file it references are off limits.
+        var protected = Set([Files.canonical(configPath)])
+        for site in loaded.sites { if let file = site.file { protected.insert(Files.canonical(file)) } }
+        var written = 0
+        for site in loaded.sites {
+            for host in site.site.hosts {
+                let target = out + "/" + host.value.description + "/.well-known/apple-app-site-association"
+                if protected.contains(Files.canonical(target)) {
+                    console.err("error: refusing to write \(target): it is the config or a file the config uses\n")
+                    return ExitStatus.failure
+                }
+                do {
+                    try Files.writeAtomically(pretty ? site.prettyBytes() : site.bytes, to: target)
+                    console.out(target + "\n")
+                    written += 1
+                } catch {
+                    console.err("error: cannot write \(target): \(error)\n")
+                    return ExitStatus.usage
+                }
+            }
+        }
+        console.err("wrote \(written) file\(written == 1 ? "" : "s") under \(out)\n")
+        return ExitStatus.success
+    }
+}

@@ -1,0 +1,174 @@
+import AASA
+
+enum MatchCommand {
+    static let subcommand = CommandLineTool.Subcommand(
+        name: "match",
+        abstract: "Predict which app iOS opens for a URL, and which rule decided.",
+        help: """
+            OVERVIEW: Predict which app iOS opens for each URL, and explain which rule decided.
+
+            Apple's rules (aasa-spec.md §3–§5): details entries and their rules are tried in order and the
+            first matching rule decides for that entry's apps; an exclusion blocks them; "components" win over
+            "paths" in the same entry; "appID" is ignored when "appIDs" is present; in a "?" dictionary every
+            named item must match, every repeated occurrence must match, and an absent item counts as "".
+
+            Where Apple is silent we take these readings: an empty path is "/"; non-ASCII characters are
+            percent-encoded (UTF-8) before matching unless percentEncoded is false; query item names are
+            compared percent-decoded, values as sent unless percentEncoded is false; '+' is not a space;
+            an undefined $(variable) matches only its own text; user variables take precedence over
+            predefined ones of the same name; $(region)/$(lang) use ISO 3166-1 / ISO 639-1 codes.
+
+            USAGE: aasa-server match (--config FILE [--host HOST] | --file AASA_FILE) URL... [--json]
+
+            ARGUMENTS:
+              URL                 One or more URLs, e.g. https://example.com/product/42?ref=mail#top
+
+            OPTIONS:
+              --config FILE       The server config; each URL's host picks the site (unless --host).
+              --host HOST         Use HOST's document for every URL.
+              --file AASA_FILE    Use this apple-app-site-association file.
+              --json              One JSON object per URL and line:
+                                  {"url", "app", "decidedBy": {"details", "rule", "kind", "pattern", "exclude"}}
+              --help              Show this help.
+
+            EXIT STATUS: 0 every URL opens an app, 1 at least one does not, 2 usage error or unusable input.
+
+            """,
+        spec: ArgumentSpec(options: ["--config", "--host", "--file"], flags: ["--json"], positionalName: "URL"),
+        run: run
+    )
+
+    static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
+        let usage = subcommand.help
+        let configPath = arguments.value("--config")
+        let filePath = arguments.value("--file")
+        if (configPath == nil) == (filePath == nil) {
+            return CommandLineTool.usageError("give either --config FILE or --file AASA_FILE", console: console, usage: usage)
+        }
+        if filePath != nil && arguments.value("--host") != nil {
+            return CommandLineTool.usageError("--host is used with --config", console: console, usage: usage)
+        }
+        guard !arguments.positionals.isEmpty else {
+            return CommandLineTool.usageError("give at least one URL", console: console, usage: usage)
+        }
+        let json = arguments.has("--json")
+
+        // A document source per URL: the file, or the site the URL's host (or --host) selects.
+        var fileMatcher: Matcher?
+        var loadedConfig: LoadedConfig?
+        if let filePath {
+            guard let bytes = Files.readArgument(filePath, console: console) else { return ExitStatus.usage }
+            let (document, findings) = AASAValidator.validateFile(bytes)
+            guard let document else {
+                let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: [filePath: bytes])
+                for finding in findings.inFile(filePath) where finding.severity == .error {
+                    console.err(printer.human(finding) + "\n")
+                }
+                return ExitStatus.usage
+            }
+            fileMatcher = Matcher(document)
+        } else if let configPath {
+            guard let (loaded, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+            if loaded.config == nil {
+                let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
+                for finding in loaded.diagnostics where finding.severity == .error { console.err(printer.human(finding) + "\n") }
+                return ExitStatus.usage
+            }
+            if loaded.hasErrors {
+                console.err("warning: \(configPath) has errors (see 'aasa-server validate'); predictions use what could be built\n")
+            }
+            loadedConfig = loaded
+        }
+
+        var matchers: [Int: Matcher] = [:]
+        var allOpen = true
+        for urlText in arguments.positionals {
+            let url = MatchURL(urlText)
+            var outcome: MatchOutcome
+            var note: String?
+            if let fileMatcher {
+                outcome = fileMatcher.match(url)
+            } else if let loaded = loadedConfig {
+                let host = arguments.value("--host") ?? url.host ?? ""
+                if host.isEmpty {
+                    return CommandLineTool.usageError("\"\(urlText)\" has no host; give a full URL or --host", console: console, usage: usage)
+                }
+                if let index = loaded.sites.firstIndex(where: { site in loaded.site(forHost: host)?.site.origin == site.site.origin }),
+                    let document = loaded.sites[index].document
+                {
+                    let matcher = matchers[index] ?? Matcher(document)
+                    matchers[index] = matcher
+                    outcome = matcher.match(url)
+                    note = "site \(loaded.sites[index].site.name)"
+                } else {
+                    outcome = MatchOutcome(url: urlText, app: nil, decidedBy: nil, blockedApps: [], closest: nil)
+                    note = "no site serves \(HostTable<Int>.normalize(host)); it gets the unknownHost answer, which opens no app"
+                }
+            } else {
+                return ExitStatus.usage
+            }
+            if outcome.app == nil { allOpen = false }
+            if json {
+                console.outBytes(JSONWriter.bytes(jsonOutcome(outcome)) + [0x0A])
+            } else {
+                console.out(humanOutcome(outcome, note: note))
+            }
+        }
+        return allOpen ? ExitStatus.success : ExitStatus.failure
+    }
+
+    static func reference(_ rule: RuleReference) -> JSONOutput {
+        .object([
+            ("details", .int(rule.detailsIndex)),
+            ("rule", .int(rule.ruleIndex)),
+            ("kind", .string(rule.kind.rawValue)),
+            ("pattern", .string(rule.pattern)),
+            ("exclude", .bool(rule.exclude)),
+        ])
+    }
+
+    static func jsonOutcome(_ outcome: MatchOutcome) -> JSONOutput {
+        var members: [(String, JSONOutput)] = [
+            ("url", .string(outcome.url)),
+            ("app", outcome.app.map(JSONOutput.string) ?? .null),
+            ("decidedBy", outcome.decidedBy.map(reference) ?? .null),
+        ]
+        if !outcome.blockedApps.isEmpty { members.append(("blockedApps", .array(outcome.blockedApps.map(JSONOutput.string)))) }
+        if let closest = outcome.closest {
+            var near = reference(closest.rule)
+            if case .object(var fields) = near {
+                fields.append(("reason", .string(closest.reason)))
+                near = .object(fields)
+            }
+            members.append(("closest", near))
+        }
+        return .object(members)
+    }
+
+    static func describe(_ rule: RuleReference) -> String {
+        let kind = rule.kind == .component ? "component" : "path"
+        var text = "details[\(rule.detailsIndex)] \(kind) \(rule.ruleIndex): \(rule.pattern)"
+        if let location = rule.origin.location { text += " (line \(location.line))" }
+        return text
+    }
+
+    static func humanOutcome(_ outcome: MatchOutcome, note: String?) -> String {
+        var text = outcome.url + "\n"
+        if let note { text += "  \(note)\n" }
+        if let app = outcome.app, let rule = outcome.decidedBy {
+            text += "  opens \(app)\n  decided by \(describe(rule))\n"
+            if !outcome.blockedApps.isEmpty {
+                text += "  excluded earlier for: \(outcome.blockedApps.joined(separator: ", "))\n"
+            }
+        } else if let rule = outcome.decidedBy {
+            text += "  opens no app (stays in the browser)\n  excluded by \(describe(rule))\n"
+            text += "  blocked apps: \(outcome.blockedApps.joined(separator: ", "))\n"
+        } else {
+            text += "  opens no app (stays in the browser): no rule matches\n"
+            if let closest = outcome.closest {
+                text += "  closest rule: \(describe(closest.rule))\n    \(closest.reason)\n"
+            }
+        }
+        return text
+    }
+}

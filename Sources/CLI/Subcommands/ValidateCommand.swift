@@ -1,0 +1,104 @@
+import AASA
+
+enum ValidateCommand {
+    static let subcommand = CommandLineTool.Subcommand(
+        name: "validate",
+        abstract: "Check a config, an AASA file or an entitlements file against Apple's rules.",
+        help: """
+            OVERVIEW: Check a config, a hosted AASA file or an app's Associated Domains entitlement.
+
+            Every finding has a rule id, a severity, the file with line:column, the JSON path and a fix.
+            A config is checked whole: every site's generated or hosted document, all reported together.
+
+            USAGE: aasa-server validate (--config FILE | --file AASA_FILE | --entitlements FILE) [options]
+
+            OPTIONS:
+              --config FILE          The server config (JSON). With --entitlements: cross-check hosts and apps.
+              --file AASA_FILE       An apple-app-site-association file, as you would host it.
+              --entitlements FILE    An .entitlements plist (as Xcode writes it) or one entry per line,
+                                     e.g. applinks:example.com?mode=developer.
+              --app TEAMID.BUNDLE    With --entitlements and --config: the app that must be listed on every host.
+              --json                 Print {"errors", "warnings", "findings": [...]} on stdout.
+              --strict               Treat warnings as failures (exit 1).
+              --help                 Show this help.
+
+            EXIT STATUS: 0 no errors (warnings allowed unless --strict), 1 errors, 2 usage error or unreadable file.
+
+            EXAMPLES:
+              aasa-server validate --config config/example.json
+              aasa-server validate --file public/.well-known/apple-app-site-association --json
+              aasa-server validate --entitlements App/App.entitlements --config config/example.json \\
+                  --app ABCDE12345.com.example.shop
+
+            """,
+        spec: ArgumentSpec(options: ["--config", "--file", "--entitlements", "--app"], flags: ["--json", "--strict"]),
+        run: run
+    )
+
+    static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
+        let config = arguments.value("--config")
+        let file = arguments.value("--file")
+        let entitlements = arguments.value("--entitlements")
+        let usage = subcommand.help
+        if config == nil && file == nil && entitlements == nil {
+            return CommandLineTool.usageError("give --config, --file or --entitlements", console: console, usage: usage)
+        }
+        if file != nil && (config != nil || entitlements != nil) {
+            return CommandLineTool.usageError("--file cannot be combined with --config or --entitlements", console: console, usage: usage)
+        }
+        if arguments.value("--app") != nil && (entitlements == nil || config == nil) {
+            return CommandLineTool.usageError("--app needs both --entitlements and --config", console: console, usage: usage)
+        }
+
+        var findings: [Diagnostic] = []
+        var sources: [String: [UInt8]] = [:]
+        var loadedConfig: LoadedConfig?
+        if let config {
+            guard let (loaded, configSources) = ConfigFiles.load(config, console: console) else { return ExitStatus.usage }
+            loadedConfig = loaded
+            sources.merge(configSources) { first, _ in first }
+            findings += loaded.diagnostics
+        }
+        if let file {
+            guard let bytes = Files.readArgument(file, console: console) else { return ExitStatus.usage }
+            sources[file] = bytes
+            findings += AASAValidator.validateFile(bytes).diagnostics.inFile(file)
+            if file.hasSuffix(".json") {
+                findings.append(
+                    Diagnostic(
+                        .warning,
+                        "file.json-suffix",
+                        "the file is named with a .json suffix; Apple fetches exactly "
+                            + "/.well-known/apple-app-site-association (no extension), so serve it under that name",
+                        file: file
+                    )
+                )
+            }
+        }
+        if let entitlements {
+            guard let bytes = Files.readArgument(entitlements, console: console) else { return ExitStatus.usage }
+            sources[entitlements] = bytes
+            let text = String(decoding: bytes, as: UTF8.self)
+            findings += EntitlementsValidator.validate(text, config: loadedConfig, app: arguments.value("--app"))
+                .inFile(entitlements)
+        }
+
+        findings = findings.sortedForDisplay()
+        if arguments.has("--json") {
+            console.outBytes(JSONWriter.bytes(DiagnosticPrinter.jsonReport(findings), pretty: true))
+        } else {
+            let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
+            for finding in findings { console.err(printer.human(finding) + "\n") }
+            let subject = [config, file, entitlements].compactMap { $0 }.joined(separator: ", ")
+            let verdict = findings.hasErrors ? "invalid" : "valid"
+            console.err(
+                "\(subject): \(verdict) — \(findings.errorCount) error\(findings.errorCount == 1 ? "" : "s"), "
+                    + "\(findings.warningCount) warning\(findings.warningCount == 1 ? "" : "s")\n"
+            )
+        }
+        if findings.hasErrors || (arguments.has("--strict") && findings.warningCount > 0) {
+            return ExitStatus.failure
+        }
+        return ExitStatus.success
+    }
+}

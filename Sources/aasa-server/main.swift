@@ -1,0 +1,4 @@
+import CLI
+import Glibc
+
+exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))

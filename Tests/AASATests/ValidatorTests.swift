@@ -1,0 +1,146 @@
+import Testing
+
+@testable import AASA
+
+@Suite("AASA validation rules")
+struct ValidatorTests {
+    static func findings(_ json: String) -> [Diagnostic] {
+        AASAValidator.validateFile(Array(json.utf8)).diagnostics
+    }
+
+    /// A document with one details entry holding `entry` (a JSON fragment of keys).
+    static func entry(_ keys: String, applinks: String = "") -> String {
+        #"{"applinks": {\#(applinks)"details": [{\#(keys)}]}}"#
+    }
+
+    static let app = #""appIDs": ["ABCDE12345.com.example.app"]"#
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        var name: String
+        var json: String
+        var rule: String
+        var severity: Severity
+        var testDescription: String { "\(rule): \(name)" }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "root is an array", json: "[]", rule: "json.root-not-object", severity: .error),
+        Case(name: "empty file", json: "", rule: "json.empty", severity: .error),
+        Case(name: "mis-cased appId", json: entry(#""appId": "ABCDE12345.a.b", "paths": ["*"]"#), rule: "key.miscased", severity: .error),
+        Case(name: "mis-cased appLinks", json: #"{"appLinks": {"details": []}}"#, rule: "key.miscased", severity: .error),
+        Case(name: "typo applink", json: #"{"applink": {"details": []}}"#, rule: "key.unknown", severity: .error),
+        Case(name: "unknown top-level key", json: #"{"applinks": {"details": []}, "zzzzzzzz": 1}"#, rule: "key.unknown", severity: .warning),
+        Case(name: "typo in component key", json: entry(app + #", "components": [{"exlude": true}]"#), rule: "key.unknown", severity: .error),
+        Case(name: "short prefix", json: entry(#""appIDs": ["W7JAY4CE8.me.wideboard"], "components": []"#), rule: "appid.format", severity: .error),
+        Case(name: "no prefix", json: entry(#""appID": "com.example.app", "paths": ["*"]"#), rule: "appid.format", severity: .error),
+        Case(name: "underscore in bundle", json: entry(#""appID": "ABCDE12345.com.ex_ample", "paths": ["*"]"#), rule: "appid.format", severity: .error),
+        Case(name: "Xcode placeholder", json: entry(#""appID": "$(TeamIdentifierPrefix)com.a", "paths": ["*"]"#), rule: "appid.format", severity: .error),
+        Case(name: "lower-case prefix", json: entry(#""appID": "abcde12345.com.example", "paths": ["*"]"#), rule: "appid.prefix-lowercase", severity: .warning),
+        Case(name: "case-only duplicate", json: #"{"webcredentials": {"apps": ["ABCDE12345.com.App", "ABCDE12345.com.app"]}, "applinks": {"details": []}}"#, rule: "appid.case-duplicate", severity: .warning),
+        Case(name: "exclude as string", json: entry(app + #", "components": [{"/": "/a", "exclude": "true"}]"#), rule: "type.mismatch", severity: .error),
+        Case(name: "caseSensitive as number", json: entry(app + #", "components": [{"caseSensitive": 0}]"#), rule: "type.mismatch", severity: .error),
+        Case(name: "percentEncoded as string", json: entry(app + #", "components": [{"percentEncoded": "no"}]"#), rule: "type.mismatch", severity: .error),
+        Case(name: "query value not a string", json: entry(app + #", "components": [{"?": {"id": 5}}]"#), rule: "type.mismatch", severity: .error),
+        Case(name: "query an array", json: entry(app + #", "components": [{"?": ["a"]}]"#), rule: "type.mismatch", severity: .error),
+        Case(name: "paths item a number", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["/a", 3]"#), rule: "type.mismatch", severity: .error),
+        Case(name: "apps not an array", json: #"{"webcredentials": {"apps": "ABCDE12345.a.b"}, "applinks": {"details": []}}"#, rule: "type.mismatch", severity: .error),
+        Case(name: "appIDs a string", json: entry(#""appIDs": "ABCDE12345.a.b", "components": []"#), rule: "type.mismatch", severity: .error),
+        Case(name: "details an object (WWDC15 form)", json: #"{"applinks": {"details": {"ABCDE12345.a.b": {"paths": ["*"]}}}}"#, rule: "details.dictionary", severity: .error),
+        Case(name: "non-empty apps", json: #"{"applinks": {"apps": ["ABCDE12345.a.b"], "details": []}}"#, rule: "applinks.apps-not-empty", severity: .warning),
+        Case(name: "appID with appIDs", json: entry(#""appID": "ABCDE12345.a.b", "appIDs": ["ABCDE12345.a.b"], "components": [{}]"#), rule: "details.appid-ignored", severity: .warning),
+        Case(name: "paths with components", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["*"], "components": [{}]"#), rule: "details.mixed-formats", severity: .warning),
+        Case(name: "empty details", json: #"{"applinks": {"details": []}}"#, rule: "details.empty", severity: .warning),
+        Case(name: "empty components", json: entry(app + #", "components": []"#), rule: "components.empty", severity: .warning),
+        Case(name: "no details key", json: #"{"applinks": {}}"#, rule: "applinks.details-missing", severity: .error),
+        Case(name: "entry without app", json: entry(#""components": [{}]"#), rule: "details.no-app", severity: .warning),
+        Case(name: "entry without rules", json: entry(app), rule: "details.no-rules", severity: .warning),
+        Case(name: "NOT without space", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["NOT/admin/*", "*"]"#), rule: "paths.not-syntax", severity: .error),
+        Case(name: "lower-case not", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["not /admin/*", "*"]"#), rule: "paths.not-syntax", severity: .error),
+        Case(name: "component path without slash", json: entry(app + #", "components": [{"/": "buy/*"}]"#), rule: "pattern.leading-slash", severity: .warning),
+        Case(name: "legacy path without slash", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["buy/*"]"#), rule: "pattern.leading-slash", severity: .warning),
+        Case(name: "query in path", json: entry(app + #", "components": [{"/": "/search?q=*"}]"#), rule: "pattern.query-in-path", severity: .warning),
+        Case(name: "fragment in path", json: entry(app + ##", "components": [{"/": "/page#top"}]"##), rule: "pattern.fragment-in-path", severity: .warning),
+        Case(name: "undefined variable", json: entry(app + #", "components": [{"/": "/$(food)/*"}]"#), rule: "variable.undefined", severity: .error),
+        Case(name: "mis-cased variable", json: entry(app + #", "components": [{"/": "/$(Food)/*"}]"#, applinks: #""substitutionVariables": {"food": ["taco"]}, "#), rule: "variable.miscased", severity: .error),
+        Case(name: "mis-cased predefined variable", json: entry(app + #", "components": [{"/": "/$(Lang)/*"}]"#), rule: "variable.miscased", severity: .error),
+        Case(name: "illegal variable name", json: entry(app + #", "components": [{"/": "/*"}]"#, applinks: #""substitutionVariables": {"a(b": ["x"]}, "#), rule: "variable.name-invalid", severity: .error),
+        Case(name: "variable referencing a variable", json: entry(app + #", "components": [{"/": "/$(a)"}]"#, applinks: #""substitutionVariables": {"a": ["$(lang)"]}, "#), rule: "variable.nested", severity: .error),
+        Case(name: "unused variable", json: entry(app + #", "components": [{"/": "/*"}]"#, applinks: #""substitutionVariables": {"food": ["taco"]}, "#), rule: "variable.unused", severity: .warning),
+        Case(name: "variable shadows predefined", json: entry(app + #", "components": [{"/": "/$(lang)"}]"#, applinks: #""substitutionVariables": {"lang": ["en"]}, "#), rule: "variable.shadows-builtin", severity: .warning),
+        Case(name: "rule after a catch-all", json: entry(app + #", "components": [{"/": "*"}, {"/": "/admin/*", "exclude": true}]"#), rule: "rule.unreachable", severity: .warning),
+        Case(name: "duplicate rule", json: entry(app + #", "components": [{"/": "/a"}, {"/": "/a"}]"#), rule: "rule.unreachable", severity: .warning),
+        Case(name: "legacy path after *", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["*", "NOT /admin/*"]"#), rule: "rule.unreachable", severity: .warning),
+        Case(name: "query * matches absent", json: entry(app + #", "components": [{"?": {"x": "*"}, "exclude": true}, {"/": "/*"}]"#), rule: "query.matches-absent", severity: .warning),
+        Case(name: "exclusion with * query shadows everything", json: entry(app + #", "components": [{"?": {"x": "*"}, "exclude": true}, {"/": "/*"}]"#), rule: "rule.unreachable", severity: .warning),
+        Case(name: "leading ? in whole query", json: entry(app + #", "components": [{"?": "?id=1"}]"#), rule: "query.leading-question-mark", severity: .warning),
+        Case(name: "appclips without applinks", json: #"{"appclips": {"apps": ["ABCDE12345.a.b.Clip"]}}"#, rule: "applinks.missing", severity: .warning),
+        Case(name: "service without apps", json: #"{"applinks": {"details": []}, "webcredentials": {}}"#, rule: "service.apps-missing", severity: .error),
+        Case(name: "undocumented key in defaults", json: #"{"applinks": {"defaults": {"exclude": true}, "details": []}}"#, rule: "defaults.undocumented-key", severity: .warning),
+        Case(name: "duplicate key", json: #"{"applinks": {"details": [], "details": []}}"#, rule: "json.duplicate-key", severity: .warning),
+        Case(name: "UTF-8 BOM", json: "\u{FEFF}{\"applinks\": {\"details\": []}}", rule: "json.bom", severity: .error),
+    ]
+
+    @Test("Every rule fires on its example", arguments: cases)
+    func rule(_ testCase: Case) throws {
+        let found = Self.findings(testCase.json)
+        let hit = try #require(
+            found.first { $0.rule == testCase.rule },
+            "expected \(testCase.rule); got \(found.map(\.rule))"
+        )
+        #expect(hit.severity == testCase.severity)
+        #expect(!hit.message.isEmpty)
+    }
+
+    @Test("A clean modern document has no findings at all")
+    func cleanDocument() {
+        let json = #"""
+            {"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.app"], "components": [
+              {"#": "no_universal_links", "exclude": true}, {"/": "/buy/*"}, {"/": "/help/*", "?": {"articleNumber": "????"}}]}]},
+             "webcredentials": {"apps": ["ABCDE12345.com.example.app"]}}
+            """#
+        #expect(Self.findings(json).isEmpty)
+    }
+
+    @Test("Findings carry line:column and JSON path of the offending value")
+    func locations() throws {
+        let json = """
+            {"applinks": {"details": [
+              {"appIDs": ["ABCDE12345.com.example.app", "bad"],
+               "components": [{"/": "/a", "exclude": "true"}]}]}}
+            """
+        let found = Self.findings(json)
+        let appID = try #require(found.first { $0.rule == "appid.format" })
+        #expect(appID.location?.line == 2)
+        #expect(appID.location?.column == 45)
+        #expect(appID.path == "$.applinks.details[0].appIDs[1]")
+        let type = try #require(found.first { $0.rule == "type.mismatch" })
+        #expect(type.path == "$.applinks.details[0].components[0].exclude")
+        #expect(type.message.contains("found a string"))
+        #expect(type.message.contains("without quotes"))
+    }
+
+    @Test("Unknown keys suggest the closest valid key")
+    func suggestions() throws {
+        let found = Self.findings(Self.entry(#""appIDS": ["ABCDE12345.a.b"], "components": []"#))
+        let miscased = try #require(found.first { $0.rule == "key.miscased" })
+        #expect(miscased.message.contains("\"appIDs\""))
+        let typo = Self.findings(Self.entry(#""apIDs": ["ABCDE12345.a.b"], "components": []"#))
+        #expect(typo.first { $0.rule == "key.unknown" }?.message.contains("did you mean \"appIDs\"?") == true)
+    }
+
+    @Test("Size: error above 128 KiB naming the biggest parts, warning from 100 KiB, silent below")
+    func sizeLimit() throws {
+        #expect(AASAValidator.validateSize(50_000).isEmpty)
+        #expect(AASAValidator.validateSize(110_000).first?.rule == "size.near-limit")
+        #expect(AASAValidator.validateSize(131_072).first?.severity == .warning)
+        let over = try #require(AASAValidator.validateSize(131_073, contributors: [("details[0]", 100_000), ("vars", 31_000)]).first)
+        #expect(over.rule == "size.limit")
+        #expect(over.severity == .error)
+        #expect(over.message.contains("131073 bytes"))
+        #expect(over.message.contains("details[0]"))
+        // A real oversized file goes through the same check.
+        let paths = (0..<6000).map { "\"/section/\($0)/page/*\"" }.joined(separator: ",")
+        let big = #"{"applinks": {"details": [{"appID": "ABCDE12345.a.b", "paths": [\#(paths)]}]}}"#
+        #expect(Self.findings(big).contains { $0.rule == "size.limit" })
+    }
+}
