@@ -113,6 +113,20 @@ struct CLITests {
         }
     }
 
+    @Test("Colour only when stderr is a terminal, and never in --json output")
+    func colour() throws {
+        let file = repositoryRoot + "/Tests/AASATests/Fixtures/real-aasa/ElenaCristea__aasa"
+        let terminal = CapturingConsole()
+        terminal.stderrIsTerminal = true
+        #expect(CommandLineTool.run(["validate", "--file", file], console: terminal) == 1)
+        #expect(terminal.stderr.contains("\u{1B}[1;31merror\u{1B}[0m"))
+        let json = CapturingConsole()
+        json.stderrIsTerminal = true
+        #expect(CommandLineTool.run(["validate", "--file", file, "--json"], console: json) == 1)
+        #expect(!json.stdoutText.contains("\u{1B}"))
+        #expect(!json.stderr.contains("\u{1B}"))
+    }
+
     @Test("validate --json: counts and findings with rule, severity, file, line, column, path, message")
     func validateJSON() throws {
         let file = repositoryRoot + "/Tests/AASATests/Fixtures/real-aasa/edityomurti__apple-app-site-association-pls"
