@@ -13,11 +13,25 @@ let package = Package(
         .executable(name: "aasa-server", targets: ["aasa-server"])
     ],
     targets: [
+        // C: what Swift cannot import (epoll, signalfd, accept4 need _GNU_SOURCE; zlib's init macros).
+        .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+
         // Pure: bytes and values in, values out. No Foundation, no OS module, no clocks, no globals.
         .target(name: "AASA", swiftSettings: strictSettings),
+        .target(name: "HTTP1", swiftSettings: strictSettings),
+
+        // Thin: the only code that makes system calls (Posix) or calls zlib (Gzip).
+        .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
+        .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
+
+        // Composition: the epoll server, built from the pure and thin targets.
+        .target(name: "Server", dependencies: ["AASA", "HTTP1", "Posix", "Gzip"], swiftSettings: strictSettings),
+
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
-        .target(name: "CLI", dependencies: ["AASA"], swiftSettings: strictSettings),
+        .target(name: "CLI", dependencies: ["AASA", "Server"], swiftSettings: strictSettings),
         .executableTarget(name: "aasa-server", dependencies: ["CLI"], swiftSettings: strictSettings),
+
         // Release-mode timing of the pure core; run by Benchmarks/core.sh, never by `swift test`.
         .executableTarget(
             name: "CoreBench",
@@ -31,6 +45,8 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "AASA", "HTTP1", "Gzip"], swiftSettings: strictSettings),
         .testTarget(name: "CLITests", dependencies: ["CLI", "AASA"], swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

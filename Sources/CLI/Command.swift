@@ -23,6 +23,7 @@ public enum CommandLineTool {
     }
 
     static let subcommands: [Subcommand] = [
+        ServeCommand.subcommand,
         ValidateCommand.subcommand,
         GenerateCommand.subcommand,
         MatchCommand.subcommand,

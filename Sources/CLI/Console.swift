@@ -43,6 +43,13 @@ enum Files {
         return .success([UInt8](data))
     }
 
+    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+    static func readErrorMessage(_ path: String) -> String {
+        if case .failure(let error) = read(path) { return error.message }
+        return "unknown error"
+    }
+
     /// Reads a file the user named on the command line; on failure says why on stderr and returns nil
     /// (the caller exits with the usage status).
     static func readArgument(_ path: String, console: any Console) -> [UInt8]? {

@@ -28,7 +28,10 @@ struct SchemaTests {
             ("service", definitions["service"], ConfigDecoder.serviceKeys),
             ("component", definitions["component"], AASADecoder.componentKeys),
             ("options", definitions["options"], AASADecoder.optionKeys),
-            ("server", schema["properties"]?["server"], ConfigDecoder.serverKeys),
+            ("server", schema["properties"]?["server"], ServerSettings.keys),
+            ("listener", definitions["listener"]?["oneOf"]?.arrayValue?.last, ServerSettings.listenerKeys),
+            ("limits", schema["properties"]?["server"]?["properties"]?["limits"], ServerSettings.limitKeys),
+            ("timeouts", schema["properties"]?["server"]?["properties"]?["timeouts"], ServerSettings.timeoutKeys),
         ]
         for (name, node, keys) in pairs {
             #expect(node != nil, "schema has no \(name)")
@@ -52,6 +55,8 @@ struct SchemaTests {
         #"{"version": 1, "sites": [{"hosts": ["a.com"], "applinks": {"formats": ["new"], "details": []}}]}"#,
         #"{"version": 1, "sites": [], "unknownHost": "403"}"#,
         #"{"version": 1, "sites": [], "server": {"listen": "x"}}"#,
+        #"{"version": 1, "sites": [], "server": {"timeouts": {"header": "10s"}}}"#,
+        #"{"version": 1, "sites": [], "server": {"listen": [{"address": "::1"}]}}"#,
         #"{"version": 2, "sites": []}"#,
     ]
 

@@ -5,6 +5,7 @@ public struct Config: Sendable {
     public var apps: [(name: String, id: Located<String>)]
     public var sites: [Site]
     public var unknownHost: UnknownHostPolicy
+    public var server = ServerSettings()
 
     public init(version: Int = 1, apps: [(name: String, id: Located<String>)] = [], sites: [Site] = [], unknownHost: UnknownHostPolicy = .empty) {
         self.version = version

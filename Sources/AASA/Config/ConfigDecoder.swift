@@ -8,8 +8,6 @@ public enum ConfigDecoder {
     static let applinksKeys = ["formats", "defaults", "substitutionVariables", "details", "comment"]
     static let detailsKeys = ["apps", "components", "defaults", "comment"]
     static let serviceKeys = ["apps", "comment"]
-    /// Settings the server section will hold (listeners, TLS, limits, logging) arrive with the server.
-    static let serverKeys: [String] = []
 
     public struct Result: Sendable {
         public var config: Config?
@@ -105,14 +103,8 @@ public enum ConfigDecoder {
             }
         }
 
-        if let server = root["server"], let serverMembers = reader.object(server, JSONPath.root.key("server")) {
-            reader.checkKeys(
-                serverMembers,
-                JSONPath.root.key("server"),
-                known: serverKeys,
-                context: "server",
-                explanation: " (this version has no server settings yet; remove it)"
-            )
+        if let server = root["server"] {
+            config.server = decodeServer(server, JSONPath.root.key("server"), &reader)
         }
 
         let sitesPath = JSONPath.root.key("sites")

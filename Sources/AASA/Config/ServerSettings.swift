@@ -1,0 +1,231 @@
+/// The config's `server` section: listeners, limits, timeouts and logging (README "Server settings").
+///
+/// Pure values with the defaults a production deployment wants; the server target turns them into sockets.
+public struct ServerSettings: Sendable, Equatable {
+    public struct Listener: Sendable, Equatable {
+        /// An IPv4 or IPv6 literal (`0.0.0.0`, `::`, `127.0.0.1`, `::1`).
+        public var address: String
+        public var port: Int
+        /// Expect a PROXY protocol v1 or v2 header before each connection's first request.
+        public var proxyProtocol: Bool
+
+        public init(address: String, port: Int, proxyProtocol: Bool = false) {
+            self.address = address
+            self.port = port
+            self.proxyProtocol = proxyProtocol
+        }
+
+        /// `127.0.0.1:8080`, `[::1]:8080`.
+        public var description: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+    }
+
+    public var listeners: [Listener] = [Listener(address: "0.0.0.0", port: 8080), Listener(address: "::", port: 8080)]
+    /// Nil turns the admin listener off.
+    public var admin: Listener? = Listener(address: "127.0.0.1", port: 9090)
+    /// Event-loop threads; nil means one per CPU core.
+    public var threads: Int?
+    public var maxConnections = 10_000
+    public var maxRequestsPerConnection = 1_000
+    public var maxRequestLineBytes = 8 * 1024
+    public var maxHeaderBytes = 16 * 1024
+    public var maxHeaderCount = 100
+    /// Bodies on GET/HEAD are read and discarded up to this many bytes; more is 413.
+    public var maxBodyBytes = 64 * 1024
+    /// Total time to receive a request's header, from accept or the end of the previous response.
+    public var headerTimeout = 10.0
+    /// How long an idle keep-alive connection is kept; must exceed the load balancer's idle timeout.
+    public var keepAliveTimeout = 75.0
+    /// A response whose write makes no progress for this long is abandoned.
+    public var writeTimeout = 30.0
+    /// On SIGTERM, in-flight responses get this long to finish.
+    public var drainTimeout = 10.0
+    public var cacheControl = "public, max-age=3600"
+    /// An extra path on the main listeners answering 200 for load-balancer health checks.
+    public var healthPath: String?
+    public var accessLog = true
+    /// Use `X-Forwarded-For` as the client address in the access log (only behind a trusted proxy).
+    public var trustForwardedHeaders = false
+
+    public init() {}
+}
+
+extension ServerSettings {
+    static let keys = [
+        "listen", "admin", "threads", "maxConnections", "maxRequestsPerConnection", "limits", "timeouts", "cacheControl",
+        "healthPath", "accessLog", "trustForwardedHeaders", "comment",
+    ]
+    static let listenerKeys = ["address", "port", "proxyProtocol", "comment"]
+    static let limitKeys = ["requestLineBytes", "headerBytes", "headerCount", "bodyBytes"]
+    static let timeoutKeys = ["header", "keepAlive", "write", "drain"]
+
+    /// Parses `ADDR:PORT` / `[V6]:PORT` as given on the command line or in the config.
+    public static func parseListenAddress(_ text: String) -> Result<Listener, HostError> {
+        var address: Substring
+        var portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[close...].hasPrefix("]:") else {
+                return .failure(HostError("\"\(text)\" is not [IPv6]:PORT, e.g. [::1]:8080"))
+            }
+            address = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else {
+                return .failure(HostError("\"\(text)\" has no port; write ADDRESS:PORT, e.g. 127.0.0.1:8080 or [::1]:8080"))
+            }
+            address = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            if address.contains(":") {
+                return .failure(HostError("\"\(text)\": put IPv6 addresses in brackets, e.g. [::1]:8080"))
+            }
+        }
+        if address.isEmpty || address == "*" { address = "0.0.0.0" }
+        guard let port = Int(portText), (0...65535).contains(port), portText.allSatisfy(\.isASCII) else {
+            return .failure(HostError("\"\(text)\": the port must be a number from 0 to 65535"))
+        }
+        guard isIPLiteral(String(address)) else {
+            return .failure(
+                HostError("\"\(text)\": listen on an IP address (0.0.0.0, ::, 127.0.0.1, ::1), not a host name")
+            )
+        }
+        return .success(Listener(address: String(address), port: port))
+    }
+
+    static func isIPLiteral(_ text: String) -> Bool {
+        if text.contains(":") {
+            return !text.isEmpty && text.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+                && text.filter({ $0 == ":" }).count >= 2
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { part in
+            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && Int(part).map { $0 <= 255 } == true
+        }
+    }
+}
+
+extension ConfigDecoder {
+    static func decodeServer(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> ServerSettings {
+        var settings = ServerSettings()
+        guard let members = reader.object(node, path) else { return settings }
+        reader.checkKeys(members, path, known: ServerSettings.keys, context: "server")
+
+        func positiveInt(_ node: JSONNode, _ path: JSONPath, minimum: Int = 1) -> Int? {
+            if case .number(let text) = node.value, let value = Int(text), value >= minimum { return value }
+            reader.typeMismatch(node, path, expected: "a whole number ≥ \(minimum)")
+            return nil
+        }
+        func seconds(_ node: JSONNode, _ path: JSONPath) -> Double? {
+            if case .number(let text) = node.value, let value = Double(text), value > 0, value <= 86_400 { return value }
+            reader.typeMismatch(node, path, expected: "a number of seconds between 0 and 86400 (e.g. 10 or 0.5)")
+            return nil
+        }
+        func listener(_ node: JSONNode, _ path: JSONPath) -> ServerSettings.Listener? {
+            if let text = node.stringValue {
+                switch ServerSettings.parseListenAddress(text) {
+                case .success(let parsed): return parsed
+                case .failure(let error):
+                    reader.report(.error, "server.listen", error.message, node.location, path)
+                    return nil
+                }
+            }
+            guard let fields = reader.object(node, path, what: "\"ADDRESS:PORT\" or {\"address\", \"port\", \"proxyProtocol\"}")
+            else { return nil }
+            reader.checkKeys(fields, path, known: ServerSettings.listenerKeys, context: "listener")
+            guard let addressNode = node["address"], let address = reader.string(addressNode, path.key("address")),
+                let portNode = node["port"], let port = positiveInt(portNode, path.key("port"), minimum: 0)
+            else {
+                reader.report(.error, "server.listen", "a listener needs \"address\" and \"port\"", node.location, path)
+                return nil
+            }
+            guard ServerSettings.isIPLiteral(address.value), port <= 65535 else {
+                reader.report(
+                    .error,
+                    "server.listen",
+                    "listener \(address.value):\(port) must use an IP address (0.0.0.0, ::, 127.0.0.1, ::1) and a port up to 65535",
+                    node.location,
+                    path
+                )
+                return nil
+            }
+            var result = ServerSettings.Listener(address: address.value, port: port)
+            if let proxy = node["proxyProtocol"], let flag = reader.bool(proxy, path.key("proxyProtocol")) {
+                result.proxyProtocol = flag
+            }
+            return result
+        }
+
+        for member in members {
+            let memberPath = path.key(member.key)
+            let value = member.value
+            switch member.key {
+            case "listen":
+                guard let items = value.arrayValue else {
+                    reader.typeMismatch(value, memberPath, expected: "an array of listeners", hint: "write [\"0.0.0.0:8080\"]")
+                    continue
+                }
+                settings.listeners = items.enumerated().compactMap { listener($1, memberPath.index($0)) }
+                if items.isEmpty {
+                    reader.report(.error, "server.listen", "\"listen\" is empty; the server would accept nothing", value.location, memberPath)
+                }
+            case "admin":
+                if value.boolValue == false || value.stringValue == "off" {
+                    settings.admin = nil
+                } else if let parsed = listener(value, memberPath) {
+                    settings.admin = parsed
+                }
+            case "threads": settings.threads = positiveInt(value, memberPath).map { min($0, 256) }
+            case "maxConnections": settings.maxConnections = positiveInt(value, memberPath) ?? settings.maxConnections
+            case "maxRequestsPerConnection":
+                settings.maxRequestsPerConnection = positiveInt(value, memberPath) ?? settings.maxRequestsPerConnection
+            case "limits":
+                guard let fields = reader.object(value, memberPath) else { continue }
+                reader.checkKeys(fields, memberPath, known: ServerSettings.limitKeys, context: "limits")
+                for field in fields {
+                    let fieldPath = memberPath.key(field.key)
+                    switch field.key {
+                    case "requestLineBytes": settings.maxRequestLineBytes = positiveInt(field.value, fieldPath, minimum: 64) ?? settings.maxRequestLineBytes
+                    case "headerBytes": settings.maxHeaderBytes = positiveInt(field.value, fieldPath, minimum: 64) ?? settings.maxHeaderBytes
+                    case "headerCount": settings.maxHeaderCount = positiveInt(field.value, fieldPath) ?? settings.maxHeaderCount
+                    case "bodyBytes": settings.maxBodyBytes = positiveInt(field.value, fieldPath, minimum: 0) ?? settings.maxBodyBytes
+                    default: break
+                    }
+                }
+            case "timeouts":
+                guard let fields = reader.object(value, memberPath) else { continue }
+                reader.checkKeys(fields, memberPath, known: ServerSettings.timeoutKeys, context: "timeouts")
+                for field in fields {
+                    let fieldPath = memberPath.key(field.key)
+                    switch field.key {
+                    case "header": settings.headerTimeout = seconds(field.value, fieldPath) ?? settings.headerTimeout
+                    case "keepAlive": settings.keepAliveTimeout = seconds(field.value, fieldPath) ?? settings.keepAliveTimeout
+                    case "write": settings.writeTimeout = seconds(field.value, fieldPath) ?? settings.writeTimeout
+                    case "drain": settings.drainTimeout = seconds(field.value, fieldPath) ?? settings.drainTimeout
+                    default: break
+                    }
+                }
+            case "cacheControl":
+                if let text = reader.string(value, memberPath) {
+                    if text.value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value > 0x7E }) {
+                        reader.report(.error, "server.cache-control", "\"cacheControl\" must be printable ASCII on one line", value.location, memberPath)
+                    } else {
+                        settings.cacheControl = text.value
+                    }
+                }
+            case "healthPath":
+                if let text = reader.string(value, memberPath) {
+                    if !text.value.hasPrefix("/") || text.value.contains("?") || text.value.contains(" ") {
+                        reader.report(.error, "server.health-path", "\"healthPath\" must be a path such as \"/healthz\"", value.location, memberPath)
+                    } else if text.value.hasSuffix("apple-app-site-association") {
+                        reader.report(.error, "server.health-path", "\"healthPath\" cannot be an AASA path", value.location, memberPath)
+                    } else {
+                        settings.healthPath = text.value
+                    }
+                }
+            case "accessLog": settings.accessLog = reader.bool(value, memberPath) ?? settings.accessLog
+            case "trustForwardedHeaders":
+                settings.trustForwardedHeaders = reader.bool(value, memberPath) ?? settings.trustForwardedHeaders
+            default: break
+            }
+        }
+        return settings
+    }
+}

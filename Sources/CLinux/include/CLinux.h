@@ -1,0 +1,20 @@
+#ifndef CLINUX_H
+#define CLINUX_H
+/* Linux APIs that Swift's Glibc module does not expose: it has no <sys/epoll.h>, <sys/eventfd.h>,
+ * <sys/signalfd.h> or <sys/timerfd.h>, and accept4 is declared only under _GNU_SOURCE
+ * (defined for this target in Package.swift). */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <pthread.h>
+
+int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+
+/* sigset_t manipulation is a set of macros in some libcs; these are plain calls. */
+int CLinux_block_signals(const int *signals, int count, sigset_t *set_out);
+#endif

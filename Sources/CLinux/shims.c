@@ -1,0 +1,11 @@
+#include "CLinux.h"
+
+int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
+    return accept4(fd, addr, len, flags);
+}
+
+int CLinux_block_signals(const int *signals, int count, sigset_t *set_out) {
+    sigemptyset(set_out);
+    for (int i = 0; i < count; i++) sigaddset(set_out, signals[i]);
+    return pthread_sigmask(SIG_BLOCK, set_out, NULL);
+}

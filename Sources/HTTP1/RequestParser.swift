@@ -1,0 +1,532 @@
+/// Request methods. Method names are case-sensitive (RFC 9110 §9.1): `get` is unknown, hence 501.
+public enum HTTPMethod: UInt8, Sendable {
+    case get, head, post, put, delete, options, patch, trace, connect, unknown
+
+    public var name: String {
+        switch self {
+        case .get: return "GET"
+        case .head: return "HEAD"
+        case .post: return "POST"
+        case .put: return "PUT"
+        case .delete: return "DELETE"
+        case .options: return "OPTIONS"
+        case .patch: return "PATCH"
+        case .trace: return "TRACE"
+        case .connect: return "CONNECT"
+        case .unknown: return "OTHER"
+        }
+    }
+}
+
+/// How the request's body is framed (RFC 9112 §6).
+public enum BodyFraming: Sendable, Equatable {
+    case none
+    case length(Int)
+    case chunked
+}
+
+/// A parsed request head. Text fields are byte ranges into the buffer the head was parsed from, so
+/// parsing allocates nothing; they stay valid until the caller consumes those bytes.
+public struct RequestHead: Sendable, Equatable {
+    public var method: HTTPMethod = .unknown
+    public var methodRange: Range<Int> = 0..<0
+    /// The request target as sent.
+    public var targetRange: Range<Int> = 0..<0
+    /// The path of an origin-form or absolute-form target, without the query.
+    public var pathRange: Range<Int> = 0..<0
+    public var isAsteriskForm = false
+    public var minorVersion = 1
+    /// The authority that picks the site: an absolute-form target's, else the Host header's (§3.2.2).
+    public var hostRange: Range<Int>?
+    public var userAgentRange: Range<Int>?
+    public var forwardedForRange: Range<Int>?
+    public var body: BodyFraming = .none
+    public var acceptsGzip = false
+    var connectionClose = false
+    var connectionKeepAlive = false
+    /// Bytes of the buffer this head occupies, leading empty lines and the final CRLF included.
+    public var length = 0
+
+    public init() {}
+
+    /// HTTP/1.1 is persistent unless `Connection: close`; HTTP/1.0 only with `Connection: keep-alive` (§9.3).
+    public var keepAlive: Bool {
+        if connectionClose { return false }
+        return minorVersion >= 1 || connectionKeepAlive
+    }
+
+    public var isHTTP10: Bool { minorVersion == 0 }
+}
+
+public enum HeadParseResult: Sendable, Equatable {
+    case incomplete
+    case complete(RequestHead)
+    case failed(HTTPError)
+}
+
+/// Finds and parses one request head at the start of a buffer, incrementally: bytes may arrive one at
+/// a time, and a head is scanned once however it is split (the scan resumes where it stopped).
+///
+/// Strict where RFC 9110/9112 say MUST (and where lenience has enabled request smuggling elsewhere):
+/// whitespace before a colon, obs-fold, bare CR, NUL and other CTLs in fields, a missing, repeated or
+/// invalid Host, Content-Length with Transfer-Encoding, invalid or conflicting Content-Length, and
+/// chunked not last are 400; an unknown transfer coding is 501; a major version other than 1 is 505;
+/// a request line over the limit is 414 and a header section over the limits 431. Leading empty
+/// lines are skipped; a bare LF is accepted as a line end (§2.2 MAY).
+public struct RequestHeadParser: Sendable {
+    public var limits: HTTPLimits
+    private var scanOffset = 0
+    private var headStart: Int?
+    private var requestLineEnd: Int?
+    private var lineCount = 0
+
+    public init(limits: HTTPLimits = HTTPLimits()) {
+        self.limits = limits
+    }
+
+    /// Forget scan progress; call after a head is consumed from the buffer.
+    public mutating func reset() {
+        scanOffset = 0
+        headStart = nil
+        requestLineEnd = nil
+        lineCount = 0
+    }
+
+    public mutating func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> HeadParseResult {
+        let count = buffer.count
+        var index = scanOffset
+        // RFC 9112 §2.2: ignore at least one empty line before the request line.
+        if headStart == nil {
+            while index < count && (buffer[index] == 0x0D || buffer[index] == 0x0A) {
+                if buffer[index] == 0x0D && index + 1 < count && buffer[index + 1] != 0x0A {
+                    return .failed(.badRequest("bare CR before the request line"))
+                }
+                index += 1
+            }
+            if index > limits.requestLineBytes { return .failed(.badRequest("too many empty lines before the request")) }
+            if index >= count {
+                scanOffset = index
+                return .incomplete
+            }
+            headStart = index
+        }
+        guard let start = headStart else { return .incomplete }
+        while index < count {
+            if buffer[index] == 0x0A {
+                lineCount += 1
+                if requestLineEnd == nil {
+                    requestLineEnd = index
+                    if index - start > limits.requestLineBytes + 1 { return .failed(.uriTooLong) }
+                } else {
+                    // An empty line ends the head: "\n\n" or "\n\r\n".
+                    let previous = index - 1
+                    if buffer[previous] == 0x0A || (buffer[previous] == 0x0D && previous > 0 && buffer[previous - 1] == 0x0A) {
+                        scanOffset = 0
+                        return parseHead(buffer, start: start, end: index + 1)
+                    }
+                    if lineCount - 1 > limits.headerCount {
+                        return .failed(.headerFieldsTooLarge("more than \(limits.headerCount) header fields"))
+                    }
+                }
+            }
+            index += 1
+        }
+        scanOffset = index
+        if let lineEnd = requestLineEnd {
+            if count - lineEnd > limits.headerBytes + 2 {
+                return .failed(.headerFieldsTooLarge("header section larger than \(limits.headerBytes) bytes"))
+            }
+        } else if count - start > limits.requestLineBytes {
+            return .failed(.uriTooLong)
+        }
+        return .incomplete
+    }
+
+    // MARK: - Parsing a complete head
+
+    private func parseHead(_ buffer: UnsafeBufferPointer<UInt8>, start: Int, end: Int) -> HeadParseResult {
+        var head = RequestHead()
+        head.length = end
+        guard let lineEndIndex = requestLineEnd else { return .failed(.badRequest("no request line")) }
+        if let error = parseRequestLine(buffer, start, lineEndIndex, &head) { return .failed(error) }
+
+        var hostCount = 0
+        var contentLength: Int?
+        var transferEncodingSeen = false
+        var chunkedLast = false
+        var unknownCoding = false
+        var chunkedCount = 0
+        var fieldCount = 0
+        var lineStart = lineEndIndex + 1
+        while lineStart < end {
+            var lineEnd = lineStart
+            while buffer[lineEnd] != 0x0A { lineEnd += 1 }
+            var contentEnd = lineEnd
+            if contentEnd > lineStart && buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+            if contentEnd == lineStart { break }  // the empty line that ends the head
+            fieldCount += 1
+            if fieldCount > limits.headerCount {
+                return .failed(.headerFieldsTooLarge("more than \(limits.headerCount) header fields"))
+            }
+            let first = buffer[lineStart]
+            if first == 0x20 || first == 0x09 {
+                return .failed(.badRequest("obsolete line folding (a header line starting with whitespace)"))
+            }
+            // Field name: a token, then ':' with no whitespace before it (RFC 9112 §5.1).
+            var colon = lineStart
+            while colon < contentEnd && isTokenByte(buffer[colon]) { colon += 1 }
+            guard colon < contentEnd, buffer[colon] == UInt8(ascii: ":"), colon > lineStart else {
+                if colon < contentEnd && (buffer[colon] == 0x20 || buffer[colon] == 0x09) {
+                    return .failed(.badRequest("whitespace between a header name and the colon"))
+                }
+                return .failed(.badRequest("invalid header field name"))
+            }
+            var valueStart = colon + 1
+            var valueEnd = contentEnd
+            while valueStart < valueEnd && (buffer[valueStart] == 0x20 || buffer[valueStart] == 0x09) { valueStart += 1 }
+            while valueEnd > valueStart && (buffer[valueEnd - 1] == 0x20 || buffer[valueEnd - 1] == 0x09) { valueEnd -= 1 }
+            for position in valueStart..<valueEnd {
+                let byte = buffer[position]
+                if (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+                    return .failed(.badRequest(byte == 0x0D ? "bare CR in a header value" : "control character in a header value"))
+                }
+            }
+            let name = lineStart..<colon
+            let value = valueStart..<valueEnd
+            switch KnownHeader(buffer, name) {
+            case .host:
+                hostCount += 1
+                if hostCount > 1 { return .failed(.badRequest("more than one Host header")) }
+                if head.hostRange == nil {
+                    if let error = validateAuthority(buffer, value) { return .failed(error) }
+                    head.hostRange = value
+                }
+            case .contentLength:
+                guard let length = parseContentLength(buffer, value) else {
+                    return .failed(.badRequest("invalid Content-Length"))
+                }
+                if let previous = contentLength, previous != length {
+                    return .failed(.badRequest("conflicting Content-Length headers"))
+                }
+                contentLength = length
+            case .transferEncoding:
+                transferEncodingSeen = true
+                forEachToken(buffer, value) { coding in
+                    if equalsLowercase(buffer, coding, "chunked") {
+                        chunkedCount += 1
+                        chunkedLast = true
+                    } else {
+                        unknownCoding = true
+                        chunkedLast = false
+                    }
+                }
+            case .connection:
+                forEachToken(buffer, value) { token in
+                    if equalsLowercase(buffer, token, "close") { head.connectionClose = true }
+                    if equalsLowercase(buffer, token, "keep-alive") { head.connectionKeepAlive = true }
+                }
+            case .acceptEncoding:
+                head.acceptsGzip = acceptsGzip(buffer, value)
+            case .userAgent:
+                head.userAgentRange = value
+            case .forwardedFor:
+                head.forwardedForRange = head.forwardedForRange ?? value
+            case .other:
+                break
+            }
+            lineStart = lineEnd + 1
+        }
+
+        if transferEncodingSeen {
+            if contentLength != nil {
+                return .failed(.badRequest("both Content-Length and Transfer-Encoding"))
+            }
+            if head.isHTTP10 {
+                return .failed(.badRequest("Transfer-Encoding in an HTTP/1.0 request"))
+            }
+            if chunkedCount > 1 { return .failed(.badRequest("chunked applied twice")) }
+            if !chunkedLast { return .failed(.badRequest("chunked is not the final transfer coding")) }
+            if unknownCoding { return .failed(.notImplemented("unsupported transfer coding")) }
+            head.body = .chunked
+        } else if let contentLength, contentLength > 0 {
+            head.body = .length(contentLength)
+        }
+        if hostCount == 0 && !head.isHTTP10 {
+            return .failed(.badRequest("missing Host header"))
+        }
+        return .complete(head)
+    }
+
+    private func parseRequestLine(
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        _ start: Int,
+        _ newline: Int,
+        _ head: inout RequestHead
+    ) -> HTTPError? {
+        var end = newline
+        if end > start && buffer[end - 1] == 0x0D { end -= 1 }
+        // method SP request-target SP HTTP-version, single spaces (RFC 9112 §3).
+        var methodEnd = start
+        while methodEnd < end && isTokenByte(buffer[methodEnd]) { methodEnd += 1 }
+        guard methodEnd > start, methodEnd < end, buffer[methodEnd] == 0x20 else {
+            return .badRequest("malformed request line")
+        }
+        head.methodRange = start..<methodEnd
+        head.method = HTTPMethod(buffer, start..<methodEnd)
+        let targetStart = methodEnd + 1
+        var targetEnd = targetStart
+        while targetEnd < end && buffer[targetEnd] != 0x20 {
+            let byte = buffer[targetEnd]
+            if byte <= 0x20 || byte >= 0x7F {
+                return .badRequest(byte >= 0x80 ? "non-ASCII byte in the request target" : "control character in the request target")
+            }
+            targetEnd += 1
+        }
+        guard targetEnd > targetStart, targetEnd < end else { return .badRequest("malformed request line") }
+        head.targetRange = targetStart..<targetEnd
+        let versionStart = targetEnd + 1
+        guard end - versionStart == 8,
+            buffer[versionStart] == UInt8(ascii: "H"), buffer[versionStart + 1] == UInt8(ascii: "T"),
+            buffer[versionStart + 2] == UInt8(ascii: "T"), buffer[versionStart + 3] == UInt8(ascii: "P"),
+            buffer[versionStart + 4] == UInt8(ascii: "/"), isDigit(buffer[versionStart + 5]),
+            buffer[versionStart + 6] == UInt8(ascii: "."), isDigit(buffer[versionStart + 7])
+        else {
+            return .badRequest("malformed HTTP version")
+        }
+        if buffer[versionStart + 5] != UInt8(ascii: "1") { return .versionNotSupported }
+        head.minorVersion = Int(buffer[versionStart + 7] - UInt8(ascii: "0"))
+
+        // Target forms (RFC 9112 §3.2): origin, absolute (its authority overrides Host), asterisk.
+        let first = buffer[targetStart]
+        if first == UInt8(ascii: "/") {
+            var pathEnd = targetStart
+            while pathEnd < targetEnd && buffer[pathEnd] != UInt8(ascii: "?") { pathEnd += 1 }
+            head.pathRange = targetStart..<pathEnd
+        } else if first == UInt8(ascii: "*") && targetEnd - targetStart == 1 {
+            head.isAsteriskForm = true
+            head.pathRange = targetStart..<targetEnd
+        } else if let schemeEnd = absoluteFormSchemeEnd(buffer, targetStart..<targetEnd) {
+            let authorityStart = schemeEnd + 3
+            var authorityEnd = authorityStart
+            while authorityEnd < targetEnd && buffer[authorityEnd] != UInt8(ascii: "/") && buffer[authorityEnd] != UInt8(ascii: "?") {
+                authorityEnd += 1
+            }
+            if let error = validateAuthority(buffer, authorityStart..<authorityEnd) { return error }
+            head.hostRange = authorityStart..<authorityEnd
+            var pathEnd = authorityEnd
+            while pathEnd < targetEnd && buffer[pathEnd] != UInt8(ascii: "?") { pathEnd += 1 }
+            head.pathRange = authorityEnd..<pathEnd
+        } else {
+            return .badRequest("request target must be a path such as /.well-known/apple-app-site-association")
+        }
+        return nil
+    }
+
+    /// `http://` or `https://` (case-insensitive): returns the index of the ':'.
+    private func absoluteFormSchemeEnd(_ buffer: UnsafeBufferPointer<UInt8>, _ target: Range<Int>) -> Int? {
+        let schemes: [(StaticString, Int)] = [("http", 4), ("https", 5)]
+        for (scheme, length) in schemes where target.count > length + 3 {
+            if equalsLowercase(buffer, target.lowerBound..<(target.lowerBound + length), scheme),
+                buffer[target.lowerBound + length] == UInt8(ascii: ":"),
+                buffer[target.lowerBound + length + 1] == UInt8(ascii: "/"),
+                buffer[target.lowerBound + length + 2] == UInt8(ascii: "/")
+            {
+                return target.lowerBound + length
+            }
+        }
+        return nil
+    }
+}
+
+// MARK: - Field helpers
+
+/// tchar (RFC 9110 §5.6.2).
+@inline(__always)
+func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        return true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+        UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+        UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default:
+        return false
+    }
+}
+
+@inline(__always)
+func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+/// Case-insensitive comparison of a byte range with a lower-case ASCII literal.
+func equalsLowercase(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+    guard range.count == literal.utf8CodeUnitCount else { return false }
+    let bytes = literal.utf8Start
+    for offset in 0..<range.count {
+        var byte = buffer[range.lowerBound + offset]
+        if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+        if byte != bytes[offset] { return false }
+    }
+    return true
+}
+
+private enum KnownHeader {
+    case host, contentLength, transferEncoding, connection, acceptEncoding, userAgent, forwardedFor, other
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
+        switch name.count {
+        case 4 where equalsLowercase(buffer, name, "host"): self = .host
+        case 14 where equalsLowercase(buffer, name, "content-length"): self = .contentLength
+        case 17 where equalsLowercase(buffer, name, "transfer-encoding"): self = .transferEncoding
+        case 10 where equalsLowercase(buffer, name, "connection"): self = .connection
+        case 15 where equalsLowercase(buffer, name, "accept-encoding"): self = .acceptEncoding
+        case 15 where equalsLowercase(buffer, name, "x-forwarded-for"): self = .forwardedFor
+        case 10 where equalsLowercase(buffer, name, "user-agent"): self = .userAgent
+        default: self = .other
+        }
+    }
+}
+
+extension HTTPMethod {
+    init(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        func equals(_ literal: StaticString) -> Bool {
+            guard range.count == literal.utf8CodeUnitCount else { return false }
+            for offset in 0..<range.count where buffer[range.lowerBound + offset] != literal.utf8Start[offset] { return false }
+            return true
+        }
+        if equals("GET") {
+            self = .get
+        } else if equals("HEAD") {
+            self = .head
+        } else if equals("POST") {
+            self = .post
+        } else if equals("PUT") {
+            self = .put
+        } else if equals("DELETE") {
+            self = .delete
+        } else if equals("OPTIONS") {
+            self = .options
+        } else if equals("PATCH") {
+            self = .patch
+        } else if equals("TRACE") {
+            self = .trace
+        } else if equals("CONNECT") {
+            self = .connect
+        } else {
+            self = .unknown
+        }
+    }
+}
+
+/// `1*DIGIT`, no sign, no list, no overflow (RFC 9110 §8.6).
+func parseContentLength(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+    guard !range.isEmpty, range.count <= 18 else { return nil }
+    var value = 0
+    for position in range {
+        let byte = buffer[position]
+        guard isDigit(byte) else { return nil }
+        value = value * 10 + Int(byte - UInt8(ascii: "0"))
+    }
+    return value
+}
+
+/// Host / absolute-form authority: reg-name or IP-literal, optional `:port` of digits (RFC 3986 §3.2).
+/// No userinfo, no spaces, no commas (a list), no 8-bit bytes.
+func validateAuthority(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> HTTPError? {
+    guard !range.isEmpty else { return .badRequest("empty Host") }
+    var index = range.lowerBound
+    if buffer[index] == UInt8(ascii: "[") {
+        while index < range.upperBound && buffer[index] != UInt8(ascii: "]") {
+            let byte = buffer[index]
+            if !(isHexByte(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "[")) {
+                return .badRequest("invalid IPv6 literal in Host")
+            }
+            index += 1
+        }
+        guard index < range.upperBound else { return .badRequest("unterminated IPv6 literal in Host") }
+        index += 1
+    } else {
+        while index < range.upperBound && buffer[index] != UInt8(ascii: ":") {
+            let byte = buffer[index]
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: "!"),
+                UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
+                UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "="):
+                break
+            case UInt8(ascii: "@"): return .badRequest("userinfo ('@') in Host")
+            case UInt8(ascii: ","): return .badRequest("a list of hosts in Host")
+            default: return .badRequest(byte >= 0x80 ? "non-ASCII byte in Host" : "invalid character in Host")
+            }
+            index += 1
+        }
+        if index == range.lowerBound { return .badRequest("empty host name in Host") }
+    }
+    if index < range.upperBound {
+        guard buffer[index] == UInt8(ascii: ":") else { return .badRequest("invalid Host") }
+        index += 1
+        while index < range.upperBound {
+            guard isDigit(buffer[index]) else { return .badRequest("non-numeric port in Host") }
+            index += 1
+        }
+    }
+    return nil
+}
+
+@inline(__always)
+func isHexByte(_ byte: UInt8) -> Bool {
+    isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
+}
+
+/// Calls `body` with each comma-separated token of a field value, trimmed.
+func forEachToken(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ body: (Range<Int>) -> Void) {
+    var start = range.lowerBound
+    for position in range.lowerBound...range.upperBound where position == range.upperBound || buffer[position] == UInt8(ascii: ",") {
+        var a = start
+        var b = position
+        while a < b && (buffer[a] == 0x20 || buffer[a] == 0x09) { a += 1 }
+        while b > a && (buffer[b - 1] == 0x20 || buffer[b - 1] == 0x09) { b -= 1 }
+        if a < b { body(a..<b) }
+        start = position + 1
+    }
+}
+
+/// Whether `Accept-Encoding` allows gzip: listed (or `*`) with q > 0, and not refused by `gzip;q=0`.
+func acceptsGzip(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+    var gzip: Bool?
+    var wildcard: Bool?
+    forEachToken(buffer, range) { token in
+        var nameEnd = token.lowerBound
+        while nameEnd < token.upperBound && buffer[nameEnd] != UInt8(ascii: ";") && buffer[nameEnd] != 0x20 && buffer[nameEnd] != 0x09 {
+            nameEnd += 1
+        }
+        let accepted = qualityIsPositive(buffer, nameEnd..<token.upperBound)
+        let name = token.lowerBound..<nameEnd
+        if equalsLowercase(buffer, name, "gzip") || equalsLowercase(buffer, name, "x-gzip") {
+            gzip = accepted
+        } else if name.count == 1 && buffer[name.lowerBound] == UInt8(ascii: "*") {
+            wildcard = accepted
+        }
+    }
+    return gzip ?? wildcard ?? false
+}
+
+/// Parses `;q=0.5` parameters; anything but a zero weight accepts (RFC 9110 §12.4.2).
+private func qualityIsPositive(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+    var index = range.lowerBound
+    while index < range.upperBound {
+        if buffer[index] == UInt8(ascii: "q") || buffer[index] == UInt8(ascii: "Q"), index + 1 < range.upperBound,
+            buffer[index + 1] == UInt8(ascii: "=")
+        {
+            var position = index + 2
+            var sawNonZero = false
+            while position < range.upperBound && (isDigit(buffer[position]) || buffer[position] == UInt8(ascii: ".")) {
+                if isDigit(buffer[position]) && buffer[position] != UInt8(ascii: "0") { sawNonZero = true }
+                position += 1
+            }
+            return sawNonZero
+        }
+        index += 1
+    }
+    return true
+}

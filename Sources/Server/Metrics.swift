@@ -1,0 +1,121 @@
+import Synchronization
+
+/// Counters one event loop updates without contention (its own Mutex), merged when `/metrics` is read.
+struct LoopStats {
+    struct RequestKey: Hashable {
+        var site: String
+        var pathClass: PathClass
+        var status: Int
+    }
+
+    var requests: [RequestKey: Int] = [:]
+    var responseBytes = 0
+    var botFetches: [String: Int] = [:]
+    var botLastFetch: [String: Double] = [:]
+    var connectionsAccepted = 0
+    var connectionsEvicted = 0
+    var timeouts: [String: Int] = [:]
+
+    mutating func merge(_ other: LoopStats) {
+        requests.merge(other.requests, uniquingKeysWith: +)
+        responseBytes += other.responseBytes
+        botFetches.merge(other.botFetches, uniquingKeysWith: +)
+        botLastFetch.merge(other.botLastFetch, uniquingKeysWith: max)
+        connectionsAccepted += other.connectionsAccepted
+        connectionsEvicted += other.connectionsEvicted
+        timeouts.merge(other.timeouts, uniquingKeysWith: +)
+    }
+}
+
+/// Process-wide state shared by all loops and the main thread.
+final class ServerState: Sendable {
+    let snapshot: Mutex<Snapshot>
+    let openConnections = Atomic<Int>(0)
+    let draining = Atomic<Bool>(false)
+    let reloadSuccesses = Atomic<Int>(0)
+    let reloadFailures = Atomic<Int>(0)
+    /// Microseconds the last successful load took.
+    let lastLoadMicroseconds = Atomic<Int>(0)
+    let lastReloadFailed = Atomic<Bool>(false)
+    let startedAt: Double
+
+    init(snapshot: Snapshot, startedAt: Double) {
+        self.snapshot = Mutex(snapshot)
+        self.startedAt = startedAt
+    }
+
+    var current: Snapshot { snapshot.withLock { $0 } }
+}
+
+/// Prometheus text exposition (version 0.0.4) of the merged counters.
+enum MetricsRenderer {
+    static func render(_ stats: LoopStats, state: ServerState) -> String {
+        func escape(_ value: String) -> String {
+            value.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"").replacingOccurrences("\n", "\\n")
+        }
+        var out = ""
+        out += "# HELP aasa_requests_total Requests answered, by site (first host of the site), path class and status.\n"
+        out += "# TYPE aasa_requests_total counter\n"
+        for (key, count) in stats.requests.sorted(by: { ($0.key.site, $0.key.pathClass.rawValue, $0.key.status) < ($1.key.site, $1.key.pathClass.rawValue, $1.key.status) }) {
+            out += "aasa_requests_total{host=\"\(escape(key.site))\",path=\"\(key.pathClass.label)\",status=\"\(key.status)\"} \(count)\n"
+        }
+        out += "# HELP aasa_bot_fetches_total AASA fetches by Apple's CDN (User-Agent AASA-Bot/...), by site.\n"
+        out += "# TYPE aasa_bot_fetches_total counter\n"
+        for (site, count) in stats.botFetches.sorted(by: { $0.key < $1.key }) {
+            out += "aasa_bot_fetches_total{host=\"\(escape(site))\"} \(count)\n"
+        }
+        out += "# HELP aasa_bot_last_fetch_timestamp_seconds When Apple's CDN last fetched the site's file.\n"
+        out += "# TYPE aasa_bot_last_fetch_timestamp_seconds gauge\n"
+        for (site, time) in stats.botLastFetch.sorted(by: { $0.key < $1.key }) {
+            out += "aasa_bot_last_fetch_timestamp_seconds{host=\"\(escape(site))\"} \(String(format3(time)))\n"
+        }
+        out += "# HELP aasa_response_bytes_total Bytes of responses queued for sending (headers and bodies).\n"
+        out += "# TYPE aasa_response_bytes_total counter\naasa_response_bytes_total \(stats.responseBytes)\n"
+        out += "# HELP aasa_open_connections Client connections currently open.\n"
+        out += "# TYPE aasa_open_connections gauge\naasa_open_connections \(state.openConnections.load(ordering: .relaxed))\n"
+        out += "# HELP aasa_connections_accepted_total Connections accepted.\n"
+        out += "# TYPE aasa_connections_accepted_total counter\naasa_connections_accepted_total \(stats.connectionsAccepted)\n"
+        out += "# HELP aasa_connections_evicted_total Connections closed to stay under maxConnections.\n"
+        out += "# TYPE aasa_connections_evicted_total counter\naasa_connections_evicted_total \(stats.connectionsEvicted)\n"
+        out += "# HELP aasa_connection_timeouts_total Connections closed by a timeout, by kind.\n"
+        out += "# TYPE aasa_connection_timeouts_total counter\n"
+        for (kind, count) in stats.timeouts.sorted(by: { $0.key < $1.key }) {
+            out += "aasa_connection_timeouts_total{kind=\"\(kind)\"} \(count)\n"
+        }
+        let snapshot = state.current
+        out += "# HELP aasa_config_generation Generation of the config in force (1 at start, +1 per successful reload).\n"
+        out += "# TYPE aasa_config_generation gauge\naasa_config_generation \(snapshot.generation)\n"
+        out += "# HELP aasa_config_loaded_timestamp_seconds When the config in force was loaded.\n"
+        out += "# TYPE aasa_config_loaded_timestamp_seconds gauge\naasa_config_loaded_timestamp_seconds \(format3(snapshot.loadedAt))\n"
+        out += "# HELP aasa_config_load_seconds How long loading the config in force took.\n"
+        out += "# TYPE aasa_config_load_seconds gauge\naasa_config_load_seconds \(format6(Double(state.lastLoadMicroseconds.load(ordering: .relaxed)) / 1e6))\n"
+        out += "# HELP aasa_reload_success_total Successful config reloads.\n"
+        out += "# TYPE aasa_reload_success_total counter\naasa_reload_success_total \(state.reloadSuccesses.load(ordering: .relaxed))\n"
+        out += "# HELP aasa_reload_failure_total Rejected config reloads (the previous config kept serving).\n"
+        out += "# TYPE aasa_reload_failure_total counter\naasa_reload_failure_total \(state.reloadFailures.load(ordering: .relaxed))\n"
+        out += "# HELP aasa_draining 1 while shutting down.\n"
+        out += "# TYPE aasa_draining gauge\naasa_draining \(state.draining.load(ordering: .relaxed) ? 1 : 0)\n"
+        return out
+    }
+
+    static func format3(_ value: Double) -> String {
+        let scaled = Int((value * 1000).rounded())
+        return "\(scaled / 1000).\(pad(scaled % 1000, 3))"
+    }
+
+    static func format6(_ value: Double) -> String {
+        let scaled = Int((value * 1_000_000).rounded())
+        return "\(scaled / 1_000_000).\(pad(scaled % 1_000_000, 6))"
+    }
+
+    static func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+}
+
+extension String {
+    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

@@ -1,0 +1,67 @@
+import AASA
+import HTTP1
+
+/// What a request was, for metrics and logs.
+enum PathClass: UInt8, Sendable {
+    case aasa
+    case health
+    case other
+
+    var label: String {
+        switch self {
+        case .aasa: return "aasa"
+        case .health: return "health"
+        case .other: return "other"
+        }
+    }
+}
+
+struct Routed {
+    let response: PreparedResponse
+    let siteLabel: String
+    let pathClass: PathClass
+}
+
+/// Picks the prepared response for a request on a main listener. No I/O, no allocation on the AASA path
+/// beyond the host name.
+enum Router {
+    static let wellKnownPath: [UInt8] = Array("/.well-known/apple-app-site-association".utf8)
+    static let rootPath: [UInt8] = Array("/apple-app-site-association".utf8)
+
+    static func route(_ head: RequestHead, _ buffer: UnsafeBufferPointer<UInt8>, _ snapshot: Snapshot) -> Routed {
+        if head.method == .unknown {
+            return Routed(response: snapshot.notImplemented, siteLabel: "-", pathClass: .other)
+        }
+        let path = UnsafeBufferPointer(rebasing: buffer[head.pathRange])
+        let isAASA = !head.isAsteriskForm && (equal(path, wellKnownPath) || equal(path, rootPath))
+        if isAASA {
+            guard head.method == .get || head.method == .head else {
+                return Routed(response: snapshot.methodNotAllowed, siteLabel: "-", pathClass: .aasa)
+            }
+            let site = head.hostRange.flatMap { range in
+                snapshot.hosts.lookup(String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self))
+            }
+            guard let responses = site.map({ snapshot.sites[$0] }) ?? snapshot.unknownHost else {
+                return Routed(response: snapshot.notFound, siteLabel: "unknown", pathClass: .aasa)
+            }
+            let response = head.acceptsGzip ? responses.gzip ?? responses.identity : responses.identity
+            return Routed(response: response, siteLabel: responses.label, pathClass: .aasa)
+        }
+        if let health = snapshot.healthPath, equal(path, health) {
+            guard head.method == .get || head.method == .head else {
+                return Routed(response: snapshot.methodNotAllowed, siteLabel: "-", pathClass: .health)
+            }
+            return Routed(response: snapshot.health, siteLabel: "-", pathClass: .health)
+        }
+        return Routed(response: snapshot.notFound, siteLabel: "-", pathClass: .other)
+    }
+
+    @inline(__always)
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return b.withUnsafeBufferPointer { b in
+            for index in 0..<a.count where a[index] != b[index] { return false }
+            return true
+        }
+    }
+}

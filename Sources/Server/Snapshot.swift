@@ -1,0 +1,143 @@
+public import AASA
+import Gzip
+import HTTP1
+
+/// A response built once, when the config loads: everything but the `Date` and `Connection` lines.
+///
+/// Serving it is a copy of these bytes plus the cached date into the connection's output buffer.
+final class PreparedResponse: Sendable {
+    let status: Int
+    /// Status line and headers, each line ending in CRLF, without `Date` and without the blank line.
+    let head: [UInt8]
+    let body: [UInt8]
+
+    init(status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.status = status
+        var text = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        text += "Content-Length: \(body.count)\r\n"
+        head = Array(text.utf8)
+        self.body = body
+    }
+
+    static func json(status: Int, _ body: String, extraHeaders: [(String, String)] = []) -> PreparedResponse {
+        PreparedResponse(
+            status: status,
+            headers: [("Server", "aasa-server"), ("Content-Type", "application/json"), ("Cache-Control", "no-store")] + extraHeaders,
+            body: Array((body + "\n").utf8)
+        )
+    }
+}
+
+/// What one host serves on the AASA paths: the document, and its gzip form when that is smaller.
+final class SiteResponses: Sendable {
+    /// The label used in metrics and logs: the site's first host (bounded cardinality, unlike Host headers).
+    let label: String
+    let identity: PreparedResponse
+    let gzip: PreparedResponse?
+    /// Kept to carry `Last-Modified` over a reload when the bytes did not change.
+    let bodyHash: UInt64
+    let lastModified: Int
+
+    init(label: String, body: [UInt8], cacheControl: String, lastModified: Int) {
+        self.label = label
+        self.lastModified = lastModified
+        let hash = fnv1a(body)
+        bodyHash = hash
+        let etag = "\"" + hex64(hash) + "\""
+        // Compress only when it pays: a tiny document gains nothing and costs the client a decode.
+        var compressed: [UInt8]?
+        if body.count >= 512, let gzipped = try? Gzip.compress(body), gzipped.count + 64 < body.count {
+            compressed = gzipped
+        }
+        var headers: [(String, String)] = [
+            ("Server", "aasa-server"),
+            ("Content-Type", "application/json"),
+            ("Cache-Control", cacheControl),
+            ("Last-Modified", HTTPDate.format(unixSeconds: lastModified)),
+        ]
+        if compressed != nil { headers.append(("Vary", "Accept-Encoding")) }
+        identity = PreparedResponse(status: 200, headers: headers + [("ETag", etag)], body: body)
+        gzip = compressed.map {
+            // A strong ETag names one representation, so the gzip form gets its own.
+            PreparedResponse(
+                status: 200,
+                headers: headers + [("ETag", "\"" + hex64(hash) + "-gz\""), ("Content-Encoding", "gzip")],
+                body: $0
+            )
+        }
+    }
+}
+
+/// The configuration in force: immutable, built completely before it is published, swapped atomically.
+///
+/// A request takes the snapshot once and is answered entirely from it, so a reload can never mix the
+/// headers of one config with the body of another.
+public final class Snapshot: Sendable {
+    public let generation: Int
+    public let loadedAt: Double
+    let hosts: HostTable<Int>
+    let sites: [SiteResponses]
+    /// Nil when `unknownHost` is "404".
+    let unknownHost: SiteResponses?
+    let healthPath: [UInt8]?
+    let notFound = PreparedResponse.json(status: 404, #"{"error":"not found"}"#)
+    let methodNotAllowed = PreparedResponse.json(
+        status: 405,
+        #"{"error":"method not allowed","allow":["GET","HEAD"]}"#,
+        extraHeaders: [("Allow", "GET, HEAD")]
+    )
+    let notImplemented = PreparedResponse.json(status: 501, #"{"error":"method not implemented"}"#)
+    let health = PreparedResponse.json(status: 200, #"{"status":"ok"}"#)
+
+    /// Builds every response for `config`. `previous` supplies `Last-Modified` for documents that did not
+    /// change; `now` is the time a changed document is stamped with.
+    public init(config: LoadedConfig, settings: ServerSettings, generation: Int, now: Double, previous: Snapshot? = nil) {
+        self.generation = generation
+        loadedAt = now
+        var table = HostTable<Int>()
+        var sites: [SiteResponses] = []
+        var previousByLabel: [String: SiteResponses] = [:]
+        for site in previous?.sites ?? [] { previousByLabel[site.label] = site }
+        for loaded in config.sites {
+            let label = loaded.site.name
+            let hash = fnv1a(loaded.bytes)
+            let stamp = previousByLabel[label].flatMap { $0.bodyHash == hash ? $0.lastModified : nil } ?? Int(now)
+            let index = sites.count
+            sites.append(SiteResponses(label: label, body: loaded.bytes, cacheControl: settings.cacheControl, lastModified: stamp))
+            for host in loaded.site.hosts { table.insert(host.value, index) }
+        }
+        hosts = table
+        self.sites = sites
+        if config.config?.unknownHost == .notFound {
+            unknownHost = nil
+        } else {
+            let stamp = previous?.unknownHost?.lastModified ?? Int(now)
+            unknownHost = SiteResponses(
+                label: "unknown",
+                body: LoadedConfig.emptyDocumentBytes,
+                cacheControl: settings.cacheControl,
+                lastModified: stamp
+            )
+        }
+        healthPath = settings.healthPath.map { Array($0.utf8) }
+    }
+
+    /// The labels of every site, for the reload summary.
+    public var siteLabels: [String] { sites.map(\.label) }
+}
+
+/// FNV-1a, 64-bit: a content hash for strong ETags (not a security boundary; the body is public).
+func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x0000_0100_0000_01B3
+    }
+    return hash
+}
+
+func hex64(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+}
