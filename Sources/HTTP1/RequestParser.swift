@@ -122,6 +122,9 @@ public struct RequestHeadParser: Sendable {
                     let previous = index - 1
                     if buffer[previous] == 0x0A || (buffer[previous] == 0x0D && previous > 0 && buffer[previous - 1] == 0x0A) {
                         scanOffset = 0
+                        if let lineEnd = requestLineEnd, index - lineEnd > limits.headerBytes + 2 {
+                            return .failed(.headerFieldsTooLarge("header section larger than \(limits.headerBytes) bytes"))
+                        }
                         return parseHead(buffer, start: start, end: index + 1)
                     }
                     if lineCount - 1 > limits.headerCount {

@@ -39,9 +39,9 @@ public final class Epoll {
         Glibc.close(fd)
     }
 
-    private func control(_ operation: Int32, _ target: Int32, token: UInt64, readable: Bool, writable: Bool) throws(SystemError) {
+    private func control(_ operation: Int32, _ target: Int32, token: UInt64, readable: Bool, writable: Bool, exclusive: Bool = false) throws(SystemError) {
         var event = epoll_event()
-        var mask: UInt32 = EPOLLRDHUP.rawValue
+        var mask: UInt32 = exclusive ? EPOLLEXCLUSIVE.rawValue : EPOLLRDHUP.rawValue
         if readable { mask |= EPOLLIN.rawValue }
         if writable { mask |= EPOLLOUT.rawValue }
         event.events = mask
@@ -51,6 +51,12 @@ public final class Epoll {
 
     public func add(_ target: Int32, token: UInt64, readable: Bool, writable: Bool) throws(SystemError) {
         try control(EPOLL_CTL_ADD, target, token: token, readable: readable, writable: writable)
+    }
+
+    /// Registers a listening socket shared by several loops: EPOLLEXCLUSIVE wakes one waiting loop
+    /// per new connection instead of all of them (no thundering herd).
+    public func addShared(_ target: Int32, token: UInt64) throws(SystemError) {
+        try control(EPOLL_CTL_ADD, target, token: token, readable: true, writable: false, exclusive: true)
     }
 
     public func modify(_ target: Int32, token: UInt64, readable: Bool, writable: Bool) throws(SystemError) {

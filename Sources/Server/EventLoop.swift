@@ -84,6 +84,8 @@ final class EventLoop {
     private var observedDraining = false
     let stopped = Atomic<Bool>(false)
     let drained = Atomic<Bool>(false)
+    /// Set once this loop no longer uses the main listening sockets (during a drain).
+    let releasedListeners = Atomic<Bool>(false)
     private(set) var mainConnectionCount = 0
 
     init(index: Int, listeners: [ListenerSocket], state: ServerState, settings: LoopSettings, registry: StatsRegistry) throws(SystemError) {
@@ -95,7 +97,7 @@ final class EventLoop {
         statsBox = registry.loops[index]
         epoll = try Epoll()
         for (position, listener) in listeners.enumerated() {
-            try epoll.add(listener.fd, token: EventLoop.listenerTokenBase + UInt64(position), readable: true, writable: false)
+            try epoll.addShared(listener.fd, token: EventLoop.listenerTokenBase + UInt64(position))
         }
     }
 
@@ -117,7 +119,6 @@ final class EventLoop {
             flushAccessLog()
         }
         for connection in connections.compactMap({ $0 }) { close(connection) }
-        for listener in listeners where listener.fd >= 0 { Posix.close(listener.fd) }
         flushAccessLog()
     }
 
@@ -586,12 +587,13 @@ final class EventLoop {
     private func drainStep() {
         if !observedDraining {
             observedDraining = true
-            // Stop accepting: close the main listeners; the admin listener stays for /readyz.
+            // Stop accepting on the main listeners (the admin listener stays, for /readyz). The sockets
+            // are shared by all loops, so the main thread closes them once every loop has let go.
             for position in listeners.indices where !listeners[position].isAdmin && listeners[position].fd >= 0 {
                 epoll.remove(listeners[position].fd)
-                Posix.close(listeners[position].fd)
                 listeners[position].fd = -1
             }
+            releasedListeners.store(true, ordering: .releasing)
         }
         for case let connection? in connections where !connection.isAdmin {
             let waiting = connection.input.isEmpty && !connection.hasPendingOutput

@@ -47,26 +47,26 @@ public enum HTTPServer {
         state.lastLoadMicroseconds.store(loadMicroseconds, ordering: .relaxed)
         let threadCount = settings.threads ?? Posix.cpuCount()
 
-        // Bind everything first: a port in use must leave nothing listening.
-        var perLoop = [[ListenerSocket]](repeating: [], count: threadCount)
+        // Bind everything first: a port in use must leave nothing listening. One socket per address,
+        // shared by all loops (EPOLLEXCLUSIVE), rather than SO_REUSEPORT: with reuse-port a second
+        // server started by mistake would silently share the port instead of failing.
+        var mainSockets: [ListenerSocket] = []
+        var adminSocket: ListenerSocket?
         var announcements: [String] = []
         func closeAll() {
-            for sockets in perLoop { for socket in sockets { Posix.close(socket.fd) } }
+            for socket in mainSockets { Posix.close(socket.fd) }
+            if let adminSocket { Posix.close(adminSocket.fd) }
         }
         do {
             for listener in settings.listeners {
-                var port = listener.port
-                for loop in 0..<threadCount {
-                    let bound = try Posix.listen(address: listener.address, port: port, reusePort: true)
-                    port = bound.port
-                    perLoop[loop].append(ListenerSocket(fd: bound.fd, isAdmin: false, proxyProtocol: listener.proxyProtocol))
-                }
-                let shown = ServerSettings.Listener(address: listener.address, port: port).description
+                let bound = try Posix.listen(address: listener.address, port: listener.port, reusePort: false)
+                mainSockets.append(ListenerSocket(fd: bound.fd, isAdmin: false, proxyProtocol: listener.proxyProtocol))
+                let shown = ServerSettings.Listener(address: listener.address, port: bound.port).description
                 announcements.append("listening on http://\(shown)" + (listener.proxyProtocol ? " (PROXY protocol)" : ""))
             }
             if let admin = settings.admin {
                 let bound = try Posix.listen(address: admin.address, port: admin.port, reusePort: false)
-                perLoop[0].append(ListenerSocket(fd: bound.fd, isAdmin: true, proxyProtocol: false))
+                adminSocket = ListenerSocket(fd: bound.fd, isAdmin: true, proxyProtocol: false)
                 announcements.append(
                     "admin on http://\(ServerSettings.Listener(address: admin.address, port: bound.port).description) "
                         + "(/healthz, /readyz, /metrics)"
@@ -84,6 +84,8 @@ public enum HTTPServer {
             Log.error("cannot listen: \(error)\(hint)")
             return 1
         }
+        var perLoop = [[ListenerSocket]](repeating: mainSockets, count: threadCount)
+        if let adminSocket { perLoop[0].append(adminSocket) }
 
         let registry = StatsRegistry(count: threadCount)
         let loopSettings = LoopSettings(settings)
@@ -119,6 +121,10 @@ public enum HTTPServer {
         while true {
             let signal = SignalFD.next(signals, timeoutMilliseconds: 100)
             if let deadline = drainDeadline {
+                if !mainSockets.isEmpty && loops.allSatisfy({ $0.releasedListeners.load(ordering: .acquiring) }) {
+                    for socket in mainSockets { Posix.close(socket.fd) }
+                    mainSockets = []
+                }
                 let allDrained = loops.allSatisfy { $0.drained.load(ordering: .acquiring) }
                 if allDrained || Posix.monotonicMilliseconds() >= deadline || signal == SIGTERM || signal == SIGINT {
                     if !allDrained { Log.info("drain timeout reached; closing the remaining connections") }
@@ -134,6 +140,18 @@ public enum HTTPServer {
                 state.draining.store(true, ordering: .releasing)
                 for loop in loops { loop.epoll.wake() }
                 drainDeadline = Posix.monotonicMilliseconds() + Int64(settings.drainTimeout * 1000)
+                // Close the listening sockets as soon as every loop has let go of them, so new
+                // connections are refused (not left in the backlog) while the drain runs.
+                let releaseDeadline = Posix.monotonicMilliseconds() + 1000
+                while !loops.allSatisfy({ $0.releasedListeners.load(ordering: .acquiring) })
+                    && Posix.monotonicMilliseconds() < releaseDeadline
+                {
+                    usleep(2000)
+                }
+                if loops.allSatisfy({ $0.releasedListeners.load(ordering: .acquiring) }) {
+                    for socket in mainSockets { Posix.close(socket.fd) }
+                    mainSockets = []
+                }
             default:
                 break
             }
@@ -143,6 +161,7 @@ public enum HTTPServer {
             loop.epoll.wake()
         }
         for thread in threads { thread.join() }
+        closeAll()
         Log.info("stopped")
         return 0
     }

@@ -1,0 +1,206 @@
+import Testing
+
+@testable import HTTP1
+
+/// Parses `text` in one piece.
+func parse(_ text: String, limits: HTTPLimits = HTTPLimits()) -> HeadParseResult {
+    var parser = RequestHeadParser(limits: limits)
+    return Array(text.utf8).withUnsafeBufferPointer { parser.parse($0) }
+}
+
+func head(_ text: String) throws -> (RequestHead, [UInt8]) {
+    let bytes = Array(text.utf8)
+    guard case .complete(let head) = parse(text) else {
+        Issue.record("expected a complete head for \(text.debugDescription), got \(parse(text))")
+        throw CancellationError()
+    }
+    return (head, bytes)
+}
+
+func text(_ bytes: [UInt8], _ range: Range<Int>?) -> String? {
+    range.map { String(decoding: bytes[$0], as: UTF8.self) }
+}
+
+@Suite("HTTP/1.1 request head parser")
+struct RequestParserTests {
+    @Test("A simple GET: method, path, query split off, Host, keep-alive by default")
+    func simpleGet() throws {
+        let (head, bytes) = try head("GET /.well-known/apple-app-site-association?x=1 HTTP/1.1\r\nHost: Example.com\r\nUser-Agent: AASA-Bot/1.0.0\r\n\r\n")
+        #expect(head.method == .get)
+        #expect(text(bytes, head.pathRange) == "/.well-known/apple-app-site-association")
+        #expect(text(bytes, head.targetRange) == "/.well-known/apple-app-site-association?x=1")
+        #expect(text(bytes, head.hostRange) == "Example.com")
+        #expect(text(bytes, head.userAgentRange) == "AASA-Bot/1.0.0")
+        #expect(head.keepAlive)
+        #expect(head.body == .none)
+        #expect(head.length == bytes.count)
+    }
+
+    @Test("Every split of a request parses to the same head, scanning incrementally")
+    func everySplit() throws {
+        let request = Array("\r\nGET /a HTTP/1.1\r\nHost: a.com\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\nGET /b".utf8)
+        let expectedLength = request.count - "GET /b".utf8.count
+        for split in 0...request.count {
+            var parser = RequestHeadParser()
+            var result = Array(request[0..<split]).withUnsafeBufferPointer { parser.parse($0) }
+            if case .complete = result {
+                #expect(split >= expectedLength)
+            } else {
+                #expect(result == .incomplete, "split \(split)")
+                result = request.withUnsafeBufferPointer { parser.parse($0) }
+            }
+            guard case .complete(let head) = result else {
+                Issue.record("split \(split): \(result)")
+                continue
+            }
+            #expect(head.length == expectedLength)
+            #expect(head.acceptsGzip)
+            #expect(!head.keepAlive)
+            #expect(text(request, head.pathRange) == "/a")
+        }
+    }
+
+    @Test("Byte-at-a-time delivery completes exactly at the final CRLF")
+    func byteAtATime() {
+        let request = Array("GET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        var parser = RequestHeadParser()
+        for end in 1...request.count {
+            let result = Array(request[0..<end]).withUnsafeBufferPointer { parser.parse($0) }
+            if end < request.count {
+                #expect(result == .incomplete)
+            } else if case .complete = result {
+            } else {
+                Issue.record("\(result)")
+            }
+        }
+    }
+
+    @Test(
+        "Malformed requests get the right status",
+        arguments: [
+            ("GET / HTTP/1.1\r\n\r\n", 400, "missing Host"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", 400, "more than one Host"),
+            ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, "invalid character in Host"),
+            ("GET / HTTP/1.1\r\nHost: user@a.com\r\n\r\n", 400, "userinfo"),
+            ("GET / HTTP/1.1\r\nHost: a.com:8x\r\n\r\n", 400, "non-numeric port"),
+            ("GET / HTTP/1.1\r\nHost: a.com,b.com\r\n\r\n", 400, "list of hosts"),
+            ("GET / HTTP/1.1\r\nHost: \u{E9}.com\r\n\r\n", 400, "non-ASCII"),
+            ("GET / HTTP/1.1\r\nHost:\r\n\r\n", 400, "empty Host"),
+            ("GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400, "whitespace between a header name and the colon"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nX-A: b\r\n  folded\r\n\r\n", 400, "obsolete line folding"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nX-A: b\u{0}c\r\n\r\n", 400, "control character"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nX-A: b\rc\r\n\r\n", 400, "bare CR"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nX(A): b\r\n\r\n", 400, "invalid header field name"),
+            ("GET / HTTP/1.1\r\nHost: a\r\n: b\r\n\r\n", 400, "invalid header field name"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "both Content-Length"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400, "conflicting"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400, "invalid Content-Length"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\n", 400, "invalid Content-Length"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 1\r\n\r\n", 400, "invalid Content-Length"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999\r\n\r\n", 400, "invalid Content-Length"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: \r\n\r\n", 400, "invalid Content-Length"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400, "not the final"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 400, "twice"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, "unsupported transfer coding"),
+            ("GET / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "HTTP/1.0"),
+            ("GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, "version"),
+            ("GET / HTTP/0.9\r\nHost: a\r\n\r\n", 505, "version"),
+            ("GET / HTTP/1.1x\r\nHost: a\r\n\r\n", 400, "malformed HTTP version"),
+            ("GET /  HTTP/1.1\r\nHost: a\r\n\r\n", 400, "malformed"),
+            ("GET /a b HTTP/1.1\r\nHost: a\r\n\r\n", 400, "malformed"),
+            ("GET /\u{E9} HTTP/1.1\r\nHost: a\r\n\r\n", 400, "non-ASCII"),
+            ("GET\r\n\r\n", 400, "malformed request line"),
+            ("GET example.com HTTP/1.1\r\nHost: a\r\n\r\n", 400, "request target"),
+            ("\r\rGET / HTTP/1.1\r\nHost: a\r\n\r\n", 400, "bare CR"),
+        ]
+    )
+    func malformed(request: String, status: Int, reason: String) {
+        guard case .failed(let error) = parse(request) else {
+            Issue.record("expected \(status) for \(request.debugDescription), got \(parse(request))")
+            return
+        }
+        #expect(error.status == status, "\(request.debugDescription)")
+        #expect(error.detail.contains(reason), "\(error.detail)")
+    }
+
+    @Test("Limits: a long request line is 414; a large or crowded header section is 431")
+    func limits() {
+        let limits = HTTPLimits(requestLineBytes: 100, headerBytes: 200, headerCount: 5, bodyBytes: 10)
+        let longLine = "GET /" + String(repeating: "a", count: 200) + " HTTP/1.1\r\nHost: a\r\n\r\n"
+        #expect(parse(longLine, limits: limits) == .failed(.uriTooLong))
+        // Detected before the line ends (a client cannot make us buffer without bound).
+        #expect(parse("GET /" + String(repeating: "a", count: 200), limits: limits) == .failed(.uriTooLong))
+        let bigHeader = "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "b", count: 300)
+        guard case .failed(let error) = parse(bigHeader, limits: limits) else {
+            Issue.record("expected 431")
+            return
+        }
+        #expect(error.status == 431)
+        // The same, when the whole oversized head arrives at once.
+        guard case .failed(let completeError) = parse(bigHeader + "\r\n\r\n", limits: limits), completeError.status == 431 else {
+            Issue.record("expected 431 for a complete oversized head")
+            return
+        }
+        let crowded = "GET / HTTP/1.1\r\nHost: a\r\n" + (0..<6).map { "X-\($0): 1\r\n" }.joined() + "\r\n"
+        guard case .failed(let countError) = parse(crowded, limits: limits) else {
+            Issue.record("expected 431")
+            return
+        }
+        #expect(countError.status == 431)
+        let exactlyFive = "GET / HTTP/1.1\r\nHost: a\r\n" + (0..<4).map { "X-\($0): 1\r\n" }.joined() + "\r\n"
+        if case .complete = parse(exactlyFive, limits: limits) {} else { Issue.record("five fields are allowed") }
+    }
+
+    @Test("Absolute-form targets override Host (RFC 9112 §3.2.2)")
+    func absoluteForm() throws {
+        let (head, bytes) = try head("GET HTTP://Other.example:8443/apple-app-site-association?q HTTP/1.1\r\nHost: a.com\r\n\r\n")
+        #expect(text(bytes, head.hostRange) == "Other.example:8443")
+        #expect(text(bytes, head.pathRange) == "/apple-app-site-association")
+        #expect(parse("GET http://a@b/ HTTP/1.1\r\nHost: a\r\n\r\n") == .failed(.badRequest("userinfo ('@') in Host")))
+    }
+
+    @Test("HTTP/1.0: no Host needed, closes unless Connection: keep-alive")
+    func http10() throws {
+        let (plain, _) = try head("GET / HTTP/1.0\r\n\r\n")
+        #expect(plain.hostRange == nil)
+        #expect(!plain.keepAlive)
+        let (kept, _) = try head("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")
+        #expect(kept.keepAlive)
+        let (closed, _) = try head("GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade, close\r\n\r\n")
+        #expect(!closed.keepAlive)
+        let (future, _) = try head("GET / HTTP/1.9\r\nHost: a\r\n\r\n")
+        #expect(future.keepAlive, "HTTP/1.x with x > 1 is treated as 1.1")
+    }
+
+    @Test("Methods are case-sensitive: get is unknown (501 territory)")
+    func methods() throws {
+        #expect(try head("get / HTTP/1.1\r\nHost: a\r\n\r\n").0.method == .unknown)
+        #expect(try head("HEAD / HTTP/1.1\r\nHost: a\r\n\r\n").0.method == .head)
+        #expect(try head("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n").0.body == .length(3))
+        #expect(try head("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n").0.isAsteriskForm)
+    }
+
+    @Test(
+        "Accept-Encoding: gzip with q-values, x-gzip, wildcard, explicit refusal",
+        arguments: [
+            ("gzip", true), ("deflate, gzip;q=0.5", true), ("gzip;q=0", false), ("gzip; q=0.000", false), ("*", true),
+            ("*;q=0", false), ("br", false), ("x-gzip", true), ("*, gzip;q=0", false), ("GZIP", true), ("identity", false),
+        ]
+    )
+    func acceptEncoding(value: String, accepted: Bool) throws {
+        #expect(try head("GET / HTTP/1.1\r\nHost: a\r\nAccept-Encoding: \(value)\r\n\r\n").0.acceptsGzip == accepted)
+    }
+
+    @Test("Bare LF line ends are accepted in the head; identical duplicate Content-Length is collapsed")
+    func lenientWhereSafe() throws {
+        let (head, _) = try head("GET / HTTP/1.1\nHost: a\nContent-Length: 2\nContent-Length: 2\n\n")
+        #expect(head.body == .length(2))
+    }
+
+    @Test("Header field values keep interior whitespace and lose surrounding OWS (SP or HTAB)")
+    func fieldValues() throws {
+        let (head, bytes) = try head("GET / HTTP/1.1\r\nHost:\t a.com \t\r\nUser-Agent:  x  y \r\n\r\n")
+        #expect(text(bytes, head.hostRange) == "a.com")
+        #expect(text(bytes, head.userAgentRange) == "x  y")
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import Glibc
+import Testing
+
+/// The repository root, found from this file.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+
+/// The built `aasa-server` beside the test bundle.
+var serverExecutable: String {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
+        directory = directory.deletingLastPathComponent()
+    }
+    return directory.appendingPathComponent("aasa-server").path
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes (never an unbounded wait).
+func waitUntil(_ timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = monotonicSeconds() + timeout
+    while monotonicSeconds() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+/// The real binary on ephemeral loopback ports. stdout and stderr go to files, so a chatty server can
+/// never block on a full pipe, and the tests read them whenever they like.
+final class ServerProcess {
+    let process = Process()
+    let directory: String
+    let stdoutPath: String
+    let stderrPath: String
+    private(set) var port = 0
+    private(set) var adminPort = 0
+    private(set) var proxyPort = 0
+
+    /// Writes `config` (JSON text) to a fresh directory and starts `serve` on 127.0.0.1:0.
+    init(config: String, files: [String: String] = [:], extraArguments: [String] = [], waitForReady: Bool = true) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-e2e-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(config.utf8).write(to: URL(fileURLWithPath: directory + "/config.json"))
+        for (name, text) in files {
+            let path = directory + "/" + name
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        stdoutPath = directory + "/stdout.log"
+        stderrPath = directory + "/stderr.log"
+        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: serverExecutable)
+        process.arguments = ["serve", "--config", directory + "/config.json"] + extraArguments
+        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        if waitForReady {
+            guard waitUntil(10, { stderr.contains("serving ") || !process.isRunning }) else {
+                stop()
+                throw TestFailure("server did not start: \(stderr)")
+            }
+            guard process.isRunning else { throw TestFailure("server exited: \(stderr)") }
+            let ports = Self.ports(in: stderr)
+            port = ports.main.first ?? 0
+            proxyPort = ports.main.count > 1 ? ports.main[1] : 0
+            adminPort = ports.admin ?? 0
+        }
+    }
+
+    static func ports(in text: String) -> (main: [Int], admin: Int?) {
+        var main: [Int] = []
+        var admin: Int?
+        for line in text.split(separator: "\n") {
+            guard let range = line.range(of: "http://127.0.0.1:") else { continue }
+            let digits = line[range.upperBound...].prefix { $0.isNumber }
+            guard let value = Int(digits) else { continue }
+            if line.contains("admin on") { admin = value } else if line.contains("listening on") { main.append(value) }
+        }
+        return (main, admin)
+    }
+
+    var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    var pid: Int32 { process.processIdentifier }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for exit (bounded); returns the status, or nil if it did not exit in time.
+    func waitForExit(_ timeout: Double = 15) -> Int32? {
+        guard waitUntil(timeout, { !process.isRunning }) else { return nil }
+        return process.terminationStatus
+    }
+
+    /// SIGTERM, a bounded wait, then SIGKILL: nothing outlives the test.
+    func stop() {
+        if process.isRunning {
+            signal(SIGTERM)
+            if waitForExit(5) == nil {
+                signal(SIGKILL)
+                _ = waitForExit(5)
+            }
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit { stop() }
+
+    /// Open descriptors of the server process (leak checks).
+    var openDescriptorCount: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+}
+
+/// A blocking loopback TCP client whose every read has a deadline.
+final class RawClient {
+    let fd: Int32
+
+    init(port: Int, timeout: Double = 5) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            Glibc.close(fd)
+            throw TestFailure("connect to \(port) failed: errno \(errno)")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count <= 0 { return }
+            offset += count
+        }
+    }
+
+    func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Reads whatever arrives within `timeout`; stops at EOF. Returns (bytes, sawEOF).
+    func read(timeout: Double = 5, until stop: ([UInt8]) -> Bool = { _ in false }) -> (bytes: [UInt8], closed: Bool) {
+        var received: [UInt8] = []
+        let deadline = monotonicSeconds() + timeout
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let remaining = deadline - monotonicSeconds()
+            if remaining <= 0 { return (received, false) }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(max(1, remaining * 1000)))
+            if ready <= 0 { return (received, false) }
+            let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return (received, true) }
+            received += buffer[0..<count]
+            if stop(received) { return (received, false) }
+        }
+    }
+
+    /// Reads until `count` complete responses (by Content-Length) have arrived.
+    func readResponses(_ count: Int, timeout: Double = 5, headRequests: Int = 0) -> [HTTPResponse] {
+        var responses: [HTTPResponse] = []
+        _ = read(timeout: timeout) { bytes in
+            responses = HTTPResponse.parseAll(bytes, headRequests: headRequests)
+            return responses.count >= count
+        }
+        return responses
+    }
+}
+
+/// A response as the tests see it.
+struct HTTPResponse {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    var bodyText: String { String(decoding: body, as: UTF8.self) }
+
+    /// Splits a byte stream into complete responses. The first `headRequests` have no body.
+    static func parseAll(_ bytes: [UInt8], headRequests: Int = 0) -> [HTTPResponse] {
+        var responses: [HTTPResponse] = []
+        var offset = 0
+        let separator: [UInt8] = [13, 10, 13, 10]
+        while offset < bytes.count {
+            guard let end = bytes[offset...].firstRange(of: separator) else { break }
+            let headText = String(decoding: bytes[offset..<end.lowerBound], as: UTF8.self)
+            var lines = headText.components(separatedBy: "\r\n")
+            let statusLine = lines.removeFirst().split(separator: " ")
+            guard statusLine.count >= 2, let status = Int(statusLine[1]) else { break }
+            let headers = lines.compactMap { line -> (String, String)? in
+                guard let colon = line.firstIndex(of: ":") else { return nil }
+                return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+            let length = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
+            let bodyLength = responses.count < headRequests ? 0 : length
+            guard bytes.count - end.upperBound >= bodyLength else { break }
+            responses.append(HTTPResponse(status: status, headers: headers, body: Array(bytes[end.upperBound..<(end.upperBound + bodyLength)])))
+            offset = end.upperBound + bodyLength
+        }
+        return responses
+    }
+}
+
+/// Runs a command (curl, haproxy, openssl) bounded by `timeout`, capturing stdout and stderr through files.
+@discardableResult
+func runTool(_ arguments: [String], timeout: Int = 20) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-tool-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    FileManager.default.createFile(atPath: directory + "/out", contents: nil)
+    FileManager.default.createFile(atPath: directory + "/err", contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+    process.arguments = [String(timeout)] + arguments
+    process.standardOutput = FileHandle(forWritingAtPath: directory + "/out")
+    process.standardError = FileHandle(forWritingAtPath: directory + "/err")
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    let out = FileManager.default.contents(atPath: directory + "/out").map { [UInt8]($0) } ?? []
+    let err = (try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? ""
+    return (process.terminationStatus, out, err)
+}
+
+/// A config serving example.com / www.example.com with a document big enough to be gzipped.
+func testConfig(server: String = #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0"}"#, unknownHost: String = "empty", extraSites: String = "") -> String {
+    let components = (0..<40).map { #"{"/": "/section-\#($0)/*", "comment": "section \#($0)"}"# }.joined(separator: ",")
+    return #"""
+        {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+         "sites": [
+           {"hosts": ["example.com", "www.example.com"],
+            "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/admin/*", "exclude": true}, \#(components)]}]}},
+           {"hosts": ["*.tenant.example.com"], "webcredentials": {"apps": ["shop"]}}\#(extraSites)
+         ],
+         "unknownHost": "\#(unknownHost)",
+         "server": \#(server)}
+        """#
+}
