@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "Server", dependencies: ["AASA", "HTTP1", "Posix", "Gzip"], swiftSettings: strictSettings),
 
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
-        .target(name: "CLI", dependencies: ["AASA", "Server"], swiftSettings: strictSettings),
+        .target(name: "CLI", dependencies: ["AASA", "Server", "Posix"], swiftSettings: strictSettings),
         .executableTarget(name: "aasa-server", dependencies: ["CLI"], swiftSettings: strictSettings),
 
         // Release-mode timing of the pure core; run by Benchmarks/core.sh, never by `swift test`.

@@ -1,9 +1,5 @@
 import AASA
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import Posix
 
 /// Where the CLI writes: results to stdout, diagnostics and logs to stderr (STYLE: CLI output).
 ///
@@ -21,29 +17,24 @@ public final class StandardConsole: Console {
 
     public func out(_ text: String) { outBytes(Array(text.utf8)) }
 
-    public func outBytes(_ bytes: [UInt8]) { FileHandle.standardOutput.write(Data(bytes)) }
+    public func outBytes(_ bytes: [UInt8]) { Posix.writeAll(1, bytes) }
 
-    public func err(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
+    public func err(_ text: String) { Posix.writeAll(2, Array(text.utf8)) }
 
-    public var stderrIsTerminal: Bool { isatty(2) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil }
+    public var stderrIsTerminal: Bool { Posix.isTerminal(2) && Posix.environment("NO_COLOR") == nil }
 }
 
-/// Reads files for the pure library (which takes a reader closure) and writes generated output.
+/// File access at the CLI edge; the pure library receives the reader as a closure.
 enum Files {
     static func read(_ path: String) -> Result<[UInt8], FileReadError> {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            return .failure(FileReadError("no such file"))
+        do {
+            return .success(try Posix.readFile(path))
+        } catch {
+            return .failure(FileReadError(error.code == 2 ? "no such file" : error.reason.lowercased()))
         }
-        if isDirectory.boolValue { return .failure(FileReadError("it is a directory")) }
-        guard FileManager.default.isReadableFile(atPath: path), let data = FileManager.default.contents(atPath: path)
-        else {
-            return .failure(FileReadError("permission denied"))
-        }
-        return .success([UInt8](data))
     }
 
-    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+    static func exists(_ path: String) -> Bool { Posix.fileExists(path) }
 
     static func readErrorMessage(_ path: String) -> String {
         if case .failure(let error) = read(path) { return error.message }
@@ -63,15 +54,9 @@ enum Files {
 
     /// Writes through a temporary file and a rename, so a reader never sees half a file.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
-        try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try Posix.writeFileAtomically(bytes, to: path)
     }
 
     /// The canonical absolute path, so "the output would overwrite the input" is detected through symlinks.
-    static func canonical(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
-    }
+    static func canonical(_ path: String) -> String { Posix.canonicalPath(path) }
 }

@@ -30,6 +30,9 @@ final class Connection {
     var writeDeadline: Int64?
     var lingerDeadline: Int64?
     var wantsWrite = false
+    /// Added to the loop's epoll set (a connection answered by the optimistic first read never is).
+    var registered = false
+    var noDelay = false
     var readingEnabled = true
     var requestStartMicros: Int64 = 0
     let acceptedAt: Int64

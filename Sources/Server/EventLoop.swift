@@ -158,7 +158,6 @@ final class EventLoop {
                     continue
                 }
             }
-            Posix.setNoDelay(fd)
             let slot = freeSlots.popLast() ?? connections.count
             if slot == connections.count { connections.append(nil) }
             let connection = Connection(
@@ -171,19 +170,18 @@ final class EventLoop {
                 now: now,
                 headerTimeout: settings.headerTimeout
             )
-            do {
-                try epoll.add(fd, token: UInt64(slot), readable: true, writable: false)
-            } catch {
-                Posix.close(fd)
-                freeSlots.append(slot)
-                continue
-            }
             connections[slot] = connection
             if !listener.isAdmin {
                 mainConnectionCount += 1
                 state.openConnections.add(1, ordering: .relaxed)
             }
-            statsBox.stats.withLock { $0.connectionsAccepted += 1 }
+            acceptedSinceStats += 1
+            // Optimistic read: on a fresh connection the request is usually already here, so a
+            // one-shot exchange (Connection: close) completes without ever touching epoll.
+            readable(connection)
+            if connections[slot] === connection && !connection.registered {
+                updateInterest(connection)
+            }
         }
     }
 
@@ -209,6 +207,27 @@ final class EventLoop {
 
     // MARK: - Reading and answering
 
+    /// Accepted-connection count not yet folded into the shared stats (saves a lock per accept).
+    private var acceptedSinceStats = 0
+
+    /// Registers the connection with epoll, or updates its interest: readable unless reading stopped,
+    /// writable while output is pending.
+    private func updateInterest(_ connection: Connection) {
+        let wantsWrite = connection.hasPendingOutput
+        do {
+            if connection.registered {
+                guard wantsWrite != connection.wantsWrite || !connection.readingEnabled else { return }
+                try epoll.modify(connection.fd, token: UInt64(connection.slot), readable: connection.readingEnabled, writable: wantsWrite)
+            } else {
+                try epoll.add(connection.fd, token: UInt64(connection.slot), readable: connection.readingEnabled, writable: wantsWrite)
+                connection.registered = true
+            }
+            connection.wantsWrite = wantsWrite
+        } catch {
+            abort(connection)
+        }
+    }
+
     private func readable(_ connection: Connection) {
         let result: Posix.IOResult
         do {
@@ -229,7 +248,9 @@ final class EventLoop {
                 connection.idleSince = nil
                 connection.headerDeadline = now + settings.headerTimeout
             }
-            if connection.input.isEmpty { connection.requestStartMicros = Int64(Posix.unixTime() * 1e6) }
+            if connection.input.isEmpty && settings.accessLog {
+                connection.requestStartMicros = Int64(Posix.unixTime() * 1e6)
+            }
             connection.input.append(contentsOf: scratch[0..<count])
         }
         if case .lingering = connection.phase {
@@ -246,8 +267,7 @@ final class EventLoop {
                 close(connection)
             } else if connection.readingEnabled {
                 connection.readingEnabled = false
-                try? epoll.modify(connection.fd, token: UInt64(connection.slot), readable: false, writable: true)
-                connection.wantsWrite = true
+                updateInterest(connection)
             }
         }
     }
@@ -334,6 +354,11 @@ final class EventLoop {
             response = routed.response
             siteLabel = routed.siteLabel
             pathClass = routed.pathClass
+        }
+        if !close && !connection.noDelay {
+            // Keep-alive: later small responses must not wait for the client's delayed ACK (Nagle).
+            Posix.setNoDelay(connection.fd)
+            connection.noDelay = true
         }
         let isHead = head.method == .head
         let written = append(response, to: connection, close: close, keepAliveHeader: head.isHTTP10 && !close, includeBody: !isHead)
@@ -498,10 +523,7 @@ final class EventLoop {
                 connection.writeDeadline = nil
             case .wouldBlock, .closed:
                 if connection.writeDeadline == nil { connection.writeDeadline = now + settings.writeTimeout }
-                if !connection.wantsWrite {
-                    connection.wantsWrite = true
-                    try? epoll.modify(connection.fd, token: UInt64(connection.slot), readable: connection.readingEnabled, writable: true)
-                }
+                if !connection.wantsWrite || !connection.registered { updateInterest(connection) }
                 return
             }
         }
@@ -513,10 +535,7 @@ final class EventLoop {
         }
         connection.outputOffset = 0
         connection.writeDeadline = nil
-        if connection.wantsWrite {
-            connection.wantsWrite = false
-            try? epoll.modify(connection.fd, token: UInt64(connection.slot), readable: connection.readingEnabled, writable: false)
-        }
+        if connection.wantsWrite { updateInterest(connection) }
         if connection.closeAfterWrite {
             finishClosing(connection)
         } else if !connection.input.isEmpty, case .head = connection.phase {
@@ -542,6 +561,11 @@ final class EventLoop {
     // MARK: - Timeouts and closing
 
     private func sweep() {
+        if acceptedSinceStats > 0 {
+            let accepted = acceptedSinceStats
+            acceptedSinceStats = 0
+            statsBox.stats.withLock { $0.connectionsAccepted += accepted }
+        }
         for case let connection? in connections {
             if case .lingering = connection.phase {
                 if now >= connection.lingerDeadline ?? now { close(connection) }
@@ -605,7 +629,7 @@ final class EventLoop {
     }
 
     private func release(_ connection: Connection) {
-        epoll.remove(connection.fd)
+        // No EPOLL_CTL_DEL: closing the only descriptor of a socket removes it from every epoll set.
         connections[connection.slot] = nil
         freeSlots.append(connection.slot)
         if !connection.isAdmin {

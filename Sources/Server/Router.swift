@@ -38,9 +38,7 @@ enum Router {
             guard head.method == .get || head.method == .head else {
                 return Routed(response: snapshot.methodNotAllowed, siteLabel: "-", pathClass: .aasa)
             }
-            let site = head.hostRange.flatMap { range in
-                snapshot.hosts.lookup(String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self))
-            }
+            let site = head.hostRange.flatMap { range in snapshot.hosts.lookup(normalized: normalizedHost(buffer, range)) }
             guard let responses = site.map({ snapshot.sites[$0] }) ?? snapshot.unknownHost else {
                 return Routed(response: snapshot.notFound, siteLabel: "unknown", pathClass: .aasa)
             }
@@ -54,6 +52,26 @@ enum Router {
             return Routed(response: snapshot.health, siteLabel: "-", pathClass: .health)
         }
         return Routed(response: snapshot.notFound, siteLabel: "-", pathClass: .other)
+    }
+
+    /// The Host value as the host table keys it: ASCII lower case, no port, no trailing dot. Built from
+    /// the bytes in one step (the parser has already rejected anything but ASCII host characters).
+    static func normalizedHost(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        var end = range.upperBound
+        if buffer[range.lowerBound] == UInt8(ascii: "[") {
+            if let close = buffer[range].firstIndex(of: UInt8(ascii: "]")) { end = close + 1 }
+        } else if let colon = buffer[range].lastIndex(of: UInt8(ascii: ":")) {
+            end = colon
+        }
+        if end > range.lowerBound && buffer[end - 1] == UInt8(ascii: ".") { end -= 1 }
+        let count = end - range.lowerBound
+        return String(unsafeUninitializedCapacity: count) { output in
+            for offset in 0..<count {
+                let byte = buffer[range.lowerBound + offset]
+                output[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            }
+            return count
+        }
     }
 
     @inline(__always)

@@ -69,6 +69,9 @@ struct CLITests {
             (["match", "--file", "x"], "give at least one URL"),
             (["validate", "--json=yes", "--config", "x"], "flag '--json' takes no value"),
             ([], "OVERVIEW"),
+            (["serve", "--listen", "localhost:80"], "listen on an IP address"),
+            (["serve", "--admin", "9090"], "has no port"),
+            (["serve", "--bogus"], "unknown option '--bogus'"),
         ]
     )
     func usageErrors(arguments: [String], message: String) {

@@ -96,7 +96,11 @@ public struct HostTable<Value: Sendable>: Sendable {
 
     /// `host` may carry a port, a trailing dot and any letter case (a Host header as received).
     public func lookup(_ host: String) -> Value? {
-        let name = HostTable.normalize(host)
+        lookup(normalized: HostTable.normalize(host))
+    }
+
+    /// For a name already lower-cased, without port or trailing dot (the server normalises bytes itself).
+    public func lookup(normalized name: String) -> Value? {
         if let value = exact[name] { return value }
         for wildcard in wildcards {
             let suffix = wildcard.suffix
