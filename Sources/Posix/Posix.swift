@@ -133,18 +133,19 @@ public enum Posix {
 
     static func addressText(_ storage: inout sockaddr_storage) -> String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        func decoded() -> String { String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
         return withUnsafePointer(to: &storage) { pointer -> String in
             if Int32(pointer.pointee.ss_family) == AF_INET6 {
                 return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                     var raw = address.pointee.sin6_addr
                     inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
-                    return String(cString: text)
+                    return decoded()
                 }
             }
             return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
                 var raw = address.pointee.sin_addr
                 inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-                return String(cString: text)
+                return decoded()
             }
         }
     }

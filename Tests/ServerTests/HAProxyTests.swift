@@ -54,7 +54,7 @@ struct HAProxyTests {
         haproxy.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
         haproxy.arguments = ["-f", configPath, "-db"]
         let logPath = server.directory + "/haproxy.log"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         haproxy.standardOutput = FileHandle(forWritingAtPath: logPath)
         haproxy.standardError = FileHandle(forWritingAtPath: logPath)
         haproxy.standardInput = FileHandle.nullDevice

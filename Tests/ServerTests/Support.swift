@@ -59,8 +59,8 @@ final class ServerProcess {
         }
         stdoutPath = directory + "/stdout.log"
         stderrPath = directory + "/stderr.log"
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: serverExecutable)
         process.arguments = ["serve", "--config", directory + "/config.json"] + extraArguments
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
@@ -231,8 +231,8 @@ func runTool(_ arguments: [String], timeout: Int = 20) throws -> (status: Int32,
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-tool-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    FileManager.default.createFile(atPath: directory + "/out", contents: nil)
-    FileManager.default.createFile(atPath: directory + "/err", contents: nil)
+    _ = FileManager.default.createFile(atPath: directory + "/out", contents: nil)
+    _ = FileManager.default.createFile(atPath: directory + "/err", contents: nil)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
     process.arguments = [String(timeout)] + arguments
