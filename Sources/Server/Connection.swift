@@ -33,6 +33,8 @@ final class Connection {
     /// Added to the loop's epoll set (a connection answered by the optimistic first read never is).
     var registered = false
     var noDelay = false
+    /// Reading stopped until the pending output drains.
+    var pausedForBackpressure = false
     var readingEnabled = true
     var requestStartMicros: Int64 = 0
     let acceptedAt: Int64

@@ -216,7 +216,6 @@ final class EventLoop {
         let wantsWrite = connection.hasPendingOutput
         do {
             if connection.registered {
-                guard wantsWrite != connection.wantsWrite || !connection.readingEnabled else { return }
                 try epoll.modify(connection.fd, token: UInt64(connection.slot), readable: connection.readingEnabled, writable: wantsWrite)
             } else {
                 try epoll.add(connection.fd, token: UInt64(connection.slot), readable: connection.readingEnabled, writable: wantsWrite)
@@ -229,6 +228,16 @@ final class EventLoop {
     }
 
     private func readable(_ connection: Connection) {
+        // Backpressure: a client that pipelines requests but does not read the answers is not read
+        // from either, so neither its input nor its output can grow without bound.
+        if connection.output.count - connection.outputOffset >= EventLoop.outputHighWater {
+            if connection.readingEnabled {
+                connection.readingEnabled = false
+                connection.pausedForBackpressure = true
+                updateInterest(connection)
+            }
+            return
+        }
         let result: Posix.IOResult
         do {
             result = try scratch.withUnsafeMutableBytes { try Posix.read(connection.fd, into: $0) }
@@ -535,7 +544,11 @@ final class EventLoop {
         }
         connection.outputOffset = 0
         connection.writeDeadline = nil
-        if connection.wantsWrite { updateInterest(connection) }
+        if connection.pausedForBackpressure {
+            connection.pausedForBackpressure = false
+            connection.readingEnabled = true
+        }
+        if connection.wantsWrite || !connection.readingEnabled { updateInterest(connection) }
         if connection.closeAfterWrite {
             finishClosing(connection)
         } else if !connection.input.isEmpty, case .head = connection.phase {

@@ -42,6 +42,13 @@ public enum HTTPServer {
         if let listen = options.listen { settings.listeners = listen }
         if let admin = options.admin { settings.admin = admin }
 
+        let fileLimit = Posix.raiseOpenFileLimit()
+        if fileLimit < settings.maxConnections + 64 {
+            Log.error(
+                "the open-file limit is \(fileLimit), below maxConnections (\(settings.maxConnections)) plus headroom; "
+                    + "raise it (systemd LimitNOFILE=, docker --ulimit nofile=) or lower maxConnections"
+            )
+        }
         let startedAt = Posix.unixTime()
         let state = ServerState(snapshot: Snapshot(config: initial, settings: settings, generation: 1, now: startedAt), startedAt: startedAt)
         state.lastLoadMicroseconds.store(loadMicroseconds, ordering: .relaxed)

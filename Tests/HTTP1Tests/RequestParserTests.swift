@@ -204,3 +204,50 @@ struct RequestParserTests {
         #expect(text(bytes, head.userAgentRange) == "x  y")
     }
 }
+
+@Suite("HTTP/1.1 parser robustness")
+struct ParserFuzzTests {
+    struct Generator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("20,000 mutated requests: never a crash, ranges always inside the buffer, heads end on a line end")
+    func mutations() {
+        let seeds = [
+            "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: gzip\r\n\r\n",
+            "GET http://a.com/x?y HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\nabc",
+            "HEAD / HTTP/1.1\r\nHost: [::1]:80\r\nTransfer-Encoding: chunked\r\nUser-Agent: AASA-Bot/1.0.0\r\n\r\n0\r\n\r\n",
+        ].map { Array($0.utf8) }
+        let interesting: [UInt8] = [0, 9, 10, 13, 32, 58, 44, 64, 0x7F, 0x80, 0xFF, UInt8(ascii: "["), UInt8(ascii: "]")]
+        var random = Generator(state: 7)
+        for iteration in 0..<20_000 {
+            var bytes = seeds[iteration % seeds.count]
+            for _ in 0..<(1 + Int(random.next() % 4)) {
+                let position = Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 4 {
+                case 0: bytes[position] = interesting[Int(random.next() % UInt64(interesting.count))]
+                case 1: bytes.insert(UInt8(truncatingIfNeeded: random.next()), at: position)
+                case 2: if bytes.count > 1 { bytes.remove(at: position) }
+                default: bytes[position] = UInt8(truncatingIfNeeded: random.next())
+                }
+            }
+            var parser = RequestHeadParser(limits: HTTPLimits(requestLineBytes: 64, headerBytes: 128, headerCount: 4, bodyBytes: 16))
+            let split = Int(random.next() % UInt64(bytes.count + 1))
+            var result = Array(bytes[0..<split]).withUnsafeBufferPointer { parser.parse($0) }
+            if result == .incomplete { result = bytes.withUnsafeBufferPointer { parser.parse($0) } }
+            guard case .complete(let head) = result else { continue }
+            #expect(head.length <= bytes.count)
+            #expect(bytes[head.length - 1] == 0x0A)
+            for range in [head.pathRange, head.targetRange, head.methodRange] + [head.hostRange, head.userAgentRange].compactMap({ $0 }) {
+                #expect(range.upperBound <= head.length)
+            }
+        }
+    }
+}

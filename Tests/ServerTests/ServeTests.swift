@@ -360,3 +360,49 @@ struct ServeConnectionTests {
         #expect(waitUntil(3) { server.openDescriptorCount == before }, "before \(before), after \(server.openDescriptorCount)")
     }
 }
+
+@Suite("serve: load and stalls", .serialized)
+struct ServeLoadTests {
+    static let request = "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n"
+
+    @Test("A client that stops reading is dropped after the write timeout; others are unaffected")
+    func stalledWrite() throws {
+        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "timeouts": {"write": 1}, "threads": 1, "maxRequestsPerConnection": 100000}"#))
+        defer { server.stop() }
+        let stalled = try RawClient(port: server.port)
+        var small: Int32 = 4096
+        setsockopt(stalled.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        // Far more response bytes than the socket buffers hold (~15 MB), and never read. The server
+        // stops reading this client once its output backs up, so send from another thread.
+        let flood = Array(String(repeating: Self.request, count: 6000).utf8)
+        let sender = Thread { stalled.send(flood) }
+        sender.start()
+        let healthy = try RawClient(port: server.port)
+        healthy.send(Self.request)
+        #expect(healthy.readResponses(1).first?.status == 200, "one stalled client does not block the loop")
+        let metricsURL = "http://127.0.0.1:\(server.adminPort)/metrics"
+        let dropped = waitUntil(8) {
+            let text = (try? runTool(["curl", "-s", metricsURL])).map { String(decoding: $0.stdout, as: UTF8.self) } ?? ""
+            return text.contains(#"aasa_connection_timeouts_total{kind="write"} 1"#)
+        }
+        #expect(dropped)
+        #expect(waitUntil(3) {
+            let text = (try? runTool(["curl", "-s", metricsURL])).map { String(decoding: $0.stdout, as: UTF8.self) } ?? ""
+            return text.contains("aasa_open_connections 1")
+        }, "only the healthy client is left")
+    }
+
+    @Test("2,000 keep-alive connections are held open at once and every one is answered")
+    func manyConnections() throws {
+        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false}"#))
+        defer { server.stop() }
+        var clients: [RawClient] = []
+        for _ in 0..<2000 { clients.append(try RawClient(port: server.port)) }
+        for client in clients { client.send(Self.request) }
+        var answered = 0
+        for client in clients where client.readResponses(1, timeout: 5).first?.status == 200 { answered += 1 }
+        #expect(answered == 2000)
+        let metrics = try runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/metrics"])
+        #expect(String(decoding: metrics.stdout, as: UTF8.self).contains("aasa_open_connections 2000"))
+    }
+}

@@ -125,7 +125,7 @@ final class ServerProcess {
 }
 
 /// A blocking loopback TCP client whose every read has a deadline.
-final class RawClient {
+final class RawClient: @unchecked Sendable {
     let fd: Int32
 
     init(port: Int, timeout: Double = 5) throws {
