@@ -16,6 +16,7 @@ let package = Package(
         // C: what Swift cannot import (epoll, signalfd, accept4 need _GNU_SOURCE; zlib's init macros).
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
 
         // Pure: bytes and values in, values out. No Foundation, no OS module, no clocks, no globals.
         .target(name: "AASA", swiftSettings: strictSettings),
@@ -24,12 +25,13 @@ let package = Package(
         // Thin: the only code that makes system calls (Posix) or calls zlib (Gzip).
         .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
+        .target(name: "TLS", dependencies: ["COpenSSL"], swiftSettings: strictSettings),
 
         // Composition: the epoll server, built from the pure and thin targets.
-        .target(name: "Server", dependencies: ["AASA", "HTTP1", "Posix", "Gzip"], swiftSettings: strictSettings),
+        .target(name: "Server", dependencies: ["AASA", "HTTP1", "Posix", "Gzip", "TLS"], swiftSettings: strictSettings),
 
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
-        .target(name: "CLI", dependencies: ["AASA", "Server", "Posix"], swiftSettings: strictSettings),
+        .target(name: "CLI", dependencies: ["AASA", "Server", "Posix", "TLS"], swiftSettings: strictSettings),
         .executableTarget(name: "aasa-server", dependencies: ["CLI"], swiftSettings: strictSettings),
 
         // Release-mode timing of the pure core; run by Benchmarks/core.sh, never by `swift test`.
@@ -46,7 +48,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "AASA", "HTTP1", "Gzip"], swiftSettings: strictSettings),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "AASA", "HTTP1", "Gzip", "TLS"], swiftSettings: strictSettings),
         .testTarget(name: "CLITests", dependencies: ["CLI", "AASA"], swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,6 @@
 import AASA
+import Server
+import TLS
 
 /// Exit statuses, the same for every subcommand (README, `--help`).
 public enum ExitStatus {
@@ -27,6 +29,7 @@ public enum CommandLineTool {
         ValidateCommand.subcommand,
         GenerateCommand.subcommand,
         MatchCommand.subcommand,
+        DevCertCommand.subcommand,
     ]
 
     static var overview: String {
@@ -120,6 +123,19 @@ extension String {
 
 /// Loads a config through the file system; shared by the subcommands that take `--config`.
 enum ConfigFiles {
+    /// The config plus its certificates (checked, and built into SNI contexts when there are no errors).
+    static func loadServing(_ path: String, console: any Console, now: Int) -> (LoadedConfig, TLSContexts?, [Diagnostic], [String: [UInt8]])? {
+        guard let (loaded, sources) = load(path, console: console) else { return nil }
+        var diagnostics = loaded.diagnostics
+        var contexts: TLSContexts?
+        if let settings = loaded.config?.server, !loaded.hasErrors {
+            let tls = TLSSetup.load(settings, configPath: path, now: now)
+            diagnostics += tls.diagnostics
+            contexts = tls.contexts
+        }
+        return (loaded, contexts, diagnostics, sources)
+    }
+
     static func load(_ path: String, console: any Console) -> (LoadedConfig, [String: [UInt8]])? {
         guard let bytes = Files.readArgument(path, console: console) else { return nil }
         var sources: [String: [UInt8]] = [path: bytes]

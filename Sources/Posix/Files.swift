@@ -40,11 +40,11 @@ extension Posix {
 
     /// Writes through a temporary file in the same directory, flushed, then renamed over the target:
     /// a reader sees the old file or the new one, never half of one.
-    public static func writeFileAtomically(_ bytes: [UInt8], to path: String) throws(SystemError) {
+    public static func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: UInt32 = 0o644) throws(SystemError) {
         let directory = directoryName(path)
         try makeDirectories(directory)
         let temporary = path + ".tmp-\(getpid())"
-        let fd = try check("open \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        let fd = try check("open \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
         var offset = 0
         let failure: SystemError? = bytes.withUnsafeBytes { raw -> SystemError? in
             while offset < raw.count {
@@ -57,6 +57,8 @@ extension Posix {
             }
             return nil
         }
+        // The umask must not loosen or tighten what the caller asked for (private keys are 0600).
+        _ = fchmod(fd, mode)
         if failure == nil && fsync(fd) != 0 {
             Glibc.close(fd)
             unlink(temporary)

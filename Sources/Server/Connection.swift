@@ -1,4 +1,5 @@
 import HTTP1
+import TLS
 
 /// One client connection, owned by one event loop.
 final class Connection {
@@ -35,6 +36,10 @@ final class Connection {
     var noDelay = false
     /// Reading stopped until the pending output drains.
     var pausedForBackpressure = false
+    /// HTTPS: the TLS session over `fd` (nil on plain listeners).
+    var tls: TLSSession?
+    /// The TLS handshake is waiting for the socket to become writable.
+    var tlsWantsWrite = false
     var readingEnabled = true
     var requestStartMicros: Int64 = 0
     let acceptedAt: Int64

@@ -2,12 +2,14 @@ import AASA
 import HTTP1
 import Posix
 import Synchronization
+import TLS
 
 /// A listening socket owned by one loop.
 struct ListenerSocket {
     var fd: Int32
     var isAdmin: Bool
     var proxyProtocol: Bool
+    var tls: Bool
 }
 
 /// Settings the loops read on every request, in the units they use.
@@ -131,6 +133,10 @@ final class EventLoop {
         let slot = Int(event.token)
         guard slot < connections.count, let connection = connections[slot] else { return }
         now = Posix.monotonicMilliseconds()
+        if event.writable && connection.tlsWantsWrite {
+            readable(connection)
+            return
+        }
         if event.writable && connection.hasPendingOutput { flush(connection) }
         if connections[slot] === connection && event.readable { readable(connection) }
     }
@@ -170,6 +176,14 @@ final class EventLoop {
                 now: now,
                 headerTimeout: settings.headerTimeout
             )
+            if listener.tls {
+                guard let session = state.current.tls?.session(fd: fd) else {
+                    Posix.abort(fd)
+                    freeSlots.append(slot)
+                    continue
+                }
+                connection.tls = session
+            }
             connections[slot] = connection
             if !listener.isAdmin {
                 mainConnectionCount += 1
@@ -213,7 +227,7 @@ final class EventLoop {
     /// Registers the connection with epoll, or updates its interest: readable unless reading stopped,
     /// writable while output is pending.
     private func updateInterest(_ connection: Connection) {
-        let wantsWrite = connection.hasPendingOutput
+        let wantsWrite = connection.hasPendingOutput || connection.tlsWantsWrite
         do {
             if connection.registered {
                 try epoll.modify(connection.fd, token: UInt64(connection.slot), readable: connection.readingEnabled, writable: wantsWrite)
@@ -238,13 +252,30 @@ final class EventLoop {
             }
             return
         }
-        let result: Posix.IOResult
-        do {
-            result = try scratch.withUnsafeMutableBytes { try Posix.read(connection.fd, into: $0) }
-        } catch {
-            abort(connection)
-            return
+        if let tls = connection.tls, !tls.handshakeDone {
+            switch tls.handshake() {
+            case .done:
+                if connection.tlsWantsWrite {
+                    connection.tlsWantsWrite = false
+                    updateInterest(connection)
+                }
+            case .wantRead:
+                if connection.tlsWantsWrite {
+                    connection.tlsWantsWrite = false
+                    updateInterest(connection)
+                }
+                return
+            case .wantWrite:
+                connection.tlsWantsWrite = true
+                updateInterest(connection)
+                return
+            case .failed, .closed:
+                // Plain HTTP on a TLS port, an unsupported protocol version, or a client that gave up.
+                abort(connection)
+                return
+            }
         }
+        let result = read(connection)
         switch result {
         case .wouldBlock:
             return
@@ -270,6 +301,11 @@ final class EventLoop {
         if connections[connection.slot] !== connection { return }
         flush(connection)
         if connections[connection.slot] !== connection { return }
+        if let tls = connection.tls, tls.pendingBytes > 0, !connection.peerClosed {
+            // OpenSSL already holds decrypted bytes that no socket event will announce.
+            readable(connection)
+            return
+        }
         if connection.peerClosed {
             // A half-closed client is still answered; once everything it asked for is written, we close.
             if !connection.hasPendingOutput {
@@ -278,6 +314,37 @@ final class EventLoop {
                 connection.readingEnabled = false
                 updateInterest(connection)
             }
+        }
+    }
+
+    /// One read from the socket, through TLS when the connection has it.
+    private func read(_ connection: Connection) -> Posix.IOResult {
+        if let tls = connection.tls {
+            switch scratch.withUnsafeMutableBytes({ tls.read(into: $0) }) {
+            case .bytes(let count): return .bytes(count)
+            case .wouldBlock: return .wouldBlock
+            case .closed, .failed: return .closed
+            }
+        }
+        do {
+            return try scratch.withUnsafeMutableBytes { try Posix.read(connection.fd, into: $0) }
+        } catch {
+            return .closed
+        }
+    }
+
+    /// One write of pending output, through TLS when the connection has it; nil means the connection failed.
+    private func write(_ connection: Connection) -> Posix.IOResult? {
+        connection.output.withUnsafeBytes { raw -> Posix.IOResult? in
+            let pending = UnsafeRawBufferPointer(rebasing: raw[connection.outputOffset...])
+            if let tls = connection.tls {
+                switch tls.write(pending) {
+                case .bytes(let count): return .bytes(count)
+                case .wouldBlock: return .wouldBlock
+                case .closed, .failed: return nil
+                }
+            }
+            return try? Posix.write(connection.fd, pending)
         }
     }
 
@@ -517,12 +584,7 @@ final class EventLoop {
 
     private func flush(_ connection: Connection) {
         while connection.outputOffset < connection.output.count {
-            let result: Posix.IOResult
-            do {
-                result = try connection.output.withUnsafeBytes { raw in
-                    try Posix.write(connection.fd, UnsafeRawBufferPointer(rebasing: raw[connection.outputOffset...]))
-                }
-            } catch {
+            guard let result = write(connection) else {
                 abort(connection)
                 return
             }
@@ -654,12 +716,15 @@ final class EventLoop {
     private func close(_ connection: Connection) {
         guard connections[connection.slot] === connection else { return }
         release(connection)
+        if let tls = connection.tls, tls.handshakeDone { tls.shutdown() }
+        connection.tls = nil
         Posix.close(connection.fd)
     }
 
     private func abort(_ connection: Connection) {
         guard connections[connection.slot] === connection else { return }
         release(connection)
+        connection.tls = nil
         Posix.abort(connection.fd)
     }
 

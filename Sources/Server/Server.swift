@@ -1,5 +1,6 @@
 public import AASA
 import Glibc
+public import TLS
 import Posix
 import Synchronization
 
@@ -20,7 +21,7 @@ public enum HTTPServer {
 
     /// The outcome of reading the config again: the loaded config, or the lines saying why not.
     public enum LoadResult: Sendable {
-        case loaded(LoadedConfig, microseconds: Int)
+        case loaded(LoadedConfig, tls: TLSContexts?, microseconds: Int)
         case rejected([String])
     }
 
@@ -28,6 +29,7 @@ public enum HTTPServer {
     /// `reload` re-reads the config for SIGHUP.
     public static func run(
         initial: LoadedConfig,
+        tls: TLSContexts?,
         loadMicroseconds: Int,
         options: Options,
         reload: @escaping @Sendable () -> LoadResult
@@ -39,7 +41,8 @@ public enum HTTPServer {
             return 1
         }
         var settings = initial.config?.server ?? ServerSettings()
-        if let listen = options.listen { settings.listeners = listen }
+        // --listen replaces the plain listeners; TLS listeners stay as configured.
+        if let listen = options.listen { settings.listeners = listen + settings.listeners.filter(\.tls) }
         if let admin = options.admin { settings.admin = admin }
 
         let fileLimit = Posix.raiseOpenFileLimit()
@@ -50,7 +53,10 @@ public enum HTTPServer {
             )
         }
         let startedAt = Posix.unixTime()
-        let state = ServerState(snapshot: Snapshot(config: initial, settings: settings, generation: 1, now: startedAt), startedAt: startedAt)
+        let state = ServerState(
+            snapshot: Snapshot(config: initial, settings: settings, tls: tls, generation: 1, now: startedAt),
+            startedAt: startedAt
+        )
         state.lastLoadMicroseconds.store(loadMicroseconds, ordering: .relaxed)
         let threadCount = settings.threads ?? Posix.cpuCount()
 
@@ -67,13 +73,15 @@ public enum HTTPServer {
         do {
             for listener in settings.listeners {
                 let bound = try Posix.listen(address: listener.address, port: listener.port, reusePort: false)
-                mainSockets.append(ListenerSocket(fd: bound.fd, isAdmin: false, proxyProtocol: listener.proxyProtocol))
+                mainSockets.append(ListenerSocket(fd: bound.fd, isAdmin: false, proxyProtocol: listener.proxyProtocol, tls: listener.tls))
                 let shown = ServerSettings.Listener(address: listener.address, port: bound.port).description
-                announcements.append("listening on http://\(shown)" + (listener.proxyProtocol ? " (PROXY protocol)" : ""))
+                announcements.append(
+                    "listening on \(listener.tls ? "https" : "http")://\(shown)" + (listener.proxyProtocol ? " (PROXY protocol)" : "")
+                )
             }
             if let admin = settings.admin {
                 let bound = try Posix.listen(address: admin.address, port: admin.port, reusePort: false)
-                adminSocket = ListenerSocket(fd: bound.fd, isAdmin: true, proxyProtocol: false)
+                adminSocket = ListenerSocket(fd: bound.fd, isAdmin: true, proxyProtocol: false, tls: false)
                 announcements.append(
                     "admin on http://\(ServerSettings.Listener(address: admin.address, port: bound.port).description) "
                         + "(/healthz, /readyz, /metrics)"
@@ -180,9 +188,16 @@ public enum HTTPServer {
             state.lastReloadFailed.store(true, ordering: .relaxed)
             Log.error("reload rejected, still serving generation \(state.current.generation): " + (lines.first ?? "unknown error"))
             for line in lines.dropFirst() { Log.error("  " + line) }
-        case .loaded(let loaded, let microseconds):
+        case .loaded(let loaded, let tls, let microseconds):
             let previous = state.current
-            let next = Snapshot(config: loaded, settings: settings, generation: previous.generation + 1, now: Posix.unixTime(), previous: previous)
+            let next = Snapshot(
+                config: loaded,
+                settings: settings,
+                tls: tls ?? previous.tls,
+                generation: previous.generation + 1,
+                now: Posix.unixTime(),
+                previous: previous
+            )
             state.snapshot.withLock { $0 = next }
             state.reloadSuccesses.add(1, ordering: .relaxed)
             state.lastReloadFailed.store(false, ordering: .relaxed)

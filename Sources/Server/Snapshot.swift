@@ -1,6 +1,7 @@
 public import AASA
 import Gzip
 import HTTP1
+public import TLS
 
 /// A response built once, when the config loads: everything but the `Date` and `Connection` lines.
 ///
@@ -81,6 +82,8 @@ public final class Snapshot: Sendable {
     /// Nil when `unknownHost` is "404".
     let unknownHost: SiteResponses?
     let healthPath: [UInt8]?
+    /// Certificates for TLS listeners; swapped with the rest of the config on reload.
+    let tls: TLSContexts?
     let notFound = PreparedResponse.json(status: 404, #"{"error":"not found"}"#)
     let methodNotAllowed = PreparedResponse.json(
         status: 405,
@@ -92,7 +95,15 @@ public final class Snapshot: Sendable {
 
     /// Builds every response for `config`. `previous` supplies `Last-Modified` for documents that did not
     /// change; `now` is the time a changed document is stamped with.
-    public init(config: LoadedConfig, settings: ServerSettings, generation: Int, now: Double, previous: Snapshot? = nil) {
+    public init(
+        config: LoadedConfig,
+        settings: ServerSettings,
+        tls: TLSContexts? = nil,
+        generation: Int,
+        now: Double,
+        previous: Snapshot? = nil
+    ) {
+        self.tls = tls
         self.generation = generation
         loadedAt = now
         var table = HostTable<Int>()

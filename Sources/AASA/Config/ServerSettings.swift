@@ -8,11 +8,14 @@ public struct ServerSettings: Sendable, Equatable {
         public var port: Int
         /// Expect a PROXY protocol v1 or v2 header before each connection's first request.
         public var proxyProtocol: Bool
+        /// HTTPS: the certificate is chosen by SNI from `certificates`.
+        public var tls: Bool
 
-        public init(address: String, port: Int, proxyProtocol: Bool = false) {
+        public init(address: String, port: Int, proxyProtocol: Bool = false, tls: Bool = false) {
             self.address = address
             self.port = port
             self.proxyProtocol = proxyProtocol
+            self.tls = tls
         }
 
         /// `127.0.0.1:8080`, `[::1]:8080`.
@@ -20,6 +23,8 @@ public struct ServerSettings: Sendable, Equatable {
     }
 
     public var listeners: [Listener] = [Listener(address: "0.0.0.0", port: 8080), Listener(address: "::", port: 8080)]
+    /// Certificates for TLS listeners: the hosts each covers (for SNI) and its PEM files, relative to the config.
+    public var certificates: [CertificateEntry] = []
     /// Nil turns the admin listener off.
     public var admin: Listener? = Listener(address: "127.0.0.1", port: 9090)
     /// Event-loop threads; nil means one per CPU core.
@@ -47,14 +52,33 @@ public struct ServerSettings: Sendable, Equatable {
     public var trustForwardedHeaders = false
 
     public init() {}
+
+    public struct CertificateEntry: Sendable, Equatable {
+        public var hosts: [String]
+        public var certificate: String
+        public var key: String
+        public var origin: Origin
+
+        public init(hosts: [String], certificate: String, key: String, origin: Origin = .none) {
+            self.hosts = hosts
+            self.certificate = certificate
+            self.key = key
+            self.origin = origin
+        }
+
+        public static func == (lhs: CertificateEntry, rhs: CertificateEntry) -> Bool {
+            lhs.hosts == rhs.hosts && lhs.certificate == rhs.certificate && lhs.key == rhs.key
+        }
+    }
 }
 
 extension ServerSettings {
+    static let certificateKeys = ["hosts", "certificate", "key", "comment"]
     static let keys = [
-        "listen", "admin", "threads", "maxConnections", "maxRequestsPerConnection", "limits", "timeouts", "cacheControl",
+        "certificates", "listen", "admin", "threads", "maxConnections", "maxRequestsPerConnection", "limits", "timeouts", "cacheControl",
         "healthPath", "accessLog", "trustForwardedHeaders", "comment",
     ]
-    static let listenerKeys = ["address", "port", "proxyProtocol", "comment"]
+    static let listenerKeys = ["address", "port", "proxyProtocol", "tls", "comment"]
     static let limitKeys = ["requestLineBytes", "headerBytes", "headerCount", "bodyBytes"]
     static let timeoutKeys = ["header", "keepAlive", "write", "drain"]
 
@@ -150,6 +174,9 @@ extension ConfigDecoder {
             if let proxy = node["proxyProtocol"], let flag = reader.bool(proxy, path.key("proxyProtocol")) {
                 result.proxyProtocol = flag
             }
+            if let tls = node["tls"], let flag = reader.bool(tls, path.key("tls")) {
+                result.tls = flag
+            }
             return result
         }
 
@@ -220,11 +247,53 @@ extension ConfigDecoder {
                         settings.healthPath = text.value
                     }
                 }
+            case "certificates":
+                guard let items = value.arrayValue else {
+                    reader.typeMismatch(value, memberPath, expected: "an array of {\"hosts\", \"certificate\", \"key\"} objects")
+                    continue
+                }
+                for (index, item) in items.enumerated() {
+                    let itemPath = memberPath.index(index)
+                    guard let fields = reader.object(item, itemPath) else { continue }
+                    reader.checkKeys(fields, itemPath, known: ServerSettings.certificateKeys, context: "certificate")
+                    guard let hostsNode = item["hosts"], let certificateNode = item["certificate"], let keyNode = item["key"] else {
+                        reader.report(
+                            .error,
+                            "server.certificate",
+                            "a certificate entry needs \"hosts\", \"certificate\" (PEM chain, leaf first) and \"key\" (PEM)",
+                            item.location,
+                            itemPath
+                        )
+                        continue
+                    }
+                    var hosts: [String] = []
+                    for host in reader.stringArray(hostsNode, itemPath.key("hosts")) ?? [] {
+                        switch HostPattern.parse(host.value) {
+                        case .success(let pattern): hosts.append(pattern.description)
+                        case .failure(let error): reader.report(.error, "host.invalid", error.message, host.origin.location, host.origin.path)
+                        }
+                    }
+                    guard let certificate = reader.string(certificateNode, itemPath.key("certificate")),
+                        let key = reader.string(keyNode, itemPath.key("key"))
+                    else { continue }
+                    settings.certificates.append(
+                        ServerSettings.CertificateEntry(hosts: hosts, certificate: certificate.value, key: key.value, origin: Origin(item.location, itemPath))
+                    )
+                }
             case "accessLog": settings.accessLog = reader.bool(value, memberPath) ?? settings.accessLog
             case "trustForwardedHeaders":
                 settings.trustForwardedHeaders = reader.bool(value, memberPath) ?? settings.trustForwardedHeaders
             default: break
             }
+        }
+        if settings.listeners.contains(where: \.tls) && settings.certificates.isEmpty {
+            reader.report(
+                .error,
+                "server.tls-certificates",
+                "a listener has \"tls\": true but \"certificates\" is empty; add [{\"hosts\": [...], \"certificate\": \"chain.pem\", \"key\": \"key.pem\"}]",
+                node.location,
+                path
+            )
         }
         return settings
     }

@@ -1,5 +1,7 @@
 import AASA
+import Posix
 import Server
+import TLS
 
 enum ServeCommand {
     static let defaultConfig = "config/example.json"
@@ -67,12 +69,13 @@ enum ServeCommand {
 
         let clock = ContinuousClock()
         let start = clock.now
-        guard let (loaded, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+        guard let (loaded, tls, diagnostics, sources) = ConfigFiles.loadServing(configPath, console: console, now: Int(Posix.unixTime()))
+        else { return ExitStatus.usage }
         let elapsed = start.duration(to: clock.now)
         let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
-        for finding in loaded.diagnostics.sortedForDisplay() { console.err(printer.human(finding) + "\n") }
-        if loaded.hasErrors {
-            console.err("\(configPath): \(loaded.diagnostics.errorCount) error(s); not serving\n")
+        for finding in diagnostics.sortedForDisplay() { console.err(printer.human(finding) + "\n") }
+        if diagnostics.hasErrors {
+            console.err("\(configPath): \(diagnostics.errorCount) error(s); not serving\n")
             return ExitStatus.failure
         }
         if arguments.has("--check-config") {
@@ -85,6 +88,7 @@ enum ServeCommand {
         }
         return HTTPServer.run(
             initial: loaded,
+            tls: tls,
             loadMicroseconds: microseconds(elapsed),
             options: options,
             reload: { reloadConfig(configPath) }
@@ -103,10 +107,17 @@ enum ServeCommand {
             return .rejected(["cannot read \(path): \(Files.readErrorMessage(path))"])
         }
         let loaded = ConfigLoader.load(configBytes: bytes, configPath: path) { Files.read($0) }
-        let errors = loaded.diagnostics.filter { $0.severity == .error }
+        var diagnostics = loaded.diagnostics
+        var contexts: TLSContexts?
+        if let settings = loaded.config?.server, !loaded.hasErrors {
+            let tls = TLSSetup.load(settings, configPath: path, now: Int(Posix.unixTime()))
+            diagnostics += tls.diagnostics
+            contexts = tls.contexts
+        }
+        let errors = diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty {
             return .rejected(errors.sortedForDisplay().prefix(10).map(\.description))
         }
-        return .loaded(loaded, microseconds: microseconds(start.duration(to: clock.now)))
+        return .loaded(loaded, tls: contexts, microseconds: microseconds(start.duration(to: clock.now)))
     }
 }

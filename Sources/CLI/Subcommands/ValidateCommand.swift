@@ -1,4 +1,5 @@
 import AASA
+import Posix
 
 enum ValidateCommand {
     static let subcommand = CommandLineTool.Subcommand(
@@ -54,10 +55,11 @@ enum ValidateCommand {
         var sources: [String: [UInt8]] = [:]
         var loadedConfig: LoadedConfig?
         if let config {
-            guard let (loaded, configSources) = ConfigFiles.load(config, console: console) else { return ExitStatus.usage }
+            guard let (loaded, _, diagnostics, configSources) = ConfigFiles.loadServing(config, console: console, now: Int(Posix.unixTime()))
+            else { return ExitStatus.usage }
             loadedConfig = loaded
             sources.merge(configSources) { first, _ in first }
-            findings += loaded.diagnostics
+            findings += diagnostics
         }
         if let file {
             guard let bytes = Files.readArgument(file, console: console) else { return ExitStatus.usage }

@@ -1,0 +1,56 @@
+#ifndef COPENSSL_SHIM_H
+#define COPENSSL_SHIM_H
+
+/* Hide APIs deprecated in OpenSSL 3 from Swift. */
+#define OPENSSL_API_COMPAT 30000
+#define OPENSSL_NO_DEPRECATED 1
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ec.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/bio.h>
+#include <openssl/rand.h>
+
+/* Swift cannot import function-like macros or call variadic C functions; each wrapper re-exposes one
+ * such OpenSSL API as a real function, named COpenSSL_<original symbol>. */
+
+static inline int COpenSSL_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+static inline long COpenSSL_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+static inline uint64_t COpenSSL_SSL_OP_NO_COMPRESSION(void) { return SSL_OP_NO_COMPRESSION; }
+static inline uint64_t COpenSSL_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+static inline uint64_t COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
+static inline uint64_t COpenSSL_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
+static inline long COpenSSL_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list) {
+    return SSL_CTX_set1_groups_list(ctx, list);
+}
+static inline long COpenSSL_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+static inline long COpenSSL_SSL_CTX_sess_set_cache_size(SSL_CTX *ctx, long size) {
+    return SSL_CTX_sess_set_cache_size(ctx, size);
+}
+static inline long COpenSSL_SSL_CTX_add_extra_chain_cert(SSL_CTX *ctx, X509 *cert) {
+    return SSL_CTX_add_extra_chain_cert(ctx, cert);
+}
+static inline int COpenSSL_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+/* EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen. */
+static inline EVP_PKEY *COpenSSL_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
+static inline long COpenSSL_BIO_get_mem_data(BIO *bio, char **out) { return BIO_get_mem_data(bio, out); }
+static inline void COpenSSL_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx_nodb(ctx); }
+
+/* SNI: both setters are macros over SSL_CTX_callback_ctrl / SSL_CTX_ctrl. */
+typedef int (*COpenSSL_servername_cb)(SSL *ssl, int *alert, void *arg);
+static inline long COpenSSL_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, COpenSSL_servername_cb cb) {
+    return SSL_CTX_set_tlsext_servername_callback(ctx, cb);
+}
+static inline long COpenSSL_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void *arg) {
+    return SSL_CTX_set_tlsext_servername_arg(ctx, arg);
+}
+#endif

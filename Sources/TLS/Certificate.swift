@@ -1,0 +1,117 @@
+internal import COpenSSL
+internal import Glibc
+
+/// What load-time certificate checks found; the caller turns these into diagnostics naming the file.
+public struct CertificateFinding: Sendable, Equatable {
+    public var isError: Bool
+    public var rule: String
+    public var message: String
+}
+
+/// Facts about a certificate that tests and `check` report.
+public struct CertificateSummary: Sendable {
+    public var serialHex: String
+    public var notAfter: Int
+    public var names: [String]
+}
+
+public enum CertificateInspector {
+    /// Checks a certificate chain and key before anything is served: parseable, the key matches the
+    /// leaf, the chain is in order (each certificate issued by the next), not expired or not yet valid
+    /// (errors), expiring within 14 days (warning), and every listed host covered by the leaf's names.
+    public static func check(chainPEM: [UInt8], keyPEM: [UInt8], hosts: [String], now: Int) -> [CertificateFinding] {
+        var findings: [CertificateFinding] = []
+        func error(_ rule: String, _ message: String) { findings.append(CertificateFinding(isError: true, rule: rule, message: message)) }
+        let material = PEMMaterial()
+        material.chain = PEMMaterial.certificates(chainPEM)
+        guard let leaf = material.chain.first else {
+            error("tls.certificate", "no PEM certificate found (expected -----BEGIN CERTIFICATE-----)")
+            return findings
+        }
+        material.key = PEMMaterial.privateKey(keyPEM)
+        ERR_clear_error()
+        if let key = material.key {
+            if X509_check_private_key(leaf, key) != 1 {
+                error("tls.key-mismatch", "the private key does not belong to the certificate (public keys differ)")
+            }
+        } else {
+            error("tls.key", "no PEM private key found (expected -----BEGIN PRIVATE KEY-----; encrypted keys are not supported)")
+        }
+        ERR_clear_error()
+        for index in 0..<(material.chain.count - 1) where X509_check_issued(material.chain[index + 1], material.chain[index]) != X509_V_OK {
+            error(
+                "tls.chain-order",
+                "certificate \(index + 2) of the chain did not issue certificate \(index + 1); list the leaf first, then each "
+                    + "issuer in order"
+            )
+        }
+        var current = time_t(now)
+        if let notAfter = X509_get0_notAfter(leaf), X509_cmp_time(notAfter, &current) < 0 {
+            error("tls.expired", "the certificate expired on \(timeText(notAfter)); renew it")
+        } else if let notAfter = X509_get0_notAfter(leaf) {
+            var soon = time_t(now + 14 * 86_400)
+            if X509_cmp_time(notAfter, &soon) < 0 {
+                findings.append(
+                    CertificateFinding(isError: false, rule: "tls.expiring", message: "the certificate expires on \(timeText(notAfter)), within 14 days")
+                )
+            }
+        }
+        if let notBefore = X509_get0_notBefore(leaf), X509_cmp_time(notBefore, &current) > 0 {
+            error("tls.not-yet-valid", "the certificate is not valid before \(timeText(notBefore)); check the clock")
+        }
+        for host in hosts {
+            let probe = host.hasPrefix("*.") ? "aasa-wildcard-check." + host.dropFirst(2) : host
+            let covered = probe.withCString { X509_check_host(leaf, $0, 0, 0, nil) == 1 }
+            if !covered {
+                error("tls.san-mismatch", "the certificate's names (\(names(leaf).joined(separator: ", "))) do not cover \(host)")
+            }
+        }
+        ERR_clear_error()
+        return findings
+    }
+
+    public static func summary(_ pem: [UInt8]) -> CertificateSummary? {
+        let certificates = PEMMaterial.certificates(pem)
+        defer { for certificate in certificates { X509_free(certificate) } }
+        guard let leaf = certificates.first else { return nil }
+        var serial = ""
+        if let number = X509_get_serialNumber(leaf), let bignum = ASN1_INTEGER_to_BN(number, nil) {
+            if let hex = BN_bn2hex(bignum) {
+                serial = String(cString: hex)
+                CRYPTO_free(hex, nil, 0)
+            }
+            BN_free(bignum)
+        }
+        var notAfter = 0
+        if let time = X509_get0_notAfter(leaf) {
+            var parsed = tm()
+            if ASN1_TIME_to_tm(time, &parsed) == 1 { notAfter = Int(timegm(&parsed)) }
+        }
+        return CertificateSummary(serialHex: serial, notAfter: notAfter, names: names(leaf))
+    }
+
+    static func timeText(_ time: UnsafePointer<ASN1_TIME>) -> String {
+        var parsed = tm()
+        guard ASN1_TIME_to_tm(time, &parsed) == 1 else { return "an unreadable date" }
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return "\(parsed.tm_year + 1900)-\(months[Int(parsed.tm_mon)])-\(parsed.tm_mday)"
+    }
+
+    /// DNS names from the subjectAltName extension.
+    static func names(_ certificate: OpaquePointer) -> [String] {
+        guard let raw = X509_get_ext_d2i(certificate, NID_subject_alt_name, nil, nil) else { return [] }
+        let names = OpaquePointer(raw)
+        defer { GENERAL_NAMES_free(names) }
+        var result: [String] = []
+        for index in 0..<OPENSSL_sk_num(names) {
+            guard let entry = OPENSSL_sk_value(names, index)?.assumingMemoryBound(to: GENERAL_NAME.self) else { continue }
+            if entry.pointee.type == GEN_DNS, let text = entry.pointee.d.dNSName {
+                let length = Int(ASN1_STRING_length(text))
+                if let data = ASN1_STRING_get0_data(text) {
+                    result.append(String(decoding: UnsafeBufferPointer(start: data, count: length), as: UTF8.self))
+                }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,315 @@
+internal import COpenSSL
+internal import Glibc
+
+/// A failed OpenSSL call, with OpenSSL's error queue drained into readable lines.
+public struct TLSError: Error, Sendable, CustomStringConvertible {
+    public var call: String
+    public var details: [String]
+
+    init(_ call: String) {
+        self.call = call
+        details = TLSError.drain()
+    }
+
+    public init(call: String, details: [String]) {
+        self.call = call
+        self.details = details
+    }
+
+    public var description: String { details.isEmpty ? call : "\(call): \(details.joined(separator: "; "))" }
+
+    static func drain() -> [String] {
+        var lines: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            lines.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return lines
+    }
+}
+
+/// Parsed PEM material: the chain (leaf first) and the private key, owned and freed here.
+final class PEMMaterial {
+    var chain: [OpaquePointer] = []
+    var key: OpaquePointer?
+
+    deinit {
+        for certificate in chain { X509_free(certificate) }
+        if let key { EVP_PKEY_free(key) }
+    }
+
+    static func certificates(_ pem: [UInt8]) -> [OpaquePointer] {
+        var result: [OpaquePointer] = []
+        pem.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return }
+            defer { BIO_free(bio) }
+            while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) { result.append(certificate) }
+        }
+        ERR_clear_error()  // the loop ends on a "no start line" error, which is expected
+        return result
+    }
+
+    static func privateKey(_ pem: [UInt8]) -> OpaquePointer? {
+        pem.withUnsafeBytes { raw -> OpaquePointer? in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+    }
+}
+
+/// One certificate's `SSL_CTX`, configured to Mozilla's "intermediate" profile restricted to ECDHE +
+/// AEAD: TLS 1.2 and 1.3 only, X25519/P-256/P-384, server cipher preference, no compression, no
+/// client-initiated renegotiation, ALPN http/1.1, a server-side session cache and session tickets.
+final class TLSContext: @unchecked Sendable {
+    let context: OpaquePointer
+    /// Names the certificate is listed for in the config (exact and `*.` wildcards), for SNI.
+    let hosts: [String]
+
+    static let cipherList =
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+        + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+
+    init(chainPEM: [UInt8], keyPEM: [UInt8], hosts: [String]) throws(TLSError) {
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new") }
+        self.context = context
+        self.hosts = hosts
+        guard COpenSSL_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
+            throw TLSError("SSL_CTX_set_min_proto_version")
+        }
+        SSL_CTX_set_options(
+            context,
+            COpenSSL_SSL_OP_NO_COMPRESSION() | COpenSSL_SSL_OP_NO_RENEGOTIATION()
+                | COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE()
+        )
+        _ = COpenSSL_SSL_CTX_set_mode(
+            context,
+            Int(SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER)
+        )
+        guard SSL_CTX_set_cipher_list(context, TLSContext.cipherList) == 1 else { throw TLSError("SSL_CTX_set_cipher_list") }
+        guard COpenSSL_SSL_CTX_set1_groups_list(context, "X25519:P-256:P-384") == 1 else {
+            throw TLSError("SSL_CTX_set1_groups_list")
+        }
+        _ = COpenSSL_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_SERVER))
+        _ = COpenSSL_SSL_CTX_sess_set_cache_size(context, 20_000)
+        let sessionContext: [UInt8] = Array("aasa-server".utf8)
+        _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
+        SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, input, inputLength, _ in
+            // Offer http/1.1 when the client lists it; otherwise continue without ALPN.
+            guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
+            var index = 0
+            while index < Int(inputLength) {
+                let length = Int(input[index])
+                if index + 1 + length <= Int(inputLength), length == 8 {
+                    let name = String(decoding: UnsafeBufferPointer(start: input + index + 1, count: 8), as: UTF8.self)
+                    if name == "http/1.1" {
+                        out.pointee = UnsafePointer(input + index + 1)
+                        outLength.pointee = 8
+                        return SSL_TLSEXT_ERR_OK
+                    }
+                }
+                index += 1 + length
+            }
+            return SSL_TLSEXT_ERR_NOACK
+        }, nil)
+
+        let material = PEMMaterial()
+        material.chain = PEMMaterial.certificates(chainPEM)
+        material.key = PEMMaterial.privateKey(keyPEM)
+        guard let leaf = material.chain.first else {
+            SSL_CTX_free(context)
+            throw TLSError(call: "certificate", details: ["no PEM certificate found"])
+        }
+        guard let key = material.key else {
+            SSL_CTX_free(context)
+            throw TLSError(call: "key", details: ["no PEM private key found"] + TLSError.drain())
+        }
+        guard SSL_CTX_use_certificate(context, leaf) == 1 else {
+            let error = TLSError("SSL_CTX_use_certificate")
+            SSL_CTX_free(context)
+            throw error
+        }
+        for intermediate in material.chain.dropFirst() {
+            // add_extra_chain_cert takes ownership; hand it its own reference.
+            X509_up_ref(intermediate)
+            _ = COpenSSL_SSL_CTX_add_extra_chain_cert(context, intermediate)
+        }
+        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
+            let error = TLSError("SSL_CTX_use_PrivateKey")
+            SSL_CTX_free(context)
+            throw TLSError(call: "the private key does not match the certificate", details: error.details)
+        }
+    }
+
+    deinit { SSL_CTX_free(context) }
+}
+
+/// All certificates of a config, with SNI selection: exact name, then the longest wildcard, else the
+/// first certificate (no SNI, or an unknown name).
+public final class TLSContexts: @unchecked Sendable {
+    let contexts: [TLSContext]
+    private var exact: [String: Int] = [:]
+    private var wildcards: [(suffix: String, index: Int)] = []
+
+    public struct Certificate: Sendable {
+        public var hosts: [String]
+        public var chainPEM: [UInt8]
+        public var keyPEM: [UInt8]
+        public var label: String
+
+        public init(hosts: [String], chainPEM: [UInt8], keyPEM: [UInt8], label: String) {
+            self.hosts = hosts
+            self.chainPEM = chainPEM
+            self.keyPEM = keyPEM
+            self.label = label
+        }
+    }
+
+    public init(_ certificates: [Certificate]) throws(TLSError) {
+        var built: [TLSContext] = []
+        for certificate in certificates {
+            do {
+                built.append(try TLSContext(chainPEM: certificate.chainPEM, keyPEM: certificate.keyPEM, hosts: certificate.hosts))
+            } catch {
+                throw TLSError(call: "\(certificate.label): \(error.call)", details: error.details)
+            }
+        }
+        guard !built.isEmpty else { throw TLSError(call: "no certificates configured", details: []) }
+        contexts = built
+        for (index, context) in built.enumerated() {
+            for host in context.hosts {
+                let name = host.lowercased()
+                if name.hasPrefix("*.") {
+                    wildcards.append((String(name.dropFirst(2)), index))
+                } else if exact[name] == nil {
+                    exact[name] = index
+                }
+            }
+        }
+        wildcards.sort { $0.suffix.count > $1.suffix.count }
+        let table = Unmanaged.passUnretained(self).toOpaque()
+        for context in built {
+            _ = COpenSSL_SSL_CTX_set_tlsext_servername_callback(context.context, { ssl, _, argument in
+                guard let ssl, let argument, let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else {
+                    return SSL_TLSEXT_ERR_OK
+                }
+                let contexts = Unmanaged<TLSContexts>.fromOpaque(argument).takeUnretainedValue()
+                let chosen = contexts.context(for: String(cString: name))
+                SSL_set_SSL_CTX(ssl, chosen.context)
+                return SSL_TLSEXT_ERR_OK
+            })
+            _ = COpenSSL_SSL_CTX_set_tlsext_servername_arg(context.context, table)
+        }
+    }
+
+    func context(for serverName: String) -> TLSContext {
+        var name = serverName.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        if let index = exact[name] { return contexts[index] }
+        for wildcard in wildcards where name.hasSuffix("." + wildcard.suffix) && name.count > wildcard.suffix.count + 1 {
+            return contexts[wildcard.index]
+        }
+        return contexts[0]
+    }
+
+    /// Starts a server-side TLS session on a connected, non-blocking socket.
+    public func session(fd: Int32) -> TLSSession? {
+        guard let ssl = SSL_new(contexts[0].context) else { return nil }
+        guard SSL_set_fd(ssl, fd) == 1 else {
+            SSL_free(ssl)
+            return nil
+        }
+        SSL_set_accept_state(ssl)
+        return TLSSession(ssl: ssl, owner: self)
+    }
+}
+
+/// One connection's TLS state over a non-blocking socket; WANT_READ / WANT_WRITE become "would block".
+public final class TLSSession {
+    let ssl: OpaquePointer
+    /// Keeps the contexts (and the SNI table the callback points at) alive as long as the session.
+    let owner: TLSContexts
+    public private(set) var handshakeDone = false
+
+    init(ssl: OpaquePointer, owner: TLSContexts) {
+        self.ssl = ssl
+        self.owner = owner
+    }
+
+    deinit { SSL_free(ssl) }
+
+    public enum Progress: Equatable {
+        case done
+        case wantRead
+        case wantWrite
+        case failed(String)
+        case closed
+    }
+
+    public func handshake() -> Progress {
+        ERR_clear_error()
+        let result = SSL_do_handshake(ssl)
+        if result == 1 {
+            handshakeDone = true
+            return .done
+        }
+        return progress(for: result, call: "handshake")
+    }
+
+    private func progress(for result: Int32, call: String) -> Progress {
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        default:
+            let details = TLSError.drain()
+            return .failed("\(call): " + (details.first ?? "connection error (errno \(errno))"))
+        }
+    }
+
+    public enum IOResult: Equatable {
+        case bytes(Int)
+        case wouldBlock
+        case closed
+        case failed(String)
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        ERR_clear_error()
+        var count = 0
+        if SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count) == 1 { return .bytes(count) }
+        switch progress(for: 0, call: "read") {
+        case .wantRead, .wantWrite: return .wouldBlock
+        case .closed: return .closed
+        case .failed(let reason): return errno == 0 && reason.contains("unexpected eof") ? .closed : .failed(reason)
+        case .done: return .wouldBlock
+        }
+    }
+
+    public func write(_ buffer: UnsafeRawBufferPointer) -> IOResult {
+        ERR_clear_error()
+        var count = 0
+        if SSL_write_ex(ssl, buffer.baseAddress, buffer.count, &count) == 1 { return .bytes(count) }
+        switch progress(for: 0, call: "write") {
+        case .wantRead, .wantWrite: return .wouldBlock
+        case .closed: return .closed
+        case .failed(let reason): return .failed(reason)
+        case .done: return .wouldBlock
+        }
+    }
+
+    /// Plaintext OpenSSL already decrypted and holds (no socket event will announce it).
+    public var pendingBytes: Int { Int(SSL_pending(ssl)) }
+
+    /// Sends close_notify (best effort; the socket is closed next anyway).
+    public func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+    }
+
+    public var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+}
