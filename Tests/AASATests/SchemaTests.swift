@@ -31,6 +31,7 @@ struct SchemaTests {
             ("server", schema["properties"]?["server"], ServerSettings.keys),
             ("listener", definitions["listener"]?["oneOf"]?.arrayValue?.last, ServerSettings.listenerKeys),
             ("limits", schema["properties"]?["server"]?["properties"]?["limits"], ServerSettings.limitKeys),
+            ("certificate", definitions["certificate"], ServerSettings.certificateKeys),
             ("timeouts", schema["properties"]?["server"]?["properties"]?["timeouts"], ServerSettings.timeoutKeys),
         ]
         for (name, node, keys) in pairs {

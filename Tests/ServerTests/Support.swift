@@ -84,7 +84,7 @@ final class ServerProcess {
         var main: [Int] = []
         var admin: Int?
         for line in text.split(separator: "\n") {
-            guard let range = line.range(of: "http://127.0.0.1:") else { continue }
+            guard let range = line.range(of: "://127.0.0.1:") else { continue }
             let digits = line[range.upperBound...].prefix { $0.isNumber }
             guard let value = Int(digits) else { continue }
             if line.contains("admin on") { admin = value } else if line.contains("listening on") { main.append(value) }
