@@ -29,6 +29,7 @@ public enum CommandLineTool {
         ValidateCommand.subcommand,
         GenerateCommand.subcommand,
         MatchCommand.subcommand,
+        DevCommand.subcommand,
         DevCertCommand.subcommand,
     ]
 

@@ -32,7 +32,8 @@ public enum HTTPServer {
         tls: TLSContexts?,
         loadMicroseconds: Int,
         options: Options,
-        reload: @escaping @Sendable () -> LoadResult
+        reload: @escaping @Sendable () -> LoadResult,
+        bindFailureHint: (Int32) -> String? = { _ in nil }
     ) -> Int32 {
         // Before any thread exists: these signals then arrive only through the signalfd.
         let signals = SignalFD.block([SIGHUP, SIGTERM, SIGINT])
@@ -89,13 +90,14 @@ public enum HTTPServer {
             }
         } catch {
             closeAll()
-            let hint: String
+            var hint: String
             switch error.code {
             case EADDRINUSE: hint = " — another process is listening there; pick another port with --listen"
             case EACCES: hint = " — ports below 1024 need root or CAP_NET_BIND_SERVICE"
             case EADDRNOTAVAIL: hint = " — that address is not configured on this machine"
             default: hint = ""
             }
+            if let specific = bindFailureHint(error.code) { hint = specific }
             Log.error("cannot listen: \(error)\(hint)")
             return 1
         }

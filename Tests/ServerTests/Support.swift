@@ -48,7 +48,14 @@ final class ServerProcess {
     private(set) var proxyPort = 0
 
     /// Writes `config` (JSON text) to a fresh directory and starts `serve` on 127.0.0.1:0.
-    init(config: String, files: [String: String] = [:], extraArguments: [String] = [], waitForReady: Bool = true) throws {
+    /// `command` replaces `serve --config <dir>/config.json` (for `dev`); "{dir}" in it is the temp directory.
+    init(
+        config: String,
+        files: [String: String] = [:],
+        extraArguments: [String] = [],
+        waitForReady: Bool = true,
+        command: [String]? = nil
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-e2e-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Data(config.utf8).write(to: URL(fileURLWithPath: directory + "/config.json"))
@@ -62,7 +69,8 @@ final class ServerProcess {
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: serverExecutable)
-        process.arguments = ["serve", "--config", directory + "/config.json"] + extraArguments
+        process.arguments = (command?.map { $0.replacingOccurrences(of: "{dir}", with: directory) }
+            ?? ["serve", "--config", directory + "/config.json"]) + extraArguments
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardInput = FileHandle.nullDevice

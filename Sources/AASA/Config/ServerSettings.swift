@@ -114,7 +114,7 @@ extension ServerSettings {
         return .success(Listener(address: String(address), port: port))
     }
 
-    static func isIPLiteral(_ text: String) -> Bool {
+    public static func isIPLiteral(_ text: String) -> Bool {
         if text.contains(":") {
             return !text.isEmpty && text.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
                 && text.filter({ $0 == ":" }).count >= 2

@@ -103,7 +103,7 @@ public enum AASAValidator {
 
     // MARK: - App IDs
 
-    static func validateAppID(_ app: Located<String>, report: (Severity, String, String, Origin) -> Void) {
+    public static func validateAppID(_ app: Located<String>, report: (Severity, String, String, Origin) -> Void) {
         let id = app.value
         let scalars = Array(id.unicodeScalars)
         func isAlphanumeric(_ s: Unicode.Scalar) -> Bool {

@@ -21,7 +21,7 @@ enum DevState {
     }
 
     /// Makes (or reuses) the CA, and a leaf for `hosts` unless a valid one covering them exists.
-    static func ensure(hosts: [String], directory: String, now: Int) throws -> (Files, createdAuthority: Bool, createdLeaf: Bool) {
+    static func ensure(hosts: [String], directory: String, now: Int, days: Int = 825) throws -> (Files, createdAuthority: Bool, createdLeaf: Bool) {
         let paths = files(in: directory)
         try Posix.makeDirectories(directory)
         var authority: DevCertificates.PEMPair
@@ -38,7 +38,7 @@ enum DevState {
             let findings = CertificateInspector.check(chainPEM: certificate, keyPEM: key, hosts: hosts, now: now + 30 * 86_400)
             if findings.isEmpty { return (paths, false, false) }
         }
-        let leaf = try DevCertificates.makeLeaf(hosts: hosts, authority: authority)
+        let leaf = try DevCertificates.makeLeaf(hosts: hosts, authority: authority, validDays: days)
         try Posix.writeFileAtomically(leaf.key, to: paths.key, mode: 0o600)
         try Posix.writeFileAtomically(leaf.certificate, to: paths.certificate, mode: 0o644)
         return (paths, createdAuthority, true)
@@ -65,15 +65,16 @@ enum DevCertCommand {
             certificate is renewed when it does not cover the hosts or expires within 30 days. Keys are
             written with mode 0600.
 
-            USAGE: aasa-server dev-cert --host HOST [--host HOST]... --out DIR
+            USAGE: aasa-server dev-cert --host HOST [--host HOST]... --out DIR [--days N]
 
             OPTIONS:
               --host HOST   A host the certificate is for (repeatable; *.example.com is allowed).
               --out DIR     Where to write ca.pem, ca-key.pem, cert.pem and key.pem.
+              --days N      Validity of the certificate, at most 825 (default 825; Mozilla's profiles want ≤ 366).
               --help        Show this help.
 
             """,
-        spec: ArgumentSpec(options: ["--out"], repeatableOptions: ["--host"]),
+        spec: ArgumentSpec(options: ["--out", "--days"], repeatableOptions: ["--host"]),
         run: run
     )
 
@@ -85,8 +86,17 @@ enum DevCertCommand {
         guard let directory = arguments.value("--out") else {
             return CommandLineTool.usageError("--out DIR is required", console: console, usage: subcommand.help)
         }
+        let days = arguments.value("--days").map { Int($0) } ?? 825
+        guard let days, (1...825).contains(days) else {
+            return CommandLineTool.usageError("--days must be a number from 1 to 825", console: console, usage: subcommand.help)
+        }
         do {
-            let (files, createdAuthority, createdLeaf) = try DevState.ensure(hosts: hosts, directory: directory, now: Int(Posix.unixTime()))
+            let (files, createdAuthority, createdLeaf) = try DevState.ensure(
+                hosts: hosts,
+                directory: directory,
+                now: Int(Posix.unixTime()),
+                days: days
+            )
             console.err(createdAuthority ? "created a new CA\n" : "reusing the CA in \(directory)\n")
             console.err(createdLeaf ? "created a certificate for \(hosts.joined(separator: ", "))\n" : "the existing certificate is still valid\n")
             console.out("\(files.caCertificate)\n\(files.certificate)\n\(files.key)\n")
