@@ -63,7 +63,7 @@ final class PEMMaterial {
 
 /// One certificate's `SSL_CTX`, configured to Mozilla's "intermediate" profile restricted to ECDHE +
 /// AEAD: TLS 1.2 and 1.3 only, X25519/P-256/P-384, server cipher preference, no compression, no
-/// client-initiated renegotiation, ALPN http/1.1, a server-side session cache and session tickets.
+/// client-initiated renegotiation, ALPN http/1.1, and resumption from a server-side session cache.
 final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     /// Names the certificate is listed for in the config (exact and `*.` wildcards), for SNI.
@@ -80,10 +80,13 @@ final class TLSContext: @unchecked Sendable {
         guard COpenSSL_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw TLSError("SSL_CTX_set_min_proto_version")
         }
+        // NO_TICKET: resumption goes through the server-side session cache (TLS 1.2 session IDs, TLS 1.3
+        // stateful tickets) instead of ticket keys that would live as long as the process and so
+        // weaken forward secrecy unless rotated.
         SSL_CTX_set_options(
             context,
             COpenSSL_SSL_OP_NO_COMPRESSION() | COpenSSL_SSL_OP_NO_RENEGOTIATION()
-                | COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE()
+                | COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE() | COpenSSL_SSL_OP_NO_TICKET()
         )
         _ = COpenSSL_SSL_CTX_set_mode(
             context,

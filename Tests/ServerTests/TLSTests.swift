@@ -213,4 +213,68 @@ struct TLSTests {
         #expect(server.stderr.contains("warning: the certificate expires on"))
         #expect(server.stderr.contains("[tls.expiring]"))
     }
+
+    @Test("Sessions resume from the server-side cache over TLS 1.2 and 1.3 (no long-lived ticket keys)")
+    func resumption() throws {
+        let pki = try TestPKI()
+        let server = try start(pki)
+        defer { server.stop() }
+        for version in ["-tls1_2", "-tls1_3"] {
+            let session = server.directory + "/session\(version).pem"
+            let first = try sClient(server, [version, "-servername", "example.com", "-sess_out", session], input: "")
+            #expect(first.contains("New, TLSv1."), "\(first)")
+            let second = try sClient(server, [version, "-servername", "example.com", "-sess_in", session], input: "")
+            #expect(second.contains("Reused, TLSv1."), "\(version): \(second)")
+        }
+    }
+
+    @Test("RSA certificates work as well as ECDSA")
+    func rsaCertificate() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-rsa-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let made = try runTool([
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
+            "-days", "30", "-subj", "/CN=example.com", "-addext", "subjectAltName=DNS:example.com",
+        ])
+        #expect(made.status == 0, "\(made.stderr)")
+        let files = [
+            "rsa.pem": try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8),
+            "rsa-key.pem": try String(contentsOfFile: directory + "/key.pem", encoding: .utf8),
+        ]
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "rsa.pem", "key": "rsa-key.pem"}]}"#),
+            files: files
+        )
+        defer { server.stop() }
+        for version in [["--tlsv1.3"], ["--tlsv1.2", "--tls-max", "1.2"]] {
+            let result = try runTool(
+                ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", server.directory + "/rsa.pem",
+                 "--resolve", "example.com:\(server.proxyPort):127.0.0.1"] + version
+                    + ["https://example.com:\(server.proxyPort)/.well-known/apple-app-site-association"]
+            )
+            #expect(String(decoding: result.stdout, as: UTF8.self) == "200", "\(version) \(result.stderr)")
+        }
+    }
+
+    @Test("A client that opens a TLS connection and never finishes the handshake is closed at the header deadline")
+    func handshakeDeadline() throws {
+        let pki = try TestPKI()
+        let server = try ServerProcess(
+            config: testConfig(
+                server: #"{"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "timeouts": {"header": 1}, "certificates": [{"hosts": ["example.com"], "certificate": "shop.pem", "key": "shop-key.pem"}]}"#
+            ),
+            files: pki.files
+        )
+        defer { server.stop() }
+        let started = monotonicSeconds()
+        let stalled = try RawClient(port: server.proxyPort)
+        stalled.send([0x16, 0x03, 0x01])  // the first bytes of a ClientHello record, then nothing
+        let (_, closed) = stalled.read(timeout: 4)
+        #expect(closed)
+        #expect(monotonicSeconds() - started < 2.5)
+        let (status, text) = try curl(server, host: "example.com")
+        #expect(status == 0 && text.hasPrefix("HTTP/1.1 200 OK"), "others are unaffected")
+    }
 }
+
