@@ -87,12 +87,12 @@ def free_port():
     return port
 
 
-def run_wrk(port, seconds, close):
+def run_wrk(port, seconds, close, scheme="http"):
     command = ["taskset", "-c", "1", "wrk", "-t1", "-c64", f"-d{seconds}s", "--latency", "-H", "Host: example.com"]
     if close:
         command = ["taskset", "-c", "1", "wrk", "-t1", "-c16", f"-d{seconds}s", "--latency", "-H", "Host: example.com",
                    "-H", "Connection: close"]
-    command.append(f"http://127.0.0.1:{port}/.well-known/apple-app-site-association")
+    command.append(f"{scheme}://127.0.0.1:{port}/.well-known/apple-app-site-association")
     out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30).stdout
     requests = int(re.search(r"(\d+) requests in", out).group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
@@ -103,6 +103,40 @@ def run_wrk(port, seconds, close):
     return {"requests": requests, "rate": rate, "p99_ms": float(p99.group(1)) * scale,
             "non2xx": int(errors.group(1)) if errors else 0,
             "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0}
+
+
+def full_handshakes(port, seconds):
+    """A client that forces a full TLS handshake per connection (fresh SSLSocket, no session reuse),
+    since wrk and h2load resume sessions and hide the cost. Returns handshakes completed."""
+    import socket
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    request = b"GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"
+    done = 0
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        with socket.create_connection(("127.0.0.1", port)) as raw:
+            with context.wrap_socket(raw, server_hostname="example.com") as tls:
+                tls.sendall(request)
+                while tls.recv(65536):
+                    pass
+        done += 1
+    return done
+
+
+def run_handshakes(port, seconds):
+    # Run the Python client pinned to CPU 1 in a child process, like wrk.
+    code = ("import sys; sys.path.insert(0, %r); import importlib.util; "
+            "spec = importlib.util.spec_from_file_location('bench', %r); bench = importlib.util.module_from_spec(spec); "
+            "spec.loader.exec_module(bench); print(bench.full_handshakes(%d, %d))") % (
+        os.path.dirname(__file__), os.path.abspath(__file__), port, seconds)
+    out = subprocess.run(["taskset", "-c", "1", sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=seconds + 60).stdout
+    count = int(out.strip().splitlines()[-1])
+    return {"requests": count, "rate": count / seconds, "p99_ms": 0.0, "non2xx": 0, "socket_errors": 0}
 
 
 def main():
@@ -126,9 +160,17 @@ def main():
     with open(f"{work}/www/.well-known/apple-app-site-association", "w") as f:
         f.write(body)
     aasa_port, nginx_port = free_port(), free_port()
+    aasa_tls_port, nginx_tls_port = free_port(), free_port()
+    # One ECDSA P-256 certificate for both servers (what the baseline measured).
+    subprocess.run([binary, "dev-cert", "--host", "example.com", "--out", f"{work}/tls"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.chmod(f"{work}/tls", 0o755)
+    os.chmod(f"{work}/tls/key.pem", 0o644)  # nginx reads keys as root at start; kept simple for a throwaway dir
     with open(f"{work}/aasa.json", "w") as f:
         json.dump({"version": 1, "sites": [{"hosts": ["example.com"], "file": "www/.well-known/apple-app-site-association"}],
-                   "server": {"listen": [f"127.0.0.1:{aasa_port}"], "admin": "off", "threads": 1, "accessLog": False}}, f)
+                   "server": {"listen": [f"127.0.0.1:{aasa_port}", {"address": "127.0.0.1", "port": aasa_tls_port, "tls": True}],
+                              "admin": "off", "threads": 1, "accessLog": False,
+                              "certificates": [{"hosts": ["example.com"], "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
     with open(f"{work}/nginx.conf", "w") as f:
         f.write(f"""worker_processes 1;
 daemon off;
@@ -140,8 +182,13 @@ http {{
     sendfile on;
     tcp_nopush on;
     keepalive_requests 1000;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:SSL:10m;
+    ssl_certificate {work}/tls/cert.pem;
+    ssl_certificate_key {work}/tls/key.pem;
     server {{
         listen 127.0.0.1:{nginx_port};
+        listen 127.0.0.1:{nginx_tls_port} ssl;
         server_name example.com;
         root {work}/www;
         location = /.well-known/apple-app-site-association {{ default_type application/json; }}
@@ -155,6 +202,8 @@ http {{
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
     }
     ports = {"aasa-server": aasa_port, "nginx": nginx_port}
+    tls_ports = {"aasa-server": aasa_tls_port, "nginx": nginx_tls_port}
+    tests = ("keep-alive", "close", "https keep-alive", "tls handshake")
     try:
         for name, port in ports.items():
             wait_port(port)
@@ -167,15 +216,20 @@ http {{
                                              headers={"Host": "example.com"})
             assert urllib.request.urlopen(request).read().decode() == body, f"{name} served different bytes"
 
-        results = {(name, test): [] for name in servers for test in ("keep-alive", "close")}
+        results = {(name, test): [] for name in servers for test in tests}
         names = list(servers)
         for repetition in range(args.repetitions):
-            for test in ("keep-alive", "close"):
+            for test in tests:
                 order = names[repetition % 2:] + names[:repetition % 2]
                 for name in order:
                     pid = servers[name].pid
                     before = cpu_seconds(pid)
-                    outcome = run_wrk(ports[name], args.seconds, close=(test == "close"))
+                    if test == "tls handshake":
+                        outcome = run_handshakes(tls_ports[name], args.seconds)
+                    elif test == "https keep-alive":
+                        outcome = run_wrk(tls_ports[name], args.seconds, close=False, scheme="https")
+                    else:
+                        outcome = run_wrk(ports[name], args.seconds, close=(test == "close"))
                     outcome["us_per_request"] = (cpu_seconds(pid) - before) * 1e6 / max(1, outcome["requests"])
                     results[(name, test)].append(outcome)
                     print(f"  rep {repetition + 1} {test:10} {name:12} {outcome['rate']:9.0f} req/s  "
@@ -199,9 +253,12 @@ http {{
           f"{len(body)}-byte document:\n")
     print("| test | metric | aasa-server | nginx | ratio (aasa/nginx) |")
     print("|---|---|---:|---:|---:|")
-    for test in ("keep-alive", "close"):
-        for key, label, fmt in (("us_per_request", "server CPU µs/request", "{:.2f}"), ("rate", "req/s", "{:.0f}"),
-                                ("p99_ms", "p99 latency ms", "{:.2f}")):
+    for test in tests:
+        keys = (("us_per_request", "server CPU µs/request", "{:.2f}"), ("rate", "req/s", "{:.0f}"),
+                ("p99_ms", "p99 latency ms", "{:.2f}"))
+        if test == "tls handshake":
+            keys = (("us_per_request", "server CPU µs per full handshake + GET", "{:.1f}"),)
+        for key, label, fmt in keys:
             a, n = median("aasa-server", test, key), median("nginx", test, key)
             print(f"| {test} | {label} | {fmt.format(a)} | {fmt.format(n)} | {a / n:.2f} |")
     print(f"| idle | RSS MB | {idle['aasa-server']:.1f} | {idle['nginx']:.1f} | {idle['aasa-server'] / idle['nginx']:.2f} |")

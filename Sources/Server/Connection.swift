@@ -43,6 +43,10 @@ final class Connection {
     var readingEnabled = true
     var requestStartMicros: Int64 = 0
     let acceptedAt: Int64
+    /// Distinguishes this connection from a later one that reuses its slot (admin reload answers).
+    var serial = 0
+    /// A `POST /reload` is being carried out; its answer, then the rest of the input, follow.
+    var awaitingAdminReload: (close: Bool, keepAliveHeader: Bool, isHead: Bool)?
 
     init(fd: Int32, slot: Int, peer: String, isAdmin: Bool, proxyProtocol: Bool, limits: HTTPLimits, now: Int64, headerTimeout: Int64) {
         self.fd = fd

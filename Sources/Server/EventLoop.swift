@@ -125,7 +125,10 @@ final class EventLoop {
     }
 
     private func handle(_ event: Epoll.Event) {
-        if event.token == Epoll.wakeToken { return }
+        if event.token == Epoll.wakeToken {
+            deliverAdminReloadResults()
+            return
+        }
         if event.token >= EventLoop.listenerTokenBase {
             acceptConnections(Int(event.token - EventLoop.listenerTokenBase))
             return
@@ -176,6 +179,8 @@ final class EventLoop {
                 now: now,
                 headerTimeout: settings.headerTimeout
             )
+            connection.serial = nextSerial
+            nextSerial += 1
             if listener.tls {
                 guard let session = state.current.tls?.session(fd: fd) else {
                     Posix.abort(fd)
@@ -220,6 +225,8 @@ final class EventLoop {
     }
 
     // MARK: - Reading and answering
+
+    private var nextSerial = 1
 
     /// Accepted-connection count not yet folded into the shared stats (saves a lock per accept).
     private var acceptedSinceStats = 0
@@ -350,7 +357,9 @@ final class EventLoop {
 
     private func process(_ connection: Connection) {
         let snapshot = state.current
-        while !connection.closeAfterWrite && connection.output.count < EventLoop.outputHighWater {
+        while !connection.closeAfterWrite && connection.output.count < EventLoop.outputHighWater
+            && connection.awaitingAdminReload == nil
+        {
             switch connection.phase {
             case .lingering:
                 return
@@ -423,7 +432,20 @@ final class EventLoop {
         let response: PreparedResponse
         var siteLabel = "-"
         var pathClass = PathClass.other
-        if connection.isAdmin {
+        if connection.isAdmin && head.method == .post
+            && Router.equal(UnsafeBufferPointer(rebasing: buffer[head.pathRange]), EventLoop.reloadPath)
+        {
+            // The reload runs on the main thread; the answer is written when it is done.
+            connection.awaitingAdminReload = (close, head.isHTTP10 && !close, false)
+            let ticket = AdminReloadTicket(loop: index, slot: connection.slot, serial: connection.serial)
+            state.adminReloadRequests.withLock { $0.append(ticket) }
+            Posix.signalEventFD(state.mainWakeFD)
+            connection.input.removeFirst(head.length)
+            if case .length(let length) = head.body, length <= settings.limits.bodyBytes {
+                connection.phase = .body(BodyDiscarder(head.body, limit: settings.limits.bodyBytes))
+            }
+            return
+        } else if connection.isAdmin {
             response = adminResponse(head, buffer, snapshot)
         } else {
             let routed = Router.route(head, buffer, snapshot)
@@ -547,11 +569,36 @@ final class EventLoop {
     }
 
     static let botPrefix = Array("AASA-Bot/".utf8)
+    static let reloadPath = Array("/reload".utf8)
+
+    /// Writes the answers of finished `POST /reload` requests that belong to this loop.
+    private func deliverAdminReloadResults() {
+        let mine = state.adminReloadResults.withLock { results -> [(AdminReloadTicket, String)] in
+            let taken = results.filter { $0.0.loop == index }
+            results.removeAll { $0.0.loop == index }
+            return taken
+        }
+        for (ticket, body) in mine {
+            guard ticket.slot < connections.count, let connection = connections[ticket.slot], connection.serial == ticket.serial,
+                let pending = connection.awaitingAdminReload
+            else { continue }
+            connection.awaitingAdminReload = nil
+            let status = body.contains("\"result\":\"reloaded\"") ? 200 : 422
+            append(PreparedResponse.json(status: status, body), to: connection, close: pending.close, keepAliveHeader: pending.keepAliveHeader, includeBody: true)
+            if pending.close { connection.closeAfterWrite = true }
+            if case .head = connection.phase { requestFinished(connection) }
+            process(connection)
+            if connections[connection.slot] === connection { flush(connection) }
+        }
+    }
 
     // MARK: - Admin listener
 
     private func adminResponse(_ head: RequestHead, _ buffer: UnsafeBufferPointer<UInt8>, _ snapshot: Snapshot) -> PreparedResponse {
         let path = String(decoding: UnsafeBufferPointer(rebasing: buffer[head.pathRange]), as: UTF8.self)
+        if path == "/reload" {
+            return PreparedResponse.json(status: 405, #"{"error":"use POST /reload"}"#, extraHeaders: [("Allow", "POST")])
+        }
         guard head.method == .get || head.method == .head else {
             if head.method == .unknown { return snapshot.notImplemented }
             return ["/healthz", "/readyz", "/metrics"].contains(path) ? snapshot.methodNotAllowed : snapshot.notFound

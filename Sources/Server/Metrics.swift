@@ -27,6 +27,13 @@ struct LoopStats {
     }
 }
 
+/// Identifies the connection waiting for a `POST /reload` answer.
+struct AdminReloadTicket: Sendable, Equatable {
+    var loop: Int
+    var slot: Int
+    var serial: Int
+}
+
 /// Process-wide state shared by all loops and the main thread.
 final class ServerState: Sendable {
     let snapshot: Mutex<Snapshot>
@@ -37,11 +44,18 @@ final class ServerState: Sendable {
     /// Microseconds the last successful load took.
     let lastLoadMicroseconds = Atomic<Int>(0)
     let lastReloadFailed = Atomic<Bool>(false)
+    /// Unix time (milliseconds) of the last reload attempt, 0 before the first.
+    let lastReloadAttemptMilliseconds = Atomic<Int>(0)
     let startedAt: Double
+    /// `POST /reload` requests waiting for the main thread, and their answers for the loops.
+    let adminReloadRequests = Mutex<[AdminReloadTicket]>([])
+    let adminReloadResults = Mutex<[(AdminReloadTicket, String)]>([])
+    let mainWakeFD: Int32
 
-    init(snapshot: Snapshot, startedAt: Double) {
+    init(snapshot: Snapshot, startedAt: Double, mainWakeFD: Int32) {
         self.snapshot = Mutex(snapshot)
         self.startedAt = startedAt
+        self.mainWakeFD = mainWakeFD
     }
 
     var current: Snapshot { snapshot.withLock { $0 } }
@@ -93,6 +107,11 @@ enum MetricsRenderer {
         out += "# TYPE aasa_reload_success_total counter\naasa_reload_success_total \(state.reloadSuccesses.load(ordering: .relaxed))\n"
         out += "# HELP aasa_reload_failure_total Rejected config reloads (the previous config kept serving).\n"
         out += "# TYPE aasa_reload_failure_total counter\naasa_reload_failure_total \(state.reloadFailures.load(ordering: .relaxed))\n"
+        out += "# HELP aasa_reload_last_success 1 if the last reload attempt succeeded (or none was made), 0 if it was rejected.\n"
+        out += "# TYPE aasa_reload_last_success gauge\naasa_reload_last_success \(state.lastReloadFailed.load(ordering: .relaxed) ? 0 : 1)\n"
+        out += "# HELP aasa_reload_last_attempt_timestamp_seconds When the last reload was attempted (0: never).\n"
+        out += "# TYPE aasa_reload_last_attempt_timestamp_seconds gauge\n"
+        out += "aasa_reload_last_attempt_timestamp_seconds \(format3(Double(state.lastReloadAttemptMilliseconds.load(ordering: .relaxed)) / 1000))\n"
         out += "# HELP aasa_draining 1 while shutting down.\n"
         out += "# TYPE aasa_draining gauge\naasa_draining \(state.draining.load(ordering: .relaxed) ? 1 : 0)\n"
         return out

@@ -21,7 +21,8 @@ public enum HTTPServer {
 
     /// The outcome of reading the config again: the loaded config, or the lines saying why not.
     public enum LoadResult: Sendable {
-        case loaded(LoadedConfig, tls: TLSContexts?, microseconds: Int)
+        /// `files`: every file the config read (itself, hosted documents, certificates), to watch.
+        case loaded(LoadedConfig, tls: TLSContexts?, microseconds: Int, files: [String])
         case rejected([String])
     }
 
@@ -32,6 +33,7 @@ public enum HTTPServer {
         tls: TLSContexts?,
         loadMicroseconds: Int,
         options: Options,
+        watchedFiles: [String] = [],
         reload: @escaping @Sendable () -> LoadResult,
         bindFailureHint: (Int32) -> String? = { _ in nil }
     ) -> Int32 {
@@ -54,9 +56,11 @@ public enum HTTPServer {
             )
         }
         let startedAt = Posix.unixTime()
+        let mainWake = Posix.makeEventFD()
         let state = ServerState(
             snapshot: Snapshot(config: initial, settings: settings, tls: tls, generation: 1, now: startedAt),
-            startedAt: startedAt
+            startedAt: startedAt,
+            mainWakeFD: mainWake
         )
         state.lastLoadMicroseconds.store(loadMicroseconds, ordering: .relaxed)
         let threadCount = settings.threads ?? Posix.cpuCount()
@@ -133,25 +137,75 @@ public enum HTTPServer {
                 + "event loop\(threadCount == 1 ? "" : "s") (config generation 1)"
         )
 
-        // The main thread only waits for signals.
+        // The main thread waits for signals, file changes and admin reload requests; it does the
+        // reloading, so the event loops never stall on it.
+        var files = watchedFiles
+        var watcher = settings.watchFiles && !settings.forcePolling ? FileWatcher(files: files) : nil
+        var fingerprint = Fingerprint(files: files)
+        var nextPoll = Posix.monotonicMilliseconds() + Int64(settings.pollInterval * 1000)
+        if settings.watchFiles && watcher == nil && !files.isEmpty {
+            Log.info(
+                (settings.forcePolling ? "polling" : "inotify is unavailable; checking")
+                    + " the config files every \(settings.pollInterval) s"
+            )
+        }
+        var pendingReloadAt: Int64?
         var drainDeadline: Int64?
+        func reloadNow(_ trigger: String) -> String {
+            let started = Posix.monotonicMilliseconds()
+            let result = reload()
+            let outcome = applyReload(result, state: state, settings: settings, trigger: trigger, milliseconds: Posix.monotonicMilliseconds() - started)
+            if case .loaded(_, _, _, let newFiles) = result, newFiles != files {
+                files = newFiles
+                if settings.watchFiles && !settings.forcePolling { watcher = FileWatcher(files: files) }
+            }
+            fingerprint = Fingerprint(files: files)
+            return outcome
+        }
         while true {
-            let signal = SignalFD.next(signals, timeoutMilliseconds: 100)
+            let ready = Posix.waitReadable([signals, mainWake] + (watcher.map { [$0.fd] } ?? []), timeoutMilliseconds: 50)
+            var signal: Int32?
+            if ready.contains(signals) { signal = SignalFD.next(signals, timeoutMilliseconds: 0) }
+            let now = Posix.monotonicMilliseconds()
             if let deadline = drainDeadline {
                 if !mainSockets.isEmpty && loops.allSatisfy({ $0.releasedListeners.load(ordering: .acquiring) }) {
                     for socket in mainSockets { Posix.close(socket.fd) }
                     mainSockets = []
                 }
                 let allDrained = loops.allSatisfy { $0.drained.load(ordering: .acquiring) }
-                if allDrained || Posix.monotonicMilliseconds() >= deadline || signal == SIGTERM || signal == SIGINT {
+                if allDrained || now >= deadline || signal == SIGTERM || signal == SIGINT {
                     if !allDrained { Log.info("drain timeout reached; closing the remaining connections") }
                     break
                 }
                 continue
             }
+            if let watcher, ready.contains(watcher.fd), watcher.drain() {
+                // Debounce: editors and deploy tools write in bursts; reload once they settle.
+                pendingReloadAt = now + 200
+            } else if watcher == nil && settings.watchFiles && !files.isEmpty && now >= nextPoll {
+                nextPoll = now + Int64(settings.pollInterval * 1000)
+                let current = Fingerprint(files: files)
+                if current != fingerprint { pendingReloadAt = now }
+            }
+            if ready.contains(mainWake) {
+                Posix.drainEventFD(mainWake)
+                let tickets = state.adminReloadRequests.withLock { requests -> [AdminReloadTicket] in
+                    defer { requests.removeAll() }
+                    return requests
+                }
+                if !tickets.isEmpty {
+                    let outcome = reloadNow("POST /reload")
+                    state.adminReloadResults.withLock { $0 += tickets.map { ($0, outcome) } }
+                    for loop in Set(tickets.map(\.loop)) { loops[loop].epoll.wake() }
+                }
+            }
+            if let due = pendingReloadAt, now >= due {
+                pendingReloadAt = nil
+                _ = reloadNow("file change")
+            }
             switch signal {
             case SIGHUP?:
-                applyReload(reload(), state: state, settings: settings)
+                _ = reloadNow("SIGHUP")
             case SIGTERM?, SIGINT?:
                 Log.info("draining: stopped accepting, finishing in-flight requests (up to \(settings.drainTimeout) s)")
                 state.draining.store(true, ordering: .releasing)
@@ -183,18 +237,47 @@ public enum HTTPServer {
         return 0
     }
 
-    static func applyReload(_ result: LoadResult, state: ServerState, settings: ServerSettings) {
+    /// Publishes a good reload (one atomic swap) or keeps the running config; logs one line either way and
+    /// returns the outcome as JSON for `POST /reload`.
+    static func applyReload(_ result: LoadResult, state: ServerState, settings: ServerSettings, trigger: String, milliseconds: Int64) -> String {
+        state.lastReloadAttemptMilliseconds.store(Int(Posix.unixTime() * 1000), ordering: .relaxed)
         switch result {
         case .rejected(let lines):
             state.reloadFailures.add(1, ordering: .relaxed)
             state.lastReloadFailed.store(true, ordering: .relaxed)
-            Log.error("reload rejected, still serving generation \(state.current.generation): " + (lines.first ?? "unknown error"))
+            let generation = state.current.generation
+            Log.error("reload (\(trigger)) rejected, still serving generation \(generation): " + (lines.first ?? "unknown error"))
             for line in lines.dropFirst() { Log.error("  " + line) }
-        case .loaded(let loaded, let tls, let microseconds):
+            let errors = lines.map { "\"\(jsonEscape($0))\"" }.joined(separator: ",")
+            return "{\"result\":\"rejected\",\"generation\":\(generation),\"errors\":[\(errors)]}"
+        case .loaded(let loaded, let tls, let microseconds, _):
             let previous = state.current
+            var applied = settings
+            let incoming = loaded.config?.server ?? ServerSettings()
+            // Settings that need new sockets or live in running connections wait for a restart.
+            var restart: [String] = []
+            if incoming.listeners != settings.listeners { restart.append("server.listen") }
+            if incoming.admin != settings.admin { restart.append("server.admin") }
+            if incoming.threads != settings.threads { restart.append("server.threads") }
+            if incoming.maxConnections != settings.maxConnections || incoming.maxRequestsPerConnection != settings.maxRequestsPerConnection
+                || incoming.maxRequestLineBytes != settings.maxRequestLineBytes || incoming.maxHeaderBytes != settings.maxHeaderBytes
+                || incoming.maxHeaderCount != settings.maxHeaderCount || incoming.maxBodyBytes != settings.maxBodyBytes
+            {
+                restart.append("server limits")
+            }
+            if incoming.headerTimeout != settings.headerTimeout || incoming.keepAliveTimeout != settings.keepAliveTimeout
+                || incoming.writeTimeout != settings.writeTimeout || incoming.drainTimeout != settings.drainTimeout
+            {
+                restart.append("server.timeouts")
+            }
+            if incoming.accessLog != settings.accessLog || incoming.trustForwardedHeaders != settings.trustForwardedHeaders {
+                restart.append("server logging")
+            }
+            applied.cacheControl = incoming.cacheControl
+            applied.healthPath = incoming.healthPath
             let next = Snapshot(
                 config: loaded,
-                settings: settings,
+                settings: applied,
                 tls: tls ?? previous.tls,
                 generation: previous.generation + 1,
                 now: Posix.unixTime(),
@@ -204,13 +287,13 @@ public enum HTTPServer {
             state.reloadSuccesses.add(1, ordering: .relaxed)
             state.lastReloadFailed.store(false, ordering: .relaxed)
             state.lastLoadMicroseconds.store(microseconds, ordering: .relaxed)
-            let before = Set(previous.siteLabels)
-            let after = Set(next.siteLabels)
-            Log.info(
-                "reloaded: generation \(next.generation), \(next.siteLabels.count) sites"
-                    + " (added: \(after.subtracting(before).sorted().joined(separator: ", ").ifEmpty("none"))"
-                    + "; removed: \(before.subtracting(after).sorted().joined(separator: ", ").ifEmpty("none")))"
-            )
+            let changes = next.changes(from: previous)
+            var line = "reloaded (\(trigger)): generation \(next.generation) in \(milliseconds) ms; " + changes.summary
+            if tls != nil && tls?.fingerprint != previous.tls?.fingerprint { line += "; certificates replaced" }
+            if !restart.isEmpty { line += "; needs a restart to apply: " + restart.joined(separator: ", ") }
+            Log.info(line)
+            return "{\"result\":\"reloaded\",\"generation\":\(next.generation),\"milliseconds\":\(milliseconds),"
+                + "\"changes\":\"\(jsonEscape(changes.summary))\",\"needsRestart\":[\(restart.map { "\"\(jsonEscape($0))\"" }.joined(separator: ","))]}"
         }
     }
 }

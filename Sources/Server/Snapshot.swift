@@ -108,6 +108,7 @@ public final class Snapshot: Sendable {
         loadedAt = now
         var table = HostTable<Int>()
         var sites: [SiteResponses] = []
+        var documents: [String: UInt64] = [:]
         var previousByLabel: [String: SiteResponses] = [:]
         for site in previous?.sites ?? [] { previousByLabel[site.label] = site }
         for loaded in config.sites {
@@ -116,9 +117,13 @@ public final class Snapshot: Sendable {
             let stamp = previousByLabel[label].flatMap { $0.bodyHash == hash ? $0.lastModified : nil } ?? Int(now)
             let index = sites.count
             sites.append(SiteResponses(label: label, body: loaded.bytes, cacheControl: settings.cacheControl, lastModified: stamp))
-            for host in loaded.site.hosts { table.insert(host.value, index) }
+            for host in loaded.site.hosts {
+                table.insert(host.value, index)
+                documents[host.value.description] = hash
+            }
         }
         hosts = table
+        hostDocuments = documents
         self.sites = sites
         if config.config?.unknownHost == .notFound {
             unknownHost = nil
@@ -136,6 +141,37 @@ public final class Snapshot: Sendable {
 
     /// The labels of every site, for the reload summary.
     public var siteLabels: [String] { sites.map(\.label) }
+
+    /// Every configured host with the hash of what it serves, for the reload summary.
+    let hostDocuments: [String: UInt64]
+
+    struct Changes {
+        var added: [String]
+        var removed: [String]
+        var changed: [String]
+
+        var summary: String {
+            if added.isEmpty && removed.isEmpty && changed.isEmpty { return "no host changed" }
+            func list(_ hosts: [String]) -> String {
+                hosts.count <= 5 ? hosts.joined(separator: ", ") : hosts.prefix(5).joined(separator: ", ") + " and \(hosts.count - 5) more"
+            }
+            var parts: [String] = []
+            if !added.isEmpty { parts.append("hosts added: " + list(added)) }
+            if !removed.isEmpty { parts.append("hosts removed: " + list(removed)) }
+            if !changed.isEmpty { parts.append("hosts changed: " + list(changed)) }
+            return parts.joined(separator: "; ")
+        }
+    }
+
+    func changes(from previous: Snapshot) -> Changes {
+        let before = previous.hostDocuments
+        let after = hostDocuments
+        return Changes(
+            added: after.keys.filter { before[$0] == nil }.sorted(),
+            removed: before.keys.filter { after[$0] == nil }.sorted(),
+            changed: after.keys.filter { before[$0] != nil && before[$0] != after[$0] }.sorted()
+        )
+    }
 }
 
 /// FNV-1a, 64-bit: a content hash for strong ETags (not a security boundary; the body is public).

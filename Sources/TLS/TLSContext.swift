@@ -171,7 +171,17 @@ public final class TLSContexts: @unchecked Sendable {
         }
     }
 
+    /// A hash of every certificate and key loaded, so a reload can say whether they were replaced.
+    public let fingerprint: UInt64
+
     public init(_ certificates: [Certificate]) throws(TLSError) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for certificate in certificates {
+            for byte in certificate.chainPEM + certificate.keyPEM {
+                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
+        }
+        fingerprint = hash
         var built: [TLSContext] = []
         for certificate in certificates {
             do {

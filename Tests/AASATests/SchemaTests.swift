@@ -32,6 +32,7 @@ struct SchemaTests {
             ("listener", definitions["listener"]?["oneOf"]?.arrayValue?.last, ServerSettings.listenerKeys),
             ("limits", schema["properties"]?["server"]?["properties"]?["limits"], ServerSettings.limitKeys),
             ("certificate", definitions["certificate"], ServerSettings.certificateKeys),
+            ("reload", schema["properties"]?["server"]?["properties"]?["reload"], ServerSettings.reloadKeys),
             ("timeouts", schema["properties"]?["server"]?["properties"]?["timeouts"], ServerSettings.timeoutKeys),
         ]
         for (name, node, keys) in pairs {

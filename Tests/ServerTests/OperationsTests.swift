@@ -147,7 +147,8 @@ struct OperationsTests {
 
     @Test("SIGHUP reloads: a good config is served on existing connections; a bad one is rejected and the old one kept")
     func reload() throws {
-        let server = try ServerProcess(config: testConfig())
+        // File watching off: this test is about SIGHUP alone (ReloadTests covers watching).
+        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "reload": {"watch": false}}"#))
         defer { server.stop() }
         let client = try RawClient(port: server.port)
         client.send(Self.request)
@@ -155,13 +156,14 @@ struct OperationsTests {
         let configPath = server.directory + "/config.json"
         try Data("{ broken".utf8).write(to: URL(fileURLWithPath: configPath))
         server.signal(SIGHUP)
-        #expect(waitUntil(3) { server.stderr.contains("reload rejected") })
+        #expect(waitUntil(3) { server.stderr.contains("reload (SIGHUP) rejected") })
         client.send(Self.request)
         #expect(client.readResponses(1).first?.body == before.body)
-        let changed = testConfig().replacingOccurrences(of: "/admin/*", with: "/private/*")
+        let changed = testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "reload": {"watch": false}}"#)
+            .replacingOccurrences(of: "/admin/*", with: "/private/*")
         try Data(changed.utf8).write(to: URL(fileURLWithPath: configPath))
         server.signal(SIGHUP)
-        #expect(waitUntil(3) { server.stderr.contains("reloaded: generation 2") })
+        #expect(waitUntil(3) { server.stderr.contains("reloaded (SIGHUP): generation 2") })
         client.send(Self.request)
         let after = try #require(client.readResponses(1).first)
         #expect(after.bodyText.contains("/private/*"))

@@ -48,6 +48,12 @@ public struct ServerSettings: Sendable, Equatable {
     /// An extra path on the main listeners answering 200 for load-balancer health checks.
     public var healthPath: String?
     public var accessLog = true
+    /// Reload when the config or a file it references changes (inotify on their directories).
+    public var watchFiles = true
+    /// Where inotify is unavailable (or `"watch": "poll"`, for NFS and other mounts without inotify
+    /// events): how often to check the files instead.
+    public var pollInterval = 2.0
+    public var forcePolling = false
     /// Use `X-Forwarded-For` as the client address in the access log (only behind a trusted proxy).
     public var trustForwardedHeaders = false
 
@@ -76,8 +82,9 @@ extension ServerSettings {
     static let certificateKeys = ["hosts", "certificate", "key", "comment"]
     static let keys = [
         "certificates", "listen", "admin", "threads", "maxConnections", "maxRequestsPerConnection", "limits", "timeouts", "cacheControl",
-        "healthPath", "accessLog", "trustForwardedHeaders", "comment",
+        "healthPath", "accessLog", "trustForwardedHeaders", "reload", "comment",
     ]
+    static let reloadKeys = ["watch", "pollSeconds"]
     static let listenerKeys = ["address", "port", "proxyProtocol", "tls", "comment"]
     static let limitKeys = ["requestLineBytes", "headerBytes", "headerCount", "bodyBytes"]
     static let timeoutKeys = ["header", "keepAlive", "write", "drain"]
@@ -279,6 +286,25 @@ extension ConfigDecoder {
                     settings.certificates.append(
                         ServerSettings.CertificateEntry(hosts: hosts, certificate: certificate.value, key: key.value, origin: Origin(item.location, itemPath))
                     )
+                }
+            case "reload":
+                guard let fields = reader.object(value, memberPath) else { continue }
+                reader.checkKeys(fields, memberPath, known: ServerSettings.reloadKeys, context: "reload")
+                for field in fields {
+                    let fieldPath = memberPath.key(field.key)
+                    switch field.key {
+                    case "watch":
+                        if field.value.stringValue == "poll" {
+                            settings.watchFiles = true
+                            settings.forcePolling = true
+                        } else if field.value.stringValue == "inotify" {
+                            settings.watchFiles = true
+                        } else {
+                            settings.watchFiles = reader.bool(field.value, fieldPath) ?? settings.watchFiles
+                        }
+                    case "pollSeconds": settings.pollInterval = seconds(field.value, fieldPath) ?? settings.pollInterval
+                    default: break
+                    }
                 }
             case "accessLog": settings.accessLog = reader.bool(value, memberPath) ?? settings.accessLog
             case "trustForwardedHeaders":

@@ -109,7 +109,14 @@ enum DevCommand {
         var settings = loaded.config?.server ?? ServerSettings()
         settings.listeners = addresses.map { ServerSettings.Listener(address: $0, port: port, tls: true) }
         settings.admin = nil
-        settings.certificates = [ServerSettings.CertificateEntry(hosts: hosts, certificate: files.certificate, key: files.key)]
+        // Absolute paths: certificate paths are resolved against the config's directory otherwise.
+        settings.certificates = [
+            ServerSettings.CertificateEntry(
+                hosts: hosts,
+                certificate: Posix.canonicalPath(files.certificate),
+                key: Posix.canonicalPath(files.key)
+            )
+        ]
         loaded.config?.server = settings
         let tls = TLSSetup.load(settings, configPath: configPath, now: now)
         for finding in tls.diagnostics { console.err(printer.human(finding) + "\n") }
@@ -128,6 +135,7 @@ enum DevCommand {
             tls: contexts,
             loadMicroseconds: 0,
             options: HTTPServer.Options(),
+            watchedFiles: ServeCommand.watchedFiles(configPath, loaded),
             reload: { ServeCommand.reloadConfig(reloadPath) },
             bindFailureHint: { code in
                 guard code == EACCES, port < 1024 else { return nil }

@@ -91,8 +91,21 @@ enum ServeCommand {
             tls: tls,
             loadMicroseconds: microseconds(elapsed),
             options: options,
+            watchedFiles: watchedFiles(configPath, loaded),
             reload: { reloadConfig(configPath) }
         )
+    }
+
+    /// The config, every hosted document and every certificate and key: what a reload reads.
+    static func watchedFiles(_ configPath: String, _ loaded: LoadedConfig) -> [String] {
+        var files = [configPath]
+        files += loaded.sites.compactMap(\.file)
+        for certificate in loaded.config?.server.certificates ?? [] {
+            files.append(ConfigLoader.resolve(certificate.certificate, relativeTo: configPath))
+            files.append(ConfigLoader.resolve(certificate.key, relativeTo: configPath))
+        }
+        var seen = Set<String>()
+        return files.filter { seen.insert($0).inserted }
     }
 
     static func microseconds(_ duration: Duration) -> Int {
@@ -118,6 +131,6 @@ enum ServeCommand {
         if !errors.isEmpty {
             return .rejected(errors.sortedForDisplay().prefix(10).map(\.description))
         }
-        return .loaded(loaded, tls: contexts, microseconds: microseconds(start.duration(to: clock.now)))
+        return .loaded(loaded, tls: contexts, microseconds: microseconds(start.duration(to: clock.now)), files: watchedFiles(path, loaded))
     }
 }

@@ -1,0 +1,89 @@
+internal import CLinux
+internal import Glibc
+
+/// Watches the directories holding the config and every file it references.
+///
+/// Directories, not files: an atomic rename, an editor replacing the file, a Kubernetes ConfigMap
+/// swapping its `..data` symlink — all show up as events in the directory, whereas a watch on the
+/// file itself would follow the old inode and miss them. Where inotify is unavailable, the caller
+/// polls ``Fingerprint``s instead.
+public final class FileWatcher {
+    public let fd: Int32
+    private var watchedNames: [Int32: Set<String>] = [:]
+
+    /// Nil when inotify cannot be used (the caller falls back to polling).
+    public init?(files: [String]) {
+        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else { return nil }
+        fd = descriptor
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
+        for file in files {
+            let directory = Posix.directoryName(file)
+            let name = file.split(separator: "/").last.map(String.init) ?? file
+            let watch = inotify_add_watch(descriptor, directory, mask)
+            guard watch >= 0 else {
+                Glibc.close(descriptor)
+                return nil
+            }
+            watchedNames[watch, default: []].insert(name)
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Drains pending events; true when one concerns a watched file (or a `..` entry, which is how
+    /// Kubernetes swaps a mounted ConfigMap).
+    public func drain() -> Bool {
+        var relevant = false
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { return relevant }
+            var offset = 0
+            while offset + MemoryLayout<inotify_event>.size <= count {
+                let (watch, length) = buffer.withUnsafeBytes { raw -> (Int32, Int) in
+                    let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    return (event.wd, Int(event.len))
+                }
+                let nameStart = offset + MemoryLayout<inotify_event>.size
+                let nameBytes = buffer[nameStart..<min(count, nameStart + length)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                if watchedNames[watch]?.contains(name) == true || name.hasPrefix("..") { relevant = true }
+                offset = nameStart + length
+            }
+        }
+    }
+}
+
+/// What polling compares: size, modification time and inode of each file (following symlinks).
+public struct Fingerprint: Equatable, Sendable {
+    var entries: [String]
+
+    public init(files: [String]) {
+        entries = files.map { path in
+            var info = stat()
+            guard stat(path, &info) == 0 else { return "\(path):missing" }
+            return "\(path):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
+        }
+    }
+}
+
+extension Posix {
+    /// Waits until one of `fds` is readable or the timeout passes; returns the readable ones.
+    public static func waitReadable(_ fds: [Int32], timeoutMilliseconds: Int32) -> [Int32] {
+        var pollers = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let ready = poll(&pollers, nfds_t(pollers.count), timeoutMilliseconds)
+        guard ready > 0 else { return [] }
+        return pollers.filter { $0.revents & Int16(POLLIN) != 0 }.map(\.fd)
+    }
+
+    /// An eventfd other threads write to wake a thread blocked in ``waitReadable(_:timeoutMilliseconds:)``.
+    public static func makeEventFD() -> Int32 { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
+
+    public static func signalEventFD(_ fd: Int32) { _ = eventfd_write(fd, 1) }
+
+    public static func drainEventFD(_ fd: Int32) {
+        var value: eventfd_t = 0
+        _ = eventfd_read(fd, &value)
+    }
+}
