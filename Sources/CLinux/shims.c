@@ -1,4 +1,10 @@
 #include "CLinux.h"
+#include <unistd.h>
+#include <sys/syscall.h>
+
+int CLinux_gettid(void) {
+    return (int)syscall(SYS_gettid);
+}
 
 int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
     return accept4(fd, addr, len, flags);

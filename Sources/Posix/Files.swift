@@ -1,3 +1,4 @@
+internal import CLinux
 internal import Glibc
 
 /// File access for the command line and the config loader, without Foundation (which would add
@@ -112,5 +113,13 @@ extension Posix {
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return Int(clamping: raised.rlim_cur) }
         }
         return Int(clamping: limit.rlim_cur)
+    }
+}
+
+extension Posix {
+    /// nice +10 for the calling thread only (Linux applies setpriority to a thread id).
+    public static func lowerCurrentThreadPriority() {
+        let thread = id_t(CLinux_gettid())
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, 10)
     }
 }

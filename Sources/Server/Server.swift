@@ -131,6 +131,9 @@ public enum HTTPServer {
                 return 1
             }
         }
+        // Reloads run on this thread; at a lower priority they take spare CPU rather than serving CPU
+        // (the event-loop threads, already started, keep the normal priority).
+        Posix.lowerCurrentThreadPriority()
         for line in announcements { Log.info(line) }
         Log.info(
             "serving \(initial.sites.count) site\(initial.sites.count == 1 ? "" : "s") with \(threadCount) "
@@ -154,7 +157,7 @@ public enum HTTPServer {
         func reloadNow(_ trigger: String) -> String {
             let started = Posix.monotonicMilliseconds()
             let result = reload()
-            let outcome = applyReload(result, state: state, settings: settings, trigger: trigger, milliseconds: Posix.monotonicMilliseconds() - started)
+            let outcome = applyReload(result, state: state, settings: settings, trigger: trigger, startedAt: started)
             if case .loaded(_, _, _, let newFiles) = result, newFiles != files {
                 files = newFiles
                 if settings.watchFiles && !settings.forcePolling { watcher = FileWatcher(files: files) }
@@ -239,7 +242,7 @@ public enum HTTPServer {
 
     /// Publishes a good reload (one atomic swap) or keeps the running config; logs one line either way and
     /// returns the outcome as JSON for `POST /reload`.
-    static func applyReload(_ result: LoadResult, state: ServerState, settings: ServerSettings, trigger: String, milliseconds: Int64) -> String {
+    static func applyReload(_ result: LoadResult, state: ServerState, settings: ServerSettings, trigger: String, startedAt: Int64) -> String {
         state.lastReloadAttemptMilliseconds.store(Int(Posix.unixTime() * 1000), ordering: .relaxed)
         switch result {
         case .rejected(let lines):
@@ -284,6 +287,8 @@ public enum HTTPServer {
                 previous: previous
             )
             state.snapshot.withLock { $0 = next }
+            // From reading the first file to the new snapshot in force.
+            let milliseconds = Posix.monotonicMilliseconds() - startedAt
             state.reloadSuccesses.add(1, ordering: .relaxed)
             state.lastReloadFailed.store(false, ordering: .relaxed)
             state.lastLoadMicroseconds.store(microseconds, ordering: .relaxed)

@@ -115,9 +115,10 @@ public enum ConfigLoader {
                 )
             }
             let bytes = AASARenderer.bytes(output.document)
+            // The breakdown costs a second rendering, so only documents near the limit pay for it.
             siteFindings += AASAValidator.validateSize(
                 bytes.count,
-                contributors: sizeContributors(output.document),
+                contributors: bytes.count >= AASAValidator.sizeWarningThreshold ? sizeContributors(output.document) : [],
                 origin: site.origin
             )
             findings += siteFindings.inFile(configPath)

@@ -19,7 +19,7 @@ public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
     /// Parses a host as written in the config; on failure returns a message saying what is wrong.
     public static func parse(_ text: String) -> Result<HostPattern, HostError> {
         if text.isEmpty { return .failure(HostError("a host cannot be empty")) }
-        if text.contains("://") {
+        if text.containsBytes("://") {
             return .failure(HostError("\"\(text)\" has a scheme; write only the host name, e.g. \"example.com\""))
         }
         if text.contains("/") {

@@ -111,6 +111,10 @@ public enum Generator {
             )
             pattern = encoded
         }
+        if !pattern.containsBytes("$(") {
+            let prefix = component.exclude ? "NOT " : ""
+            return [Located(prefix + pattern, origin)]
+        }
         var expansions = [""]
         var rest = pattern[...]
         while let start = rest.firstRange(of: "$("), let close = rest[start.upperBound...].firstIndex(of: ")") {

@@ -110,7 +110,7 @@ public enum AASAValidator {
             ("A"..."Z").contains(s) || ("a"..."z").contains(s) || ("0"..."9").contains(s)
         }
         let fix = "an app ID is <10-character Team ID>.<bundle ID>, e.g. \"ABCDE12345.com.example.app\""
-        if id.contains("$(") || id.contains("DEVELOPMENT_TEAM") || id.contains("PRODUCT_BUNDLE_IDENTIFIER") {
+        if id.containsBytes("$(") || id.containsBytes("DEVELOPMENT_TEAM") || id.containsBytes("PRODUCT_BUNDLE_IDENTIFIER") {
             report(
                 .error,
                 "appid.format",
@@ -156,7 +156,7 @@ public enum AASAValidator {
             )
             return
         }
-        if bundle.first == "." || bundle.last == "." || id.contains("..") {
+        if bundle.first == "." || bundle.last == "." || id.containsBytes("..") {
             report(.error, "appid.format", "\"\(id)\": the bundle ID has an empty part (a leading, trailing or double '.')", app.origin)
             return
         }
@@ -317,7 +317,7 @@ public enum AASAValidator {
                     variable.origin
                 )
             }
-            for value in variable.values where value.value.contains("$(") {
+            for value in variable.values where value.value.containsBytes("$(") {
                 report(
                     .error,
                     "variable.nested",
@@ -332,6 +332,7 @@ public enum AASAValidator {
 
     /// Every `$(name)` in a pattern, with its name.
     static func variableReferences(in pattern: String) -> [String] {
+        guard pattern.containsBytes("$(") else { return [] }
         var names: [String] = []
         var rest = pattern[...]
         while let start = rest.firstRange(of: "$(") {
@@ -482,7 +483,7 @@ public enum AASAValidator {
             }
             let pattern = text.hasPrefix("NOT ") ? String(text.dropFirst(4)) : text
             validatePathPattern(pattern, origin: path.origin, legacy: true, report: report)
-            if !BuiltinVariables.names.isEmpty && pattern.contains("$(") {
+            if pattern.containsBytes("$(") {
                 report(
                     .warning,
                     "variable.in-legacy-path",

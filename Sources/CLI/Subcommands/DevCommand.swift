@@ -99,7 +99,7 @@ enum DevCommand {
         guard let (initial, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
         var loaded = initial
         let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
-        for finding in loaded.diagnostics.sortedForDisplay() { console.err(printer.human(finding) + "\n") }
+        printer.print(loaded.diagnostics.sortedForDisplay(), to: console)
         if loaded.hasErrors { return ExitStatus.failure }
         for host in hosts where loaded.site(forHost: host) == nil {
             console.err("warning: \(configPath) has no site for \(host); it will get the unknownHost answer\n")

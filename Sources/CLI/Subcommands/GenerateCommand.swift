@@ -48,7 +48,7 @@ enum GenerateCommand {
         }
         guard let (loaded, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
         let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
-        for finding in loaded.diagnostics.sortedForDisplay() { console.err(printer.human(finding) + "\n") }
+        printer.print(loaded.diagnostics.sortedForDisplay(), to: console)
         if loaded.hasErrors {
             console.err("\(configPath): \(loaded.diagnostics.errorCount) error(s); nothing generated\n")
             return ExitStatus.failure

@@ -73,7 +73,7 @@ enum ServeCommand {
         else { return ExitStatus.usage }
         let elapsed = start.duration(to: clock.now)
         let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
-        for finding in diagnostics.sortedForDisplay() { console.err(printer.human(finding) + "\n") }
+        printer.print(diagnostics.sortedForDisplay(), to: console)
         if diagnostics.hasErrors {
             console.err("\(configPath): \(diagnostics.errorCount) error(s); not serving\n")
             return ExitStatus.failure

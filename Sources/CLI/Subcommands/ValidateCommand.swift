@@ -90,7 +90,7 @@ enum ValidateCommand {
             console.outBytes(JSONWriter.bytes(DiagnosticPrinter.jsonReport(findings), pretty: true))
         } else {
             let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
-            for finding in findings { console.err(printer.human(finding) + "\n") }
+            printer.print(findings, to: console)
             let subject = [config, file, entitlements].compactMap { $0 }.joined(separator: ", ")
             let verdict = findings.hasErrors ? "invalid" : "valid"
             console.err(
