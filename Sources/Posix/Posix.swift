@@ -49,11 +49,7 @@ public enum Posix {
                 guard inet_pton(AF_INET6, address, &address6.sin6_addr) == 1 else {
                     throw SystemError(call: "inet_pton(\(address))", code: EINVAL)
                 }
-                _ = try check("bind") {
-                    withUnsafePointer(to: &address6) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-                    }
-                }
+                try bindAddress(fd, &address6)
             } else {
                 var address4 = sockaddr_in()
                 address4.sin_family = sa_family_t(AF_INET)
@@ -61,17 +57,22 @@ public enum Posix {
                 guard inet_pton(AF_INET, address, &address4.sin_addr) == 1 else {
                     throw SystemError(call: "inet_pton(\(address))", code: EINVAL)
                 }
-                _ = try check("bind") {
-                    withUnsafePointer(to: &address4) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                    }
-                }
+                try bindAddress(fd, &address4)
             }
             _ = try check("listen") { Glibc.listen(fd, backlog) }
             return (fd, try localPort(fd))
         } catch {
             Glibc.close(fd)
             throw error
+        }
+    }
+
+    /// `bind` for a `sockaddr_in` or `sockaddr_in6`.
+    private static func bindAddress<Address>(_ fd: Int32, _ address: inout Address) throws(SystemError) {
+        _ = try check("bind") {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+            }
         }
     }
 

@@ -458,20 +458,20 @@ final class EventLoop {
             Posix.setNoDelay(connection.fd)
             connection.noDelay = true
         }
+        // A declared body over the limit is refused before anything else is answered for this request.
+        if case .length(let length) = head.body, length > settings.limits.bodyBytes {
+            connection.input.removeFirst(head.length)
+            respondWithStatus(connection, .payloadTooLarge)
+            return
+        }
         let isHead = head.method == .head
         let written = append(response, to: connection, close: close, keepAliveHeader: head.isHTTP10 && !close, includeBody: !isHead)
         if close { connection.closeAfterWrite = true }
 
-        // Discard a body the client sent (GET/HEAD need none) before the next request; too big → 413.
+        // Discard a body the client sent (GET/HEAD need none) before the next request.
         var bodyFollows = false
         switch head.body {
         case .none: break
-        case .length(let length) where length > settings.limits.bodyBytes:
-            connection.input.removeFirst(head.length)
-            connection.output.removeAll()
-            connection.outputOffset = 0
-            respondWithStatus(connection, .payloadTooLarge)
-            return
         case .length, .chunked:
             bodyFollows = true
         }

@@ -260,9 +260,10 @@ struct ServeConnectionTests {
         client.send("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello" + "GET /x HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + Self.request)
         #expect(client.readResponses(3).map(\.status) == [200, 404, 200])
         let big = try RawClient(port: server.port)
-        big.send("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nContent-Length: 100\r\n\r\n")
+        // A pipelined good request first: its answer must not be lost when the next one is refused.
+        big.send(Self.request + "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nContent-Length: 100\r\n\r\n")
         let (bytes, closed) = big.read(timeout: 5)
-        #expect(HTTPResponse.parseAll(bytes).map(\.status) == [413])
+        #expect(HTTPResponse.parseAll(bytes).map(\.status) == [200, 413])
         #expect(closed)
     }
 
