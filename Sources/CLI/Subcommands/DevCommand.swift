@@ -130,13 +130,20 @@ enum DevCommand {
 
         // Binding to 443 without privilege: say exactly how to fix it.
         let reloadPath = configPath
+        let devSettings = settings
         return HTTPServer.run(
             initial: loaded,
             tls: contexts,
             loadMicroseconds: 0,
             options: HTTPServer.Options(),
             watchedFiles: ServeCommand.watchedFiles(configPath, loaded),
-            reload: { ServeCommand.reloadConfig(reloadPath) },
+            reload: {
+                // The dev listeners and certificate stay in force across reloads of the config.
+                let result = ServeCommand.reloadConfig(reloadPath)
+                guard case .loaded(var reloaded, _, let microseconds, let files) = result else { return result }
+                reloaded.config?.server = devSettings
+                return .loaded(reloaded, tls: nil, microseconds: microseconds, files: files)
+            },
             bindFailureHint: { code in
                 guard code == EACCES, port < 1024 else { return nil }
                 return " — binding port \(port) needs privilege: run `sudo setcap cap_net_bind_service=+ep "

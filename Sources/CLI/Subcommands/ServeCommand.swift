@@ -8,14 +8,17 @@ enum ServeCommand {
 
     static let subcommand = CommandLineTool.Subcommand(
         name: "serve",
-        abstract: "Serve the AASA files of every site in the config over HTTP.",
+        abstract: "Serve the AASA files of every site in the config over HTTP and HTTPS.",
         help: """
             OVERVIEW: Serve /.well-known/apple-app-site-association and /apple-app-site-association per Host.
 
             GET and HEAD on those paths always answer 200 application/json (never a redirect, never 304),
-            built once when the config loads. Unknown hosts get the config's unknownHost answer.
-            SIGHUP reloads the config (a config with errors never replaces a good one); SIGTERM or SIGINT
-            stops accepting, finishes in-flight requests and exits (within server.timeouts.drain).
+            built once when the config loads. Unknown hosts get the config's unknownHost answer. Listeners
+            with "tls": true serve HTTPS with the certificates in server.certificates (chosen by SNI).
+
+            The config and every file it references are watched and reloaded on change; SIGHUP and
+            POST /reload on the admin listener reload too. A config with errors never replaces a good one.
+            SIGTERM or SIGINT stops accepting, finishes in-flight requests and exits (server.timeouts.drain).
 
             USAGE: aasa-server serve [--config FILE] [--listen ADDR:PORT]... [--admin ADDR:PORT|off] [--check-config]
 
