@@ -143,4 +143,25 @@ struct ValidatorTests {
         let big = #"{"applinks": {"details": [{"appID": "ABCDE12345.a.b", "paths": [\#(paths)]}]}}"#
         #expect(Self.findings(big).contains { $0.rule == "size.limit" })
     }
+
+    @Test("The fast app-ID and host checks agree with the explaining ones on random input")
+    func fastPathsAgree() {
+        var random = SplitMix(seed: 99)
+        let alphabet = Array("AB9a.-_*x ".unicodeScalars)
+        for _ in 0..<20_000 {
+            let length = 8 + Int(random.next() % 12)
+            let text = String(String.UnicodeScalarView((0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }))
+            let id = "ABCDE12345" + text.dropFirst(10)
+            for candidate in [text, id] where AASAValidator.isWellFormedAppID(candidate) {
+                var findings = 0
+                AASAValidator.explainAppID(Located(candidate)) { _, _, _, _ in findings += 1 }
+                #expect(findings == 0, "fast path accepted \(candidate) but the detailed checks object")
+            }
+            let host = text.lowercased()
+            if let fast = HostPattern.parsePlain(host) {
+                #expect(HostPattern.hostNameProblem(host.hasPrefix("*.") ? String(host.dropFirst(2)) : host) == nil, "\(host)")
+                #expect(fast.description == host)
+            }
+        }
+    }
 }

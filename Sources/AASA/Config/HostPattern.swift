@@ -18,6 +18,7 @@ public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a host as written in the config; on failure returns a message saying what is wrong.
     public static func parse(_ text: String) -> Result<HostPattern, HostError> {
+        if let fast = parsePlain(text) { return .success(fast) }
         if text.isEmpty { return .failure(HostError("a host cannot be empty")) }
         if text.containsBytes("://") {
             return .failure(HostError("\"\(text)\" has a scheme; write only the host name, e.g. \"example.com\""))
@@ -50,6 +51,45 @@ public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
         }
         if let problem = hostNameProblem(name) { return .failure(HostError("\"\(text)\": \(problem)")) }
         return .success(.exact(name))
+    }
+
+    /// The common case in one pass over the bytes: lower-case labels of letters, digits and '-' (not at
+    /// either end), 1–63 bytes each, optionally after `*.`. Anything else takes the explaining path.
+    static func parsePlain(_ text: String) -> HostPattern? {
+        let bytes = text.utf8
+        guard !bytes.isEmpty, bytes.count <= 253 else { return nil }
+        var wildcard = false
+        var labelLength = 0
+        var labels = 0
+        var last: UInt8 = 0
+        for (position, byte) in bytes.enumerated() {
+            if position < 2 && text.utf8.starts(with: [UInt8(ascii: "*"), UInt8(ascii: ".")]) {
+                wildcard = true
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                labelLength += 1
+            case UInt8(ascii: "-"):
+                if labelLength == 0 { return nil }
+                labelLength += 1
+            case UInt8(ascii: "."):
+                if labelLength == 0 || last == UInt8(ascii: "-") { return nil }
+                labels += 1
+                labelLength = 0
+            default:
+                return nil
+            }
+            if labelLength > 63 { return nil }
+            last = byte
+        }
+        guard labelLength > 0, last != UInt8(ascii: "-") else { return nil }
+        if wildcard {
+            // "*.com" covers a whole top-level domain: the explaining path rejects it.
+            guard labels >= 1 else { return nil }
+            return .wildcard(String(text.dropFirst(2)))
+        }
+        return .exact(text)
     }
 
     /// RFC 1123 host name rules, plus a hint for Unicode (IDN) names.

@@ -104,6 +104,12 @@ public enum AASAValidator {
     // MARK: - App IDs
 
     public static func validateAppID(_ app: Located<String>, report: (Severity, String, String, Origin) -> Void) {
+        if isWellFormedAppID(app.value) { return }
+        explainAppID(app, report: report)
+    }
+
+    /// The detailed checks, each with its own message (run when the fast path declines).
+    static func explainAppID(_ app: Located<String>, report: (Severity, String, String, Origin) -> Void) {
         let id = app.value
         let scalars = Array(id.unicodeScalars)
         func isAlphanumeric(_ s: Unicode.Scalar) -> Bool {
@@ -169,6 +175,35 @@ public enum AASAValidator {
                 app.origin
             )
         }
+    }
+
+    /// The common case in one pass over the bytes: an upper-case 10-character prefix, '.', and a bundle
+    /// ID of letters, digits, '-' and non-empty '.'-separated parts. Anything else gets the detailed checks.
+    static func isWellFormedAppID(_ id: String) -> Bool {
+        var index = 0
+        var previousWasDot = false
+        for byte in id.utf8 {
+            if index < 10 {
+                guard (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                else { return false }
+            } else if index == 10 {
+                guard byte == UInt8(ascii: ".") else { return false }
+                previousWasDot = true
+            } else {
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"):
+                    previousWasDot = false
+                case UInt8(ascii: "."):
+                    if previousWasDot { return false }
+                    previousWasDot = true
+                default:
+                    return false
+                }
+            }
+            index += 1
+        }
+        return index > 11 && !previousWasDot
     }
 
     // MARK: - applinks
