@@ -40,7 +40,7 @@ final class SiteResponses: Sendable {
     let bodyHash: UInt64
     let lastModified: Int
 
-    init(label: String, body: [UInt8], cacheControl: String, lastModified: Int) {
+    init(label: String, body: [UInt8], cacheControl: String, lastModified: Int, lastModifiedText: String? = nil) {
         self.label = label
         self.lastModified = lastModified
         let hash = fnv1a(body)
@@ -56,7 +56,7 @@ final class SiteResponses: Sendable {
             ("Server", "aasa-server"),
             ("Content-Type", "application/json"),
             ("Cache-Control", cacheControl),
-            ("Last-Modified", HTTPDate.format(unixSeconds: lastModified)),
+            ("Last-Modified", lastModifiedText ?? HTTPDate.format(unixSeconds: lastModified)),
         ]
         if compressed != nil { headers.append(("Vary", "Accept-Encoding")) }
         identity = PreparedResponse(status: 200, headers: headers + [("ETag", etag)], body: body)
@@ -112,12 +112,24 @@ public final class Snapshot: Sendable {
         var documents: [String: UInt64] = [:]
         var previousByLabel: [String: SiteResponses] = [:]
         for site in previous?.sites ?? [] { previousByLabel[site.label] = site }
+        // Most sites share one Last-Modified (the load time); format each distinct second once.
+        var dateTexts: [Int: String] = [:]
         for loaded in config.sites {
             let label = loaded.site.name
             let hash = fnv1a(loaded.bytes)
             let stamp = previousByLabel[label].flatMap { $0.bodyHash == hash ? $0.lastModified : nil } ?? Int(now)
+            let dateText = dateTexts[stamp] ?? HTTPDate.format(unixSeconds: stamp)
+            dateTexts[stamp] = dateText
             let index = sites.count
-            sites.append(SiteResponses(label: label, body: loaded.bytes, cacheControl: settings.cacheControl, lastModified: stamp))
+            sites.append(
+                SiteResponses(
+                    label: label,
+                    body: loaded.bytes,
+                    cacheControl: settings.cacheControl,
+                    lastModified: stamp,
+                    lastModifiedText: dateText
+                )
+            )
             for host in loaded.site.hosts {
                 table.insert(host.value, index)
                 documents[host.value.description] = hash

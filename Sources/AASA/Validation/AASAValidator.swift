@@ -503,7 +503,7 @@ public enum AASAValidator {
         var seen: [String: Located<String>] = [:]
         for path in paths {
             let text = path.value
-            if !text.hasPrefix("NOT ") && text.uppercased().hasPrefix("NOT") {
+            if !text.hasPrefix("NOT ") && startsWithNotIgnoringCase(text) {
                 let rest = text.dropFirst(3)
                 if rest.first == "/" || rest.first == " " || rest.first == "*" {
                     report(
@@ -548,6 +548,15 @@ public enum AASAValidator {
             seen[text] = seen[text] ?? path
             if pattern == "*" || pattern == "/*" { catchAll = path }
         }
+    }
+
+    /// "NOT", "not", "Not"… at the start, checked on bytes (this runs for every legacy path).
+    static func startsWithNotIgnoringCase(_ text: String) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        for expected in [UInt8(ascii: "n"), UInt8(ascii: "o"), UInt8(ascii: "t")] {
+            guard let byte = bytes.next(), byte | 0x20 == expected else { return false }
+        }
+        return true
     }
 
     // MARK: - Reachability
