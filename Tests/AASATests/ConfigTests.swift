@@ -308,7 +308,7 @@ struct ConfigTests {
 
     @Test("The bundled example configs load without findings")
     func bundledExamples() throws {
-        for name in ["example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json"] {
+        for name in ["example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json", "examples/https.json"] {
             let path = Fixtures.repositoryRoot + "/config/" + name
             let loaded = ConfigLoader.load(configBytes: try Fixtures.read(path), configPath: path) { file in
                 (try? Fixtures.read(file)).map { .success($0) } ?? .failure(FileReadError("missing"))
