@@ -302,6 +302,7 @@ struct MatcherTests {
             let expected = referenceMatch(Array(pattern), Array(text))
             let scalars = text.unicodeScalars.map(\.value)
             #expect(compiled.matches(scalars) == expected, "glob \(pattern) vs \(text)")
+            #expect(compiled.matches(bytes: Array(text.utf8)[...], fold: false) == expected, "bytes \(pattern) vs \(text)")
             #expect(viaVariable.matches(scalars) == expected, "nfa \(pattern) vs \(text)")
         }
     }

@@ -235,6 +235,17 @@ public struct Matcher: Sendable {
     /// Why a rule does not match, or nil when it matches. Cheap on the hot path: the reason text is
     /// only built by ``closestRule(_:)``.
     static func failure(of rule: CompiledComponent, _ url: inout PreparedURL) -> FailedPart? {
+        if rule.percentEncoded {
+            // As-sent comparison: read the URL's bytes directly (the usual case, and the hot path).
+            let parts = url.parts
+            let fold = !rule.caseSensitive
+            if let path = rule.path, !path.matches(bytes: parts.path, fold: fold) { return .path }
+            if let query = rule.wholeQuery, !query.matches(bytes: parts.query ?? [], fold: fold) { return .query(nil) }
+            if rule.queryItems.isEmpty {
+                if let fragment = rule.fragment, !fragment.matches(bytes: parts.fragment ?? [], fold: fold) { return .fragment }
+                return nil
+            }
+        }
         let text = url.variant(caseSensitive: rule.caseSensitive, percentEncoded: rule.percentEncoded)
         if let path = rule.path, !path.matches(text.path) { return .path }
         if let query = rule.wholeQuery, !query.matches(text.query) { return .query(nil) }

@@ -99,9 +99,20 @@ final class Pattern: Sendable {
         return matchWithChoices(text)
     }
 
+    /// Matches percent-encoded (hence ASCII) URL bytes directly, folding ASCII case on the fly when
+    /// `fold` is set: no per-URL conversion to scalars for the common rules.
+    func matches(bytes: ArraySlice<UInt8>, fold: Bool) -> Bool {
+        guard alternatives.isEmpty else {
+            return matchWithChoices(bytes.map { fold ? foldCase(UInt32($0)) : UInt32($0) })
+        }
+        return bytes.withUnsafeBufferPointer { buffer in
+            fold ? Pattern.globMatch(elements, FoldedBytes(buffer: buffer)) : Pattern.globMatch(elements, PlainBytes(buffer: buffer))
+        }
+    }
+
     // MARK: - Single-width patterns: the classic linear-time glob with one backtrack point
 
-    private static func globMatch(_ pattern: [Element], _ text: [UInt32]) -> Bool {
+    private static func globMatch<Text: ScalarText>(_ pattern: [Element], _ text: Text) -> Bool {
         var p = 0
         var t = 0
         var starP = -1
@@ -139,7 +150,7 @@ final class Pattern: Sendable {
     }
 
     @inline(__always)
-    private static func classContains(_ low: UInt64, _ high: UInt64, _ scalar: UInt32) -> Bool {
+    static func classContains(_ low: UInt64, _ high: UInt64, _ scalar: UInt32) -> Bool {
         if scalar < 64 { return low & (1 << UInt64(scalar)) != 0 }
         if scalar < 128 { return high & (1 << UInt64(scalar - 64)) != 0 }
         return false
@@ -240,4 +251,27 @@ func foldCase(_ scalar: UInt32) -> UInt32 {
     guard let unicode = Unicode.Scalar(scalar) else { return scalar }
     let lowered = unicode.properties.lowercaseMapping.unicodeScalars
     return lowered.count == 1 ? lowered.first?.value ?? scalar : scalar
+}
+
+/// Text the glob matcher reads: scalar arrays, or URL bytes read as scalars (optionally case-folded).
+protocol ScalarText {
+    var count: Int { get }
+    subscript(_ index: Int) -> UInt32 { get }
+}
+
+extension Array: ScalarText where Element == UInt32 {}
+
+struct PlainBytes: ScalarText {
+    let buffer: UnsafeBufferPointer<UInt8>
+    var count: Int { buffer.count }
+    @inline(__always) subscript(_ index: Int) -> UInt32 { UInt32(buffer[index]) }
+}
+
+struct FoldedBytes: ScalarText {
+    let buffer: UnsafeBufferPointer<UInt8>
+    var count: Int { buffer.count }
+    @inline(__always) subscript(_ index: Int) -> UInt32 {
+        let byte = buffer[index]
+        return UInt32(byte >= 65 && byte <= 90 ? byte | 0x20 : byte)
+    }
 }
