@@ -77,7 +77,16 @@ public enum HTTPServer {
         }
         do {
             for listener in settings.listeners {
-                let bound = try Posix.listen(address: listener.address, port: listener.port, reusePort: false)
+                let bound: (fd: Int32, port: Int)
+                do {
+                    bound = try Posix.listen(address: listener.address, port: listener.port, reusePort: false)
+                } catch where (error.code == EAFNOSUPPORT || error.code == EADDRNOTAVAIL) && listener.address == "::"
+                    && !settings.listenersConfigured && options.listen == nil
+                {
+                    // The default listeners include IPv6; a machine without it still serves IPv4.
+                    Log.info("IPv6 is not available here (\(error.reason.lowercased())); listening on IPv4 only")
+                    continue
+                }
                 mainSockets.append(ListenerSocket(fd: bound.fd, isAdmin: false, proxyProtocol: listener.proxyProtocol, tls: listener.tls))
                 let shown = ServerSettings.Listener(address: listener.address, port: bound.port).description
                 announcements.append(

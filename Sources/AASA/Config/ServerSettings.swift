@@ -23,6 +23,8 @@ public struct ServerSettings: Sendable, Equatable {
     }
 
     public var listeners: [Listener] = [Listener(address: "0.0.0.0", port: 8080), Listener(address: "::", port: 8080)]
+    /// False while `listeners` are the defaults: then a host without IPv6 just skips `[::]:8080`.
+    public var listenersConfigured = false
     /// Certificates for TLS listeners: the hosts each covers (for SNI) and its PEM files, relative to the config.
     public var certificates: [CertificateEntry] = []
     /// Nil turns the admin listener off.
@@ -197,6 +199,7 @@ extension ConfigDecoder {
                     continue
                 }
                 settings.listeners = items.enumerated().compactMap { listener($1, memberPath.index($0)) }
+                settings.listenersConfigured = true
                 if items.isEmpty {
                     reader.report(.error, "server.listen", "\"listen\" is empty; the server would accept nothing", value.location, memberPath)
                 }
