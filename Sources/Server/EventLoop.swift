@@ -402,7 +402,7 @@ final class EventLoop {
                     case .incomplete:
                         return false
                     case .failed(let error):
-                        respondWithError(connection, error, buffer)
+                        respondWithStatus(connection, error)
                         return false
                     case .complete(let head):
                         connection.parser.reset()
@@ -505,10 +505,6 @@ final class EventLoop {
     static let connectionClose = Array("Connection: close\r\n".utf8)
     static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
     static let crlf: [UInt8] = [0x0D, 0x0A]
-
-    private func respondWithError(_ connection: Connection, _ error: HTTPError, _ buffer: UnsafeBufferPointer<UInt8>) {
-        respondWithStatus(connection, error)
-    }
 
     private func respondWithStatus(_ connection: Connection, _ error: HTTPError) {
         let response = PreparedResponse.json(status: error.status, "{\"error\":\"\(jsonEscape(error.detail))\"}")
