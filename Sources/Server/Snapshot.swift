@@ -40,10 +40,10 @@ final class SiteResponses: Sendable {
     let bodyHash: UInt64
     let lastModified: Int
 
-    init(label: String, body: [UInt8], cacheControl: String, lastModified: Int, lastModifiedText: String? = nil) {
+    init(label: String, body: [UInt8], cacheControl: String, lastModified: Int, lastModifiedText: String? = nil, hash: UInt64? = nil) {
         self.label = label
         self.lastModified = lastModified
-        let hash = fnv1a(body)
+        let hash = hash ?? fnv1a(body)
         bodyHash = hash
         let etag = "\"" + hex64(hash) + "\""
         // Compress only when it pays: under 1 KB a document gains a few hundred bytes at most, and with
@@ -127,7 +127,8 @@ public final class Snapshot: Sendable {
                     body: loaded.bytes,
                     cacheControl: settings.cacheControl,
                     lastModified: stamp,
-                    lastModifiedText: dateText
+                    lastModifiedText: dateText,
+                    hash: hash
                 )
             )
             for host in loaded.site.hosts {

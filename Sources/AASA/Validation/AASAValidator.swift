@@ -385,17 +385,29 @@ public enum AASAValidator {
         used: inout Set<String>,
         report: (Severity, String, String, Origin) -> Void
     ) {
-        var patterns: [(String, Origin)] = []
+        // Where each pattern sits; the JSON path is only built when a finding needs it (this runs for
+        // every component of a config, and most components have no finding).
+        enum Place {
+            case key(String)
+            case item(Origin)
+        }
+        func origin(_ place: Place) -> Origin {
+            switch place {
+            case .key(let key): return Origin(component.origin.location, component.origin.path.key(key))
+            case .item(let origin): return origin
+            }
+        }
+        var patterns: [(String, Place)] = []
         if let path = component.path {
-            patterns.append((path, Origin(component.origin.location, component.origin.path.key("/"))))
-            validatePathPattern(path, origin: Origin(component.origin.location, component.origin.path.key("/")), report: report)
+            patterns.append((path, .key("/")))
+            validatePathPattern(path, origin: origin(.key("/")), report: report)
         }
         if let fragment = component.fragment {
-            patterns.append((fragment, Origin(component.origin.location, component.origin.path.key("#"))))
+            patterns.append((fragment, .key("#")))
         }
         switch component.query {
         case .whole(let text):
-            patterns.append((text, Origin(component.origin.location, component.origin.path.key("?"))))
+            patterns.append((text, .key("?")))
             if text.hasPrefix("?") && text.count > 1 && text.dropFirst().contains("=") {
                 report(
                     .warning,
@@ -415,7 +427,7 @@ public enum AASAValidator {
                 )
             }
             for item in items {
-                patterns.append((item.pattern, item.origin))
+                patterns.append((item.pattern, .item(item.origin)))
                 let compiled = Pattern(item.pattern, caseSensitive: true, variables: { _ in ["x"] })
                 if compiled.matchesEmpty {
                     let consequence =
@@ -433,8 +445,9 @@ public enum AASAValidator {
             }
         case nil: break
         }
-        for (pattern, origin) in patterns {
+        for (pattern, place) in patterns {
             for name in variableReferences(in: pattern) {
+                let origin = origin(place)
                 if variables.contains(name) {
                     used.insert(name)
                 } else if BuiltinVariables.names.contains(name) {
@@ -464,7 +477,7 @@ public enum AASAValidator {
 
     static func validatePathPattern(
         _ pattern: String,
-        origin: Origin,
+        origin: @autoclosure () -> Origin,
         legacy: Bool = false,
         report: (Severity, String, String, Origin) -> Void
     ) {
@@ -473,7 +486,7 @@ public enum AASAValidator {
                 .warning,
                 "pattern.leading-slash",
                 "path pattern \"\(pattern)\" does not start with '/'; URL paths always do, so write \"/\(pattern)\"",
-                origin
+                origin()
             )
         }
         if pattern.contains("#") {
@@ -482,7 +495,7 @@ public enum AASAValidator {
                 "pattern.fragment-in-path",
                 "path pattern \"\(pattern)\" contains '#', which never appears in a URL path; "
                     + (legacy ? "legacy paths cannot test fragments" : "match the fragment with the \"#\" key"),
-                origin
+                origin()
             )
         }
         if let question = pattern.firstIndex(of: "?"), pattern[question...].contains("=") {
@@ -493,7 +506,7 @@ public enum AASAValidator {
                     + "wildcard in a path and the query is never part of the path; "
                     + (legacy ? "legacy paths cannot test the query — use components with \"?\" (iOS 13+)"
                         : "move it to the \"?\" key"),
-                origin
+                origin()
             )
         }
     }
@@ -574,10 +587,15 @@ public enum AASAValidator {
         var pathCatchAlls: [Component] = []
         var byPath: [String: [Component]] = [:]
         for later in components {
-            let candidates = pathCatchAlls + (later.path.flatMap { byPath[$0] } ?? [])
-            if let earlier = candidates.sorted(by: { ($0.origin.location?.offset ?? 0) < ($1.origin.location?.offset ?? 0) })
-                .first(where: { shadows($0, later, inherited: inherited) })
-            {
+            var shadowing: Component?
+            func consider(_ candidate: Component) {
+                guard shadows(candidate, later, inherited: inherited) else { return }
+                if let found = shadowing, (found.origin.location?.offset ?? 0) <= (candidate.origin.location?.offset ?? 0) { return }
+                shadowing = candidate
+            }
+            for candidate in pathCatchAlls { consider(candidate) }
+            if let path = later.path, let samePath = byPath[path] { for candidate in samePath { consider(candidate) } }
+            if let earlier = shadowing {
                 let because =
                     isCatchAll(earlier) ? "it matches every URL" : "it matches every URL this rule matches"
                 report(
