@@ -309,6 +309,19 @@ public struct JSONParser {
     }
 
     private mutating func parseString() throws(SyntaxError) -> String {
+        // Fast path: printable ASCII up to the closing quote (nearly every string in a config) becomes a
+        // String in one step; anything else (escapes, UTF-8, mistakes) takes the scalar-by-scalar path.
+        var end = index + 1
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+                index = end + 1
+                return text
+            }
+            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\\") { break }
+            end += 1
+        }
         let opening = location()
         index += 1
         var scalars = String.UnicodeScalarView()
