@@ -21,16 +21,8 @@ import threading
 import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchcommon import ROOT, free_port, release_binary  # noqa: E402
 
 
 def config(sites, port, admin):
@@ -69,10 +61,7 @@ def main():
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument("--sites", type=int, default=5000)
     args = parser.parse_args()
-    subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "aasa-server"], cwd=ROOT,
-                   check=True, stdout=subprocess.DEVNULL)
-    binary = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip() + "/aasa-server"
+    binary = release_binary()
     work = tempfile.mkdtemp(prefix="aasa-reload-")
     port, admin = free_port(), free_port()
     path = f"{work}/config.json"

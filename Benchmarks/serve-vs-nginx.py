@@ -23,7 +23,8 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchcommon import ROOT, free_port, release_binary  # noqa: E402
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -76,15 +77,6 @@ def wait_port(port, timeout=10):
         except OSError:
             time.sleep(0.05)
     raise SystemExit(f"port {port} did not open")
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def run_wrk(port, seconds, close, scheme="http"):
@@ -147,11 +139,7 @@ def main():
     for tool in ["nginx", "wrk", "taskset"]:
         if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
             raise SystemExit(f"{tool} is missing: apt-get install nginx wrk")
-    # The deployment build (as the Docker image ships it): release, Swift runtime linked statically.
-    subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "aasa-server"], cwd=ROOT,
-                   check=True, stdout=subprocess.DEVNULL)
-    binary = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip() + "/aasa-server"
+    binary = release_binary()
 
     work = tempfile.mkdtemp(prefix="aasa-bench-")
     os.chmod(work, 0o755)  # nginx workers run as www-data
