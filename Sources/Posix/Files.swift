@@ -117,6 +117,12 @@ extension Posix {
 }
 
 extension Posix {
+    /// Hands memory freed by a reload back to the kernel. glibc keeps freed heap pages mapped, so
+    /// without this every full reload of a large config would leave the process at its peak size.
+    public static func releaseFreeMemory() {
+        _ = malloc_trim(0)
+    }
+
     /// nice +10 for the calling thread only (Linux applies setpriority to a thread id).
     public static func lowerCurrentThreadPriority() {
         let thread = id_t(CLinux_gettid())

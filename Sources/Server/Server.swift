@@ -164,6 +164,13 @@ public enum HTTPServer {
         var pendingReloadAt: Int64?
         var drainDeadline: Int64?
         func reloadNow(_ trigger: String) -> String {
+            let outcome = reloadAndApply(trigger)
+            // Everything the reload replaced is freed by now (requests in flight hold the old snapshot
+            // for microseconds); without this the process would stay at the reload's peak size.
+            Posix.releaseFreeMemory()
+            return outcome
+        }
+        func reloadAndApply(_ trigger: String) -> String {
             let started = Posix.monotonicMilliseconds()
             let result = reload()
             let outcome = applyReload(result, state: state, settings: settings, trigger: trigger, startedAt: started)
@@ -301,7 +308,7 @@ public enum HTTPServer {
             state.reloadSuccesses.add(1, ordering: .relaxed)
             state.lastReloadFailed.store(false, ordering: .relaxed)
             state.lastLoadMicroseconds.store(microseconds, ordering: .relaxed)
-            let changes = next.changes(from: previous)
+            let changes = next.changesFromPrevious
             var line = "reloaded (\(trigger)): generation \(next.generation) in \(milliseconds) ms; " + changes.summary
             if tls != nil && tls?.fingerprint != previous.tls?.fingerprint { line += "; certificates replaced" }
             if !restart.isEmpty { line += "; needs a restart to apply: " + restart.joined(separator: ", ") }

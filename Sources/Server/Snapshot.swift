@@ -39,10 +39,17 @@ final class SiteResponses: Sendable {
     /// Kept to carry `Last-Modified` over a reload when the bytes did not change.
     let bodyHash: UInt64
     let lastModified: Int
+    let cacheControl: String
+    let hosts: [HostPattern]
+    /// What these responses were built from, so a reload that kept the site (same object) keeps them.
+    let builtFrom: LoadedSite?
 
-    init(label: String, body: [UInt8], cacheControl: String, lastModified: Int, lastModifiedText: String? = nil, hash: UInt64? = nil) {
+    init(label: String, hosts: [HostPattern], builtFrom: LoadedSite?, body: [UInt8], cacheControl: String, lastModified: Int, lastModifiedText: String? = nil, hash: UInt64? = nil) {
         self.label = label
         self.lastModified = lastModified
+        self.cacheControl = cacheControl
+        self.hosts = hosts
+        self.builtFrom = builtFrom
         let hash = hash ?? fnv1a(body)
         bodyHash = hash
         let etag = "\"" + hex64(hash) + "\""
@@ -107,44 +114,84 @@ public final class Snapshot: Sendable {
         self.tls = tls
         self.generation = generation
         loadedAt = now
-        var table = HostTable<Int>()
+        let previousSites = previous?.sites ?? []
+        var previousByLabel: [String: Int]?
+        var carriedOver = [Bool](repeating: false, count: previousSites.count)
+        var isCarriedOver: [Bool] = []
+        isCarriedOver.reserveCapacity(config.sites.count)
         var sites: [SiteResponses] = []
-        var documents: [String: UInt64] = [:]
-        var previousByLabel: [String: SiteResponses] = [:]
-        for site in previous?.sites ?? [] { previousByLabel[site.label] = site }
+        sites.reserveCapacity(config.sites.count)
         // Most sites share one Last-Modified (the load time); format each distinct second once.
         var dateTexts: [Int: String] = [:]
         for loaded in config.sites {
+            let position = sites.count
+            // A site the loader carried over unchanged is the very same object: its responses carry over.
+            if position < previousSites.count, previousSites[position].builtFrom === loaded,
+                previousSites[position].cacheControl == settings.cacheControl
+            {
+                sites.append(previousSites[position])
+                carriedOver[position] = true
+                isCarriedOver.append(true)
+                continue
+            }
             let label = loaded.site.name
             let hash = fnv1a(loaded.bytes)
-            let stamp = previousByLabel[label].flatMap { $0.bodyHash == hash ? $0.lastModified : nil } ?? Int(now)
-            let dateText = dateTexts[stamp] ?? HTTPDate.format(unixSeconds: stamp)
-            dateTexts[stamp] = dateText
-            let index = sites.count
-            sites.append(
-                SiteResponses(
-                    label: label,
-                    body: loaded.bytes,
-                    cacheControl: settings.cacheControl,
-                    lastModified: stamp,
-                    lastModifiedText: dateText,
-                    hash: hash
+            // Sites usually keep their order across reloads; look up by label only when they did not.
+            var previousIndex: Int?
+            if position < previousSites.count && previousSites[position].label == label {
+                previousIndex = position
+            } else if !previousSites.isEmpty {
+                if previousByLabel == nil {
+                    var byLabel: [String: Int] = [:]
+                    for (index, site) in previousSites.enumerated() { byLabel[site.label] = index }
+                    previousByLabel = byLabel
+                }
+                previousIndex = previousByLabel?[label]
+            }
+            let unchanged = previousIndex.flatMap { previousSites[$0].bodyHash == hash ? previousSites[$0] : nil }
+            let hosts = loaded.site.hosts
+            if let unchanged, let previousIndex, unchanged.cacheControl == settings.cacheControl, unchanged.hosts.count == hosts.count,
+                zip(unchanged.hosts, hosts).allSatisfy({ $0 == $1.value }), unchanged.identity.body == loaded.bytes
+            {
+                // Same hosts, same bytes, same headers: the prepared responses (and their gzip) carry over.
+                sites.append(unchanged)
+                carriedOver[previousIndex] = true
+                isCarriedOver.append(true)
+            } else {
+                let stamp = unchanged?.lastModified ?? Int(now)
+                let dateText = dateTexts[stamp] ?? HTTPDate.format(unixSeconds: stamp)
+                dateTexts[stamp] = dateText
+                sites.append(
+                    SiteResponses(
+                        label: label,
+                        hosts: hosts.map(\.value),
+                        builtFrom: loaded,
+                        body: loaded.bytes,
+                        cacheControl: settings.cacheControl,
+                        lastModified: stamp,
+                        lastModifiedText: dateText,
+                        hash: hash
+                    )
                 )
-            )
-            for host in loaded.site.hosts {
-                table.insert(host.value, index)
-                documents[host.value.description] = hash
+                isCarriedOver.append(false)
             }
         }
-        hosts = table
-        hostDocuments = documents
+        hosts = config.hostTable
         self.sites = sites
+        changesFromPrevious = previous == nil ? Changes(added: [], removed: [], changed: []) : Changes(
+            // Carried-over sites have the same hosts and bytes on both sides, and a host belongs to one
+            // site, so only the others can hold added, removed or changed hosts.
+            before: zip(previousSites, carriedOver).filter { !$0.1 }.map(\.0),
+            after: zip(sites, isCarriedOver).filter { !$0.1 }.map(\.0)
+        )
         if config.config?.unknownHost == .notFound {
             unknownHost = nil
         } else {
             let stamp = previous?.unknownHost?.lastModified ?? Int(now)
             unknownHost = SiteResponses(
                 label: "unknown",
+                hosts: [],
+                builtFrom: nil,
                 body: LoadedConfig.emptyDocumentBytes,
                 cacheControl: settings.cacheControl,
                 lastModified: stamp
@@ -153,16 +200,29 @@ public final class Snapshot: Sendable {
         healthPath = settings.healthPath.map { Array($0.utf8) }
     }
 
-    /// The labels of every site, for the reload summary.
-    public var siteLabels: [String] { sites.map(\.label) }
-
-    /// Every configured host with the hash of what it serves, for the reload summary.
-    let hostDocuments: [String: UInt64]
+    /// What changed from the snapshot this one replaced (all hosts added for the first).
+    let changesFromPrevious: Changes
 
     struct Changes {
         var added: [String]
         var removed: [String]
         var changed: [String]
+
+        init(added: [String], removed: [String], changed: [String]) {
+            self.added = added
+            self.removed = removed
+            self.changed = changed
+        }
+
+        init(before: [SiteResponses], after: [SiteResponses]) {
+            var old: [HostPattern: UInt64] = [:]
+            for site in before { for host in site.hosts { old[host] = site.bodyHash } }
+            var new: [HostPattern: UInt64] = [:]
+            for site in after { for host in site.hosts { new[host] = site.bodyHash } }
+            added = new.keys.filter { old[$0] == nil }.map(\.description).sorted()
+            removed = old.keys.filter { new[$0] == nil }.map(\.description).sorted()
+            changed = new.keys.filter { old[$0] != nil && old[$0] != new[$0] }.map(\.description).sorted()
+        }
 
         var summary: String {
             if added.isEmpty && removed.isEmpty && changed.isEmpty { return "no host changed" }
@@ -177,15 +237,6 @@ public final class Snapshot: Sendable {
         }
     }
 
-    func changes(from previous: Snapshot) -> Changes {
-        let before = previous.hostDocuments
-        let after = hostDocuments
-        return Changes(
-            added: after.keys.filter { before[$0] == nil }.sorted(),
-            removed: before.keys.filter { after[$0] == nil }.sorted(),
-            changed: after.keys.filter { before[$0] != nil && before[$0] != after[$0] }.sorted()
-        )
-    }
 }
 
 /// FNV-1a, 64-bit: a content hash for strong ETags (not a security boundary; the body is public).

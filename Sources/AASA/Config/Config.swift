@@ -30,7 +30,9 @@ public struct Site: Sendable {
     public var origin: Origin
 
     public enum Source: Sendable {
-        case generated(GeneratedSite)
+        // Boxed: a site is copied as it passes from one reload to the next, and an inline
+        // GeneratedSite makes each copy a dozen reference-count updates instead of one.
+        indirect case generated(GeneratedSite)
         /// A verbatim AASA file, path relative to the config file's directory.
         case file(Located<String>)
     }

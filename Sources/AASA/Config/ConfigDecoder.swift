@@ -23,6 +23,24 @@ public enum ConfigDecoder {
     }
 
     static func decode(_ root: JSONNode, _ reader: inout NodeReader) -> Config? {
+        var records: [DecodedSite] = []
+        return decode(root, &reader, reusing: { _, _ in nil }, records: &records)
+    }
+
+    /// Where a decoded site came from, parallel to `Config.sites`: what an incremental reload needs to
+    /// file the site's findings under it.
+    struct DecodedSite {
+        var index: Int
+        var start: SourceLocation
+        var reused: Bool
+        var findings: Range<Int>
+    }
+
+    /// `reusing` gives, for the index and byte offset of a site the parser skipped (see
+    /// `JSONParser.parse(_:duplicateKeys:skipping:)`), the site decoded from the same bytes before.
+    static func decode(_ root: JSONNode, _ reader: inout NodeReader, reusing: (_ index: Int, _ offset: Int) -> Site?, records: inout [DecodedSite])
+        -> Config?
+    {
         guard let members = root.objectValue else {
             reader.report(
                 .error,
@@ -125,9 +143,18 @@ public enum ConfigDecoder {
         if siteNodes.isEmpty {
             reader.report(.warning, "config.no-sites", "\"sites\" is empty: every host gets the unknownHost answer", sitesNode.location, sitesPath)
         }
+        config.sites.reserveCapacity(siteNodes.count)
+        records.reserveCapacity(siteNodes.count)
         for (index, node) in siteNodes.enumerated() {
+            if case .null = node.value, let site = reusing(index, node.location.offset) {
+                config.sites.append(site)
+                records.append(DecodedSite(index: index, start: node.location, reused: true, findings: 0..<0))
+                continue
+            }
+            let before = reader.findings.count
             if let site = decodeSite(node, sitesPath.index(index), aliases: aliases, &reader) {
                 config.sites.append(site)
+                records.append(DecodedSite(index: index, start: node.location, reused: false, findings: before..<reader.findings.count))
             }
         }
         return config

@@ -5,15 +5,25 @@ public struct FileReadError: Error, Sendable {
 }
 
 /// One site, ready to serve: the exact bytes and the document they encode.
-public struct LoadedSite: Sendable {
-    public var site: Site
+///
+/// A class, immutable: a reload hands thousands of these from one load to the next.
+public final class LoadedSite: Sendable {
+    public let site: Site
     /// Nil when the site's document could not be built (its errors are in the diagnostics).
-    public var document: AASADocument?
+    public let document: AASADocument?
     /// What is served: canonical compact JSON for generated sites, the file's bytes for verbatim ones.
-    public var bytes: [UInt8]
+    public let bytes: [UInt8]
     /// The verbatim file's path as resolved against the config's directory.
-    public var file: String?
+    public let file: String?
     let verbatimRoot: JSONNode?
+
+    init(site: Site, document: AASADocument?, bytes: [UInt8], file: String?, verbatimRoot: JSONNode?) {
+        self.site = site
+        self.document = document
+        self.bytes = bytes
+        self.file = file
+        self.verbatimRoot = verbatimRoot
+    }
 
     /// The document indented for reading (`generate --pretty`); same content as ``bytes``.
     public func prettyBytes() -> [UInt8] {
@@ -28,7 +38,10 @@ public struct LoadedConfig: Sendable {
     public var config: Config?
     public var sites: [LoadedSite]
     public var diagnostics: [Diagnostic]
-    private var hostTable: HostTable<Int>
+    /// Host → index into `sites`.
+    package private(set) var hostTable: HostTable<Int>
+    /// What the next load of an edited version of this file can take over (nil after errors).
+    var reuse: SiteReuse?
 
     public static let emptyDocumentBytes = AASARenderer.bytes(.empty)
 
@@ -51,12 +64,64 @@ public struct LoadedConfig: Sendable {
 public enum ConfigLoader {
     public typealias FileReader = (String) -> Result<[UInt8], FileReadError>
 
-    public static func load(configBytes: [UInt8], configPath: String, readFile: FileReader) -> LoadedConfig {
-        let decoded = ConfigDecoder.decode(configBytes)
-        var findings = decoded.diagnostics.inFile(configPath)
-        guard let config = decoded.config else {
+    /// Loads `configBytes`. With `previous` (an earlier load of the same file without errors), sites
+    /// whose bytes did not change are taken over from it instead of being built again; the result is
+    /// the same as a full load's. A config with errors is always reported from a full load, so every
+    /// position in its messages comes from the text as it is now.
+    public static func load(
+        configBytes: [UInt8],
+        configPath: String,
+        readFile: FileReader,
+        reusing previous: LoadedConfig? = nil
+    ) -> LoadedConfig {
+        let spans = SiteReuse.siteSpans(configBytes)
+        if let cache = previous?.reuse, cache.configPath == configPath, let spans,
+            let loaded = load(configBytes, configPath, readFile, spans: spans, cache: cache), !loaded.hasErrors
+        {
+            return loaded
+        }
+        return load(configBytes, configPath, readFile, spans: spans, cache: nil)!
+    }
+
+    /// Nil when reuse turned out impossible (the `apps` names changed): the caller loads in full.
+    private static func load(
+        _ configBytes: [UInt8],
+        _ configPath: String,
+        _ readFile: FileReader,
+        spans: [Range<Int>]?,
+        cache: SiteReuse?
+    ) -> LoadedConfig? {
+        let spans = spans ?? []
+        let hashes = spans.map { SiteReuse.hash(configBytes, $0) }
+        var skipped: [Range<Int>] = []
+        // By position in the sites array: the cache entry whose bytes this site repeats, or nil.
+        var reusedEntry = [SiteReuse.Entry?](repeating: nil, count: spans.count)
+        if let cache {
+            for (position, span) in spans.enumerated() {
+                if let entry = cache.entry(matching: configBytes, span, hash: hashes[position]) {
+                    skipped.append(span)
+                    reusedEntry[position] = entry
+                }
+            }
+        }
+        /// The span of the site at `index` that starts at `offset`, when the structural scan agrees with the parser.
+        func spanPosition(_ index: Int, _ offset: Int) -> Int? {
+            index < spans.count && spans[index].lowerBound == offset ? index : nil
+        }
+
+        let parsed = JSONParser.parse(configBytes, duplicateKeys: .error, skipping: skipped)
+        var reader = NodeReader()
+        var records: [ConfigDecoder.DecodedSite] = []
+        let decodedConfig = parsed.root.flatMap { ConfigDecoder.decode($0, &reader, reusing: { index, offset in spanPosition(index, offset).flatMap { reusedEntry[$0]?.loaded.site } }, records: &records) }
+        var findings = parsed.diagnostics.inFile(configPath)
+        findings += reader.findings.inFile(configPath)
+        guard let config = decodedConfig else {
             return LoadedConfig(config: nil, sites: [], diagnostics: findings, hostTable: HostTable())
         }
+        var aliases: [String: String] = [:]
+        for (name, id) in config.apps { aliases[name] = id.value }
+        if let cache, !skipped.isEmpty, cache.aliases != aliases { return nil }
+
         for (_, id) in config.apps {
             var appFindings: [Diagnostic] = []
             AASAValidator.validateAppID(id) { severity, rule, message, origin in
@@ -65,33 +130,95 @@ public enum ConfigLoader {
             findings += appFindings.inFile(configPath)
         }
 
-        var table = HostTable<Int>()
-        var claimed: [HostPattern: Origin] = [:]
         var sites: [LoadedSite] = []
-        for site in config.sites {
-            for host in site.hosts {
-                if let first = claimed[host.value] {
-                    findings.append(
-                        Diagnostic(
-                            .error,
-                            "host.duplicate",
-                            "host \"\(host.value)\" is already served by the site at \(first.path)"
-                                + (first.location.map { " (line \($0.line))" } ?? "")
-                                + "; each host has exactly one document, so list it in one site only",
-                            at: host.origin.location,
-                            path: host.origin.path.description,
-                            file: configPath
-                        )
-                    )
-                    continue
+        sites.reserveCapacity(config.sites.count)
+        var entries: [SiteReuse.Entry] = []
+        entries.reserveCapacity(config.sites.count)
+        for (position, site) in config.sites.enumerated() {
+            let record = records[position]
+            let loaded: LoadedSite
+            var decodeFindings: [Diagnostic]
+            var buildFindings: [Diagnostic] = []
+            if record.reused, let position = spanPosition(record.index, record.start.offset), let entry = reusedEntry[position] {
+                func move(_ found: [Diagnostic]) -> [Diagnostic] {
+                    guard entry.start != record.start || entry.index != record.index else { return found }
+                    return found.map {
+                        $0.file == configPath ? $0.moved(from: entry.start, index: entry.index, to: record.start, index: record.index) : $0
+                    }
                 }
-                claimed[host.value] = host.origin
-                table.insert(host.value, sites.count)
+                decodeFindings = move(entry.decodeFindings)
+                // The site's own origins stay those of the load that decoded it; its findings move.
+                // A hosted file is read on every reload: its bytes decide, not its name.
+                if case .file = site.source,
+                    !(entry.loaded.file.map { path in (try? readFile(path).get()) == entry.loaded.bytes } ?? false)
+                {
+                    loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &buildFindings)
+                } else {
+                    loaded = entry.loaded
+                    buildFindings = move(entry.buildFindings)
+                }
+                findings += decodeFindings
+            } else {
+                decodeFindings = Array(reader.findings[record.findings]).inFile(configPath)
+                loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &buildFindings)
             }
-            let loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &findings)
+            findings += buildFindings
+            if let position = spanPosition(record.index, record.start.offset) {
+                entries.append(
+                    SiteReuse.Entry(
+                        span: spans[position],
+                        start: record.start,
+                        index: record.index,
+                        hash: hashes[position],
+                        loaded: loaded,
+                        decodeFindings: decodeFindings,
+                        buildFindings: buildFindings
+                    )
+                )
+            }
             sites.append(loaded)
         }
-        return LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
+
+        // When every site serves the same hosts at the same position as in the previous load (the usual
+        // edit), the previous host table is this one, and it had no duplicates.
+        var table = HostTable<Int>()
+        if let cache, cache.entries.count == sites.count,
+            zip(cache.entries, sites).allSatisfy({ entry, loaded in
+                entry.loaded === loaded || entry.loaded.site.hosts.map(\.value) == loaded.site.hosts.map(\.value)
+            })
+        {
+            table = cache.hostTable
+        } else {
+            var claimed: [HostPattern: Origin] = [:]
+            claimed.reserveCapacity(sites.count * 2)
+            for (position, loaded) in sites.enumerated() {
+                for host in loaded.site.hosts {
+                    if let first = claimed[host.value] {
+                        findings.append(
+                            Diagnostic(
+                                .error,
+                                "host.duplicate",
+                                "host \"\(host.value)\" is already served by the site at \(first.path)"
+                                    + (first.location.map { " (line \($0.line))" } ?? "")
+                                    + "; each host has exactly one document, so list it in one site only",
+                                at: host.origin.location,
+                                path: host.origin.path.description,
+                                file: configPath
+                            )
+                        )
+                        continue
+                    }
+                    claimed[host.value] = host.origin
+                    table.insert(host.value, position)
+                }
+            }
+        }
+
+        var result = LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
+        if !result.hasErrors, !spans.isEmpty, entries.count == config.sites.count {
+            result.reuse = SiteReuse(configPath: configPath, source: configBytes, aliases: aliases, entries: entries, hostTable: table)
+        }
+        return result
     }
 
     static func loadSite(_ site: Site, configPath: String, readFile: FileReader, findings: inout [Diagnostic]) -> LoadedSite {

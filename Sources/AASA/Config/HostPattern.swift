@@ -129,8 +129,16 @@ public struct HostTable<Value: Sendable>: Sendable {
         switch pattern {
         case .exact(let name): exact[name] = value
         case .wildcard(let suffix):
-            wildcards.append((suffix, value))
-            wildcards.sort { $0.suffix.utf8.count > $1.suffix.utf8.count }
+            // After every wildcard at least as long, so equal lengths keep the order written; a binary
+            // search, because sorting on each insert made 5,000 wildcard hosts quadratic.
+            let length = suffix.utf8.count
+            var low = 0
+            var high = wildcards.count
+            while low < high {
+                let middle = (low + high) / 2
+                if wildcards[middle].suffix.utf8.count >= length { low = middle + 1 } else { high = middle }
+            }
+            wildcards.insert((suffix, value), at: low)
         }
     }
 

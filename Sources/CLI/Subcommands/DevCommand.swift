@@ -137,9 +137,9 @@ enum DevCommand {
             loadMicroseconds: 0,
             options: HTTPServer.Options(),
             watchedFiles: ServeCommand.watchedFiles(configPath, loaded),
-            reload: {
+            reload: { [lastLoaded = ServeCommand.LastLoadedConfig(loaded)] in
                 // The dev listeners and certificate stay in force across reloads of the config.
-                let result = ServeCommand.reloadConfig(reloadPath)
+                let result = ServeCommand.reloadConfig(reloadPath, reusing: lastLoaded)
                 guard case .loaded(var reloaded, _, let microseconds, let files) = result else { return result }
                 reloaded.config?.server = devSettings
                 return .loaded(reloaded, tls: nil, microseconds: microseconds, files: files)

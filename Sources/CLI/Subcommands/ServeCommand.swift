@@ -1,6 +1,7 @@
 import AASA
 import Posix
 import Server
+import Synchronization
 import TLS
 
 enum ServeCommand {
@@ -95,7 +96,7 @@ enum ServeCommand {
             loadMicroseconds: microseconds(elapsed),
             options: options,
             watchedFiles: watchedFiles(configPath, loaded),
-            reload: { reloadConfig(configPath) }
+            reload: { [lastLoaded = LastLoadedConfig(loaded)] in reloadConfig(configPath, reusing: lastLoaded) }
         )
     }
 
@@ -115,14 +116,22 @@ enum ServeCommand {
         Int(duration.components.seconds) * 1_000_000 + Int(duration.components.attoseconds / 1_000_000_000_000)
     }
 
-    /// Re-reads the config for SIGHUP: the new config, or the error lines that keep the old one serving.
-    @Sendable static func reloadConfig(_ path: String) -> HTTPServer.LoadResult {
+    /// The config the running snapshot was built from: a reload takes over every site whose bytes it
+    /// did not change (see `ConfigLoader.load(configBytes:configPath:readFile:reusing:)`).
+    final class LastLoadedConfig: Sendable {
+        let config: Mutex<LoadedConfig>
+        init(_ config: LoadedConfig) { self.config = Mutex(config) }
+    }
+
+    /// Re-reads the config for a reload: the new config, or the error lines that keep the old one serving.
+    static func reloadConfig(_ path: String, reusing lastLoaded: LastLoadedConfig) -> HTTPServer.LoadResult {
         let clock = ContinuousClock()
         let start = clock.now
         guard case .success(let bytes) = Files.read(path) else {
             return .rejected(["cannot read \(path): \(Files.readErrorMessage(path))"])
         }
-        let loaded = ConfigLoader.load(configBytes: bytes, configPath: path) { Files.read($0) }
+        let previous = lastLoaded.config.withLock { $0 }
+        let loaded = ConfigLoader.load(configBytes: bytes, configPath: path, readFile: { Files.read($0) }, reusing: previous)
         var diagnostics = loaded.diagnostics
         var contexts: TLSContexts?
         if let settings = loaded.config?.server, !loaded.hasErrors {
@@ -134,6 +143,7 @@ enum ServeCommand {
         if !errors.isEmpty {
             return .rejected(errors.sortedForDisplay().prefix(10).map(\.description))
         }
+        lastLoaded.config.withLock { $0 = loaded }
         return .loaded(loaded, tls: contexts, microseconds: microseconds(start.duration(to: clock.now)), files: watchedFiles(path, loaded))
     }
 }
