@@ -1,5 +1,7 @@
 import AASA
+import Posix
 import Server
+import Synchronization
 import TLS
 
 /// Exit statuses, the same for every subcommand (README, `--help`).
@@ -139,12 +141,24 @@ enum ConfigFiles {
 
     static func load(_ path: String, console: any Console) -> (LoadedConfig, [String: [UInt8]])? {
         guard let bytes = Files.readArgument(path, console: console) else { return nil }
-        var sources: [String: [UInt8]] = [path: bytes]
-        let loaded = ConfigLoader.load(configBytes: bytes, configPath: path) { file in
-            let result = Files.read(file)
-            if case .success(let contents) = result { sources[file] = contents }
-            return result
-        }
+        let hosted = ReadFiles()
+        let loaded = ConfigLoader.load(
+            configBytes: bytes,
+            configPath: path,
+            readFile: { file in
+                let result = Files.read(file)
+                if case .success(let contents) = result { hosted.files.withLock { $0[file] = contents } }
+                return result
+            },
+            parallel: { Posix.parallelFor($0, $1) }
+        )
+        var sources = hosted.files.withLock { $0 }
+        sources[path] = bytes
         return (loaded, sources)
+    }
+
+    /// The files a load read, kept to quote their lines in findings (a load may read from several threads).
+    private final class ReadFiles: Sendable {
+        let files = Mutex<[String: [UInt8]]>([:])
     }
 }

@@ -1,6 +1,7 @@
 #include "CLinux.h"
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sched.h>
 
 int CLinux_gettid(void) {
     return (int)syscall(SYS_gettid);
@@ -14,4 +15,12 @@ int CLinux_block_signals(const int *signals, int count, sigset_t *set_out) {
     sigemptyset(set_out);
     for (int i = 0; i < count; i++) sigaddset(set_out, signals[i]);
     return pthread_sigmask(SIG_BLOCK, set_out, NULL);
+}
+
+int CLinux_available_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+    int count = CPU_COUNT(&set);
+    return count > 0 ? count : 1;
 }

@@ -22,7 +22,9 @@ public enum HTTPServer {
     /// The outcome of reading the config again: the loaded config, or the lines saying why not.
     public enum LoadResult: Sendable {
         /// `files`: every file the config read (itself, hosted documents, certificates), to watch.
-        case loaded(LoadedConfig, tls: TLSContexts?, microseconds: Int, files: [String])
+        /// `replaced`: what the reload keeps no more, freed once the new snapshot is in force (freeing
+        /// a large config takes milliseconds nobody should wait for).
+        case loaded(LoadedConfig, tls: TLSContexts?, microseconds: Int, files: [String], replaced: LoadedConfig? = nil)
         case rejected([String])
     }
 
@@ -163,18 +165,20 @@ public enum HTTPServer {
         }
         var pendingReloadAt: Int64?
         var drainDeadline: Int64?
+        // A reload frees what it replaced, but glibc keeps the pages; once reloads have been quiet for a
+        // while they go back to the kernel. Not at once: reloads in quick succession would fault the same
+        // pages in again each time.
+        var releaseMemoryAt: Int64? = Posix.monotonicMilliseconds() + 1_000
         func reloadNow(_ trigger: String) -> String {
             let outcome = reloadAndApply(trigger)
-            // Everything the reload replaced is freed by now (requests in flight hold the old snapshot
-            // for microseconds); without this the process would stay at the reload's peak size.
-            Posix.releaseFreeMemory()
+            releaseMemoryAt = Posix.monotonicMilliseconds() + 5_000
             return outcome
         }
         func reloadAndApply(_ trigger: String) -> String {
             let started = Posix.monotonicMilliseconds()
             let result = reload()
             let outcome = applyReload(result, state: state, settings: settings, trigger: trigger, startedAt: started)
-            if case .loaded(_, _, _, let newFiles) = result, newFiles != files {
+            if case .loaded(_, _, _, let newFiles, _) = result, newFiles != files {
                 files = newFiles
                 if settings.watchFiles && !settings.forcePolling { watcher = FileWatcher(files: files) }
             }
@@ -221,6 +225,10 @@ public enum HTTPServer {
             if let due = pendingReloadAt, now >= due {
                 pendingReloadAt = nil
                 _ = reloadNow("file change")
+            }
+            if let due = releaseMemoryAt, now >= due {
+                releaseMemoryAt = nil
+                Posix.releaseFreeMemory()
             }
             switch signal {
             case SIGHUP?:
@@ -269,7 +277,7 @@ public enum HTTPServer {
             for line in lines.dropFirst() { Log.error("  " + line) }
             let errors = lines.map { "\"\(jsonEscape($0))\"" }.joined(separator: ",")
             return "{\"result\":\"rejected\",\"generation\":\(generation),\"errors\":[\(errors)]}"
-        case .loaded(let loaded, let tls, let microseconds, _):
+        case .loaded(let loaded, let tls, let microseconds, _, _):
             let previous = state.current
             var applied = settings
             let incoming = loaded.config?.server ?? ServerSettings()

@@ -1,6 +1,7 @@
 public import AASA
 import Gzip
 import HTTP1
+import Posix
 public import TLS
 
 /// A response built once, when the config loads: everything but the `Date` and `Connection` lines.
@@ -119,17 +120,30 @@ public final class Snapshot: Sendable {
         var carriedOver = [Bool](repeating: false, count: previousSites.count)
         var isCarriedOver: [Bool] = []
         isCarriedOver.reserveCapacity(config.sites.count)
-        var sites: [SiteResponses] = []
-        sites.reserveCapacity(config.sites.count)
+        // Decided in order (carried over, or to build with which Last-Modified), then built in parallel:
+        // building a site's responses (headers, ETag, gzip) is independent of every other site.
+        struct ToBuild: Sendable {
+            let label: String
+            let loaded: LoadedSite
+            let hash: UInt64
+            let stamp: Int
+            let dateText: String
+        }
+        enum Plan: Sendable {
+            case carried(SiteResponses)
+            case build(ToBuild)
+        }
+        var plans: [Plan] = []
+        plans.reserveCapacity(config.sites.count)
         // Most sites share one Last-Modified (the load time); format each distinct second once.
         var dateTexts: [Int: String] = [:]
         for loaded in config.sites {
-            let position = sites.count
+            let position = plans.count
             // A site the loader carried over unchanged is the very same object: its responses carry over.
             if position < previousSites.count, previousSites[position].builtFrom === loaded,
                 previousSites[position].cacheControl == settings.cacheControl
             {
-                sites.append(previousSites[position])
+                plans.append(.carried(previousSites[position]))
                 carriedOver[position] = true
                 isCarriedOver.append(true)
                 continue
@@ -154,36 +168,59 @@ public final class Snapshot: Sendable {
                 zip(unchanged.hosts, hosts).allSatisfy({ $0 == $1.value }), unchanged.identity.body == loaded.bytes
             {
                 // Same hosts, same bytes, same headers: the prepared responses (and their gzip) carry over.
-                sites.append(unchanged)
+                plans.append(.carried(unchanged))
                 carriedOver[previousIndex] = true
                 isCarriedOver.append(true)
             } else {
                 let stamp = unchanged?.lastModified ?? Int(now)
                 let dateText = dateTexts[stamp] ?? HTTPDate.format(unixSeconds: stamp)
                 dateTexts[stamp] = dateText
-                sites.append(
-                    SiteResponses(
-                        label: label,
-                        hosts: hosts.map(\.value),
-                        builtFrom: loaded,
-                        body: loaded.bytes,
-                        cacheControl: settings.cacheControl,
-                        lastModified: stamp,
-                        lastModifiedText: dateText,
-                        hash: hash
-                    )
-                )
+                plans.append(.build(ToBuild(label: label, loaded: loaded, hash: hash, stamp: stamp, dateText: dateText)))
                 isCarriedOver.append(false)
             }
         }
+        let cacheControl = settings.cacheControl
+        let decided = plans
+        let build: @Sendable (Int) -> SiteResponses = { index in
+            switch decided[index] {
+            case .carried(let responses): return responses
+            case .build(let site):
+                return SiteResponses(
+                    label: site.label,
+                    hosts: site.loaded.site.hosts.map(\.value),
+                    builtFrom: site.loaded,
+                    body: site.loaded.bytes,
+                    cacheControl: cacheControl,
+                    lastModified: site.stamp,
+                    lastModifiedText: site.dateText,
+                    hash: site.hash
+                )
+            }
+        }
+        let toBuild = isCarriedOver.count { !$0 }
+        let sites = toBuild >= 256 ? Posix.parallelMap(plans.count, build) : plans.indices.map(build)
         hosts = config.hostTable
         self.sites = sites
-        changesFromPrevious = previous == nil ? Changes(added: [], removed: [], changed: []) : Changes(
-            // Carried-over sites have the same hosts and bytes on both sides, and a host belongs to one
-            // site, so only the others can hold added, removed or changed hosts.
-            before: zip(previousSites, carriedOver).filter { !$0.1 }.map(\.0),
-            after: zip(sites, isCarriedOver).filter { !$0.1 }.map(\.0)
-        )
+        // Carried-over sites have the same hosts and bytes on both sides, and a host belongs to one site,
+        // so only the others can hold added, removed or changed hosts. A site with the same hosts at the
+        // same position as before is compared directly; only the rest need a lookup by host.
+        var changes = Changes(added: [], removed: [], changed: [])
+        if previous != nil {
+            var paired = carriedOver
+            var unmatched: [SiteResponses] = []
+            for (position, site) in sites.enumerated() where !isCarriedOver[position] {
+                if position < previousSites.count, !paired[position], previousSites[position].hosts == site.hosts {
+                    paired[position] = true
+                    if previousSites[position].bodyHash != site.bodyHash {
+                        for host in site.hosts { changes.changed.add(host.description) }
+                    }
+                } else {
+                    unmatched.append(site)
+                }
+            }
+            changes.compare(before: zip(previousSites, paired).filter { !$0.1 }.map(\.0), after: unmatched)
+        }
+        changesFromPrevious = changes
         if config.config?.unknownHost == .notFound {
             unknownHost = nil
         } else {
@@ -203,36 +240,66 @@ public final class Snapshot: Sendable {
     /// What changed from the snapshot this one replaced (all hosts added for the first).
     let changesFromPrevious: Changes
 
+    /// Hosts added, removed and changed: counted, and the first few named (log lines stay one line).
     struct Changes {
-        var added: [String]
-        var removed: [String]
-        var changed: [String]
+        /// The alphabetically first few hosts and how many there are in all.
+        struct Listing {
+            static let shown = 5
+            private(set) var first: [String] = []
+            private(set) var count = 0
 
-        init(added: [String], removed: [String], changed: [String]) {
-            self.added = added
-            self.removed = removed
-            self.changed = changed
+            init() {}
+
+            init(_ hosts: [String]) { for host in hosts { add(host) } }
+
+            /// Keeps the smallest `shown` names, so a 10,000-host reload does not sort 10,000 strings.
+            mutating func add(_ host: String) {
+                count += 1
+                if first.count == Self.shown, let last = first.last, host >= last { return }
+                let position = first.firstIndex { host < $0 } ?? first.count
+                first.insert(host, at: position)
+                if first.count > Self.shown { first.removeLast() }
+            }
+
+            var isEmpty: Bool { count == 0 }
+
+            var text: String {
+                first.joined(separator: ", ") + (count > first.count ? " and \(count - first.count) more" : "")
+            }
         }
 
-        init(before: [SiteResponses], after: [SiteResponses]) {
+        var added = Listing()
+        var removed = Listing()
+        var changed = Listing()
+
+        init(added: [String], removed: [String], changed: [String]) {
+            self.added = Listing(added)
+            self.removed = Listing(removed)
+            self.changed = Listing(changed)
+        }
+
+        /// Adds the differences between two groups of sites that share no host with any other site.
+        mutating func compare(before: [SiteResponses], after: [SiteResponses]) {
             var old: [HostPattern: UInt64] = [:]
             for site in before { for host in site.hosts { old[host] = site.bodyHash } }
             var new: [HostPattern: UInt64] = [:]
             for site in after { for host in site.hosts { new[host] = site.bodyHash } }
-            added = new.keys.filter { old[$0] == nil }.map(\.description).sorted()
-            removed = old.keys.filter { new[$0] == nil }.map(\.description).sorted()
-            changed = new.keys.filter { old[$0] != nil && old[$0] != new[$0] }.map(\.description).sorted()
+            for (host, hash) in new {
+                if let previous = old[host] {
+                    if previous != hash { changed.add(host.description) }
+                } else {
+                    added.add(host.description)
+                }
+            }
+            for host in old.keys where new[host] == nil { removed.add(host.description) }
         }
 
         var summary: String {
             if added.isEmpty && removed.isEmpty && changed.isEmpty { return "no host changed" }
-            func list(_ hosts: [String]) -> String {
-                hosts.count <= 5 ? hosts.joined(separator: ", ") : hosts.prefix(5).joined(separator: ", ") + " and \(hosts.count - 5) more"
-            }
             var parts: [String] = []
-            if !added.isEmpty { parts.append("hosts added: " + list(added)) }
-            if !removed.isEmpty { parts.append("hosts removed: " + list(removed)) }
-            if !changed.isEmpty { parts.append("hosts changed: " + list(changed)) }
+            if !added.isEmpty { parts.append("hosts added: " + added.text) }
+            if !removed.isEmpty { parts.append("hosts removed: " + removed.text) }
+            if !changed.isEmpty { parts.append("hosts changed: " + changed.text) }
             return parts.joined(separator: "; ")
         }
     }

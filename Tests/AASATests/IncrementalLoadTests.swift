@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 
 @testable import AASA
@@ -8,14 +9,23 @@ import Testing
 struct IncrementalLoadTests {
     static let path = "dir/config.json"
 
-    static func load(_ json: String, files: [String: String] = [:], reusing previous: LoadedConfig? = nil) -> LoadedConfig {
+    static func load(
+        _ json: String,
+        files: [String: String] = [:],
+        reusing previous: LoadedConfig? = nil,
+        parallel: ParallelFor? = nil
+    ) -> LoadedConfig {
         ConfigLoader.load(
             configBytes: Array(json.utf8),
             configPath: path,
             readFile: { file in files[file].map { .success(Array($0.utf8)) } ?? .failure(FileReadError("no such file")) },
-            reusing: previous
+            reusing: previous,
+            parallel: parallel
         )
     }
+
+    /// Real threads, as the server uses: results must not depend on them.
+    static let threads: ParallelFor = { count, body in DispatchQueue.concurrentPerform(iterations: count) { body($0) } }
 
     /// A site whose legacy form loses its query rule: every such site carries a warning, which must move.
     static func site(_ number: Int, product: String = "product", multiline: Bool = false) -> String {
@@ -127,6 +137,40 @@ struct IncrementalLoadTests {
         ] {
             #expect(SiteReuse.siteSpans(Array(declined.utf8)) == nil, "\(declined)")
         }
+    }
+
+    @Test("Sites built in parallel, each parsed on its own: the same result as one sequential load")
+    func parallelLoad() throws {
+        let sites = (0..<120).map { Self.site($0, multiline: $0 % 3 == 0) }
+        let text = Self.config(sites)
+        let sequential = Self.load(text)
+        let parallel = Self.load(text, parallel: Self.threads)
+        #expect(!sequential.hasErrors)
+        #expect(Self.summary(parallel) == Self.summary(sequential))
+        // An edit of 70 sites (enough to build them in parallel) on top of the parallel load.
+        let edited = Self.config((0..<120).map { Self.site($0, product: $0 < 70 ? "item" : "product", multiline: $0 % 3 == 0) })
+        #expect(Self.summary(Self.load(edited, reusing: parallel, parallel: Self.threads)) == Self.summary(Self.load(edited)))
+    }
+
+    @Test(
+        "A syntax error inside one of many sites is reported exactly as a sequential parse reports it",
+        arguments: [
+            (#""apps": ["shop"],"#, #""apps": ["shop"],,"#),  // a doubled comma
+            (#"{"/": "/cart""#, #"{"/": "/cart", "/": "/cart""#),  // a duplicate key
+            (#""?": {"id": "?*"}}"#, #""?": {"id": "?*",}}"#),  // a trailing comma
+        ]
+    )
+    func parallelSyntaxError(original: String, broken: String) throws {
+        var sites = (0..<100).map { Self.site($0) }
+        sites[57] = sites[57].replacingAll(original, with: broken)
+        let text = Self.config(sites)
+        let sequential = Self.load(text)
+        let parallel = Self.load(text, parallel: Self.threads)
+        #expect(sequential.hasErrors)
+        #expect(parallel.diagnostics.map(\.description) == sequential.diagnostics.map(\.description))
+        let previous = Self.load(Self.config((0..<100).map { Self.site($0) }), parallel: Self.threads)
+        #expect(Self.load(text, reusing: previous, parallel: Self.threads).diagnostics.map(\.description)
+            == sequential.diagnostics.map(\.description))
     }
 
     @Test("Skipped values leave a null at their start, and positions after them stay exact")

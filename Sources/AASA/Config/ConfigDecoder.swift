@@ -23,23 +23,21 @@ public enum ConfigDecoder {
     }
 
     static func decode(_ root: JSONNode, _ reader: inout NodeReader) -> Config? {
-        var records: [DecodedSite] = []
-        return decode(root, &reader, reusing: { _, _ in nil }, records: &records)
+        guard var decoded = decodeRoot(root, &reader) else { return nil }
+        for (index, node) in decoded.siteNodes.enumerated() {
+            if let site = decodeSite(node, sitesPath.index(index), aliases: decoded.aliases, &reader) {
+                decoded.config.sites.append(site)
+            }
+        }
+        return decoded.config
     }
 
-    /// Where a decoded site came from, parallel to `Config.sites`: what an incremental reload needs to
-    /// file the site's findings under it.
-    struct DecodedSite {
-        var index: Int
-        var start: SourceLocation
-        var reused: Bool
-        var findings: Range<Int>
-    }
+    static let sitesPath = JSONPath.root.key("sites")
 
-    /// `reusing` gives, for the index and byte offset of a site the parser skipped (see
-    /// `JSONParser.parse(_:duplicateKeys:skipping:)`), the site decoded from the same bytes before.
-    static func decode(_ root: JSONNode, _ reader: inout NodeReader, reusing: (_ index: Int, _ offset: Int) -> Site?, records: inout [DecodedSite])
-        -> Config?
+    /// The config without its sites, and the site nodes, each of which decodes on its own
+    /// (``decodeSite(_:_:aliases:_:)``), in any order or in parallel.
+    static func decodeRoot(_ root: JSONNode, _ reader: inout NodeReader)
+        -> (config: Config, aliases: [String: String], siteNodes: [JSONNode])?
     {
         guard let members = root.objectValue else {
             reader.report(
@@ -125,7 +123,6 @@ public enum ConfigDecoder {
             config.server = decodeServer(server, JSONPath.root.key("server"), &reader)
         }
 
-        let sitesPath = JSONPath.root.key("sites")
         guard let sitesNode = root["sites"] else {
             reader.report(
                 .error,
@@ -134,30 +131,17 @@ public enum ConfigDecoder {
                 root.location,
                 .root
             )
-            return config
+            return (config, aliases, [])
         }
         guard let siteNodes = sitesNode.arrayValue else {
             reader.typeMismatch(sitesNode, sitesPath, expected: "an array of site objects")
-            return config
+            return (config, aliases, [])
         }
         if siteNodes.isEmpty {
             reader.report(.warning, "config.no-sites", "\"sites\" is empty: every host gets the unknownHost answer", sitesNode.location, sitesPath)
         }
         config.sites.reserveCapacity(siteNodes.count)
-        records.reserveCapacity(siteNodes.count)
-        for (index, node) in siteNodes.enumerated() {
-            if case .null = node.value, let site = reusing(index, node.location.offset) {
-                config.sites.append(site)
-                records.append(DecodedSite(index: index, start: node.location, reused: true, findings: 0..<0))
-                continue
-            }
-            let before = reader.findings.count
-            if let site = decodeSite(node, sitesPath.index(index), aliases: aliases, &reader) {
-                config.sites.append(site)
-                records.append(DecodedSite(index: index, start: node.location, reused: false, findings: before..<reader.findings.count))
-            }
-        }
-        return config
+        return (config, aliases, siteNodes)
     }
 
     static func decodeSite(_ node: JSONNode, _ path: JSONPath, aliases: [String: String], _ reader: inout NodeReader)

@@ -60,36 +60,99 @@ public struct LoadedConfig: Sendable {
     }
 }
 
+/// Runs `body` for every index in `0..<count`, possibly on several threads, returning when all are
+/// done. The pure core starts no threads itself; the server passes one that does.
+public typealias ParallelFor = @Sendable (_ count: Int, _ body: @Sendable (Int) -> Void) -> Void
+
 /// Reads, checks and generates everything a config describes. Pure: file access comes in as a closure.
 public enum ConfigLoader {
-    public typealias FileReader = (String) -> Result<[UInt8], FileReadError>
+    public typealias FileReader = @Sendable (String) -> Result<[UInt8], FileReadError>
 
     /// Loads `configBytes`. With `previous` (an earlier load of the same file without errors), sites
     /// whose bytes did not change are taken over from it instead of being built again; the result is
     /// the same as a full load's. A config with errors is always reported from a full load, so every
-    /// position in its messages comes from the text as it is now.
+    /// position in its messages comes from the text as it is now. With `parallel`, sites are built
+    /// concurrently; the result does not depend on it.
     public static func load(
         configBytes: [UInt8],
         configPath: String,
-        readFile: FileReader,
-        reusing previous: LoadedConfig? = nil
+        readFile: @escaping FileReader,
+        reusing previous: LoadedConfig? = nil,
+        parallel: ParallelFor? = nil
     ) -> LoadedConfig {
         let spans = SiteReuse.siteSpans(configBytes)
         if let cache = previous?.reuse, cache.configPath == configPath, let spans,
-            let loaded = load(configBytes, configPath, readFile, spans: spans, cache: cache), !loaded.hasErrors
+            let loaded = load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel), !loaded.hasErrors
         {
             return loaded
         }
-        return load(configBytes, configPath, readFile, spans: spans, cache: nil)!
+        return load(configBytes, configPath, readFile, spans: spans, cache: nil, parallel: parallel)!
+    }
+
+    /// What building one site produced.
+    private struct SiteOutcome: Sendable {
+        var site: Site?
+        var loaded: LoadedSite?
+        var decodeFindings: [Diagnostic] = []
+        var buildFindings: [Diagnostic] = []
+        /// Taken over from the previous load.
+        var reused = false
+        /// Parsing the site alone found a syntax problem (reported by a whole-file parse instead).
+        var syntaxFinding = false
+    }
+
+    /// Where each span starts (spans in file order), in one pass over the text.
+    private static func startLocations(_ bytes: [UInt8], at spans: [Range<Int>]) -> [(start: SourceLocation, lineStart: Int)] {
+        bytes.withUnsafeBufferPointer { text in
+            var result: [(start: SourceLocation, lineStart: Int)] = []
+            result.reserveCapacity(spans.count)
+            var line = 1
+            var column = 1
+            var lineStart = 0
+            var cursor = 0
+            for span in spans {
+                while cursor < span.lowerBound {
+                    if text[cursor] == 0x0A {
+                        line += 1
+                        column = 1
+                        lineStart = cursor + 1
+                    } else if text[cursor] & 0xC0 != 0x80 {
+                        column += 1  // columns count characters, as the parser's do
+                    }
+                    cursor += 1
+                }
+                result.append((SourceLocation(offset: span.lowerBound, line: line, column: column), lineStart))
+            }
+            return result
+        }
+    }
+
+    /// One slot per site, each written by exactly one task: how parallel site builds hand back results.
+    private final class Slots<Element: Sendable>: @unchecked Sendable {
+        private let storage: UnsafeMutableBufferPointer<Element?>
+        init(count: Int) {
+            storage = .allocate(capacity: count)
+            storage.initialize(repeating: nil)
+        }
+        deinit {
+            storage.deinitialize()
+            storage.deallocate()
+        }
+        subscript(index: Int) -> Element? {
+            get { storage[index] }
+            set { storage[index] = newValue }
+        }
     }
 
     /// Nil when reuse turned out impossible (the `apps` names changed): the caller loads in full.
     private static func load(
         _ configBytes: [UInt8],
         _ configPath: String,
-        _ readFile: FileReader,
+        _ readFile: @escaping FileReader,
         spans: [Range<Int>]?,
-        cache: SiteReuse?
+        cache: SiteReuse?,
+        parallel: ParallelFor?,
+        splitParse: Bool = true
     ) -> LoadedConfig? {
         let spans = spans ?? []
         let hashes = spans.map { SiteReuse.hash(configBytes, $0) }
@@ -104,23 +167,91 @@ public enum ConfigLoader {
                 }
             }
         }
-        /// The span of the site at `index` that starts at `offset`, when the structural scan agrees with the parser.
-        func spanPosition(_ index: Int, _ offset: Int) -> Int? {
-            index < spans.count && spans[index].lowerBound == offset ? index : nil
-        }
 
-        let parsed = JSONParser.parse(configBytes, duplicateKeys: .error, skipping: skipped)
+        // With threads to share the work, each site is also parsed by its own task: the whole-file parse
+        // steps over every site. Any syntax finding inside a site sends the load back to one whole-file
+        // parse, whose first error is the one reported.
+        let parsesPerSite = splitParse && parallel != nil && spans.count - skipped.count >= 64
+        let siteStarts = parsesPerSite ? startLocations(configBytes, at: spans) : []
+        let parsed = JSONParser.parse(configBytes, duplicateKeys: .error, skipping: parsesPerSite ? spans : skipped)
         var reader = NodeReader()
-        var records: [ConfigDecoder.DecodedSite] = []
-        let decodedConfig = parsed.root.flatMap { ConfigDecoder.decode($0, &reader, reusing: { index, offset in spanPosition(index, offset).flatMap { reusedEntry[$0]?.loaded.site } }, records: &records) }
+        let root = parsed.root.flatMap { ConfigDecoder.decodeRoot($0, &reader) }
         var findings = parsed.diagnostics.inFile(configPath)
         findings += reader.findings.inFile(configPath)
-        guard let config = decodedConfig else {
+        guard var config = root?.config, let aliases = root?.aliases, let siteNodes = root?.siteNodes else {
             return LoadedConfig(config: nil, sites: [], diagnostics: findings, hostTable: HostTable())
         }
-        var aliases: [String: String] = [:]
-        for (name, id) in config.apps { aliases[name] = id.value }
         if let cache, !skipped.isEmpty, cache.aliases != aliases { return nil }
+        // The scan and the parser agree on where each site starts unless the text is not plain JSON.
+        let spansAgree = spans.count == siteNodes.count && zip(spans, siteNodes).allSatisfy { $0.lowerBound == $1.location.offset }
+        let frozenEntries = spansAgree ? reusedEntry : []
+        if parsesPerSite && !spansAgree {
+            return load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, splitParse: false)
+        }
+
+        let outcomes = Slots<SiteOutcome>(count: siteNodes.count)
+        let buildSite: @Sendable (Int) -> Void = { index in
+            var node = siteNodes[index]
+            if case .null = node.value, index < frozenEntries.count, let entry = frozenEntries[index] {
+                outcomes[index] = reusedOutcome(entry, at: node.location, index: index, configPath: configPath, readFile: readFile)
+                return
+            }
+            if parsesPerSite {
+                let (start, lineStart) = siteStarts[index]
+                let parsed = JSONParser.parseValue(
+                    in: configBytes, span: spans[index], start: start, lineStart: lineStart, depth: 2, duplicateKeys: .error)
+                guard let root = parsed.root, parsed.diagnostics.isEmpty else {
+                    outcomes[index] = SiteOutcome(syntaxFinding: true)
+                    return
+                }
+                node = root
+            }
+            var siteReader = NodeReader()
+            var outcome = SiteOutcome()
+            outcome.site = ConfigDecoder.decodeSite(node, ConfigDecoder.sitesPath.index(index), aliases: aliases, &siteReader)
+            outcome.decodeFindings = siteReader.findings.inFile(configPath)
+            if let site = outcome.site {
+                outcome.loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings)
+            }
+            outcomes[index] = outcome
+        }
+        // Threads pay off only with enough sites to share out.
+        if let parallel, siteNodes.count >= 64 {
+            parallel(siteNodes.count, buildSite)
+        } else {
+            for index in siteNodes.indices { buildSite(index) }
+        }
+        if parsesPerSite && siteNodes.indices.contains(where: { outcomes[$0]?.syntaxFinding == true }) {
+            return load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, splitParse: false)
+        }
+
+        var sites: [LoadedSite] = []
+        sites.reserveCapacity(siteNodes.count)
+        config.sites.reserveCapacity(siteNodes.count)
+        var entries: [SiteReuse.Entry] = []
+        entries.reserveCapacity(siteNodes.count)
+        var buildFindings: [Diagnostic] = []
+        for index in siteNodes.indices {
+            guard let outcome = outcomes[index] else { continue }
+            findings += outcome.decodeFindings
+            buildFindings += outcome.buildFindings
+            guard let site = outcome.site, let loaded = outcome.loaded else { continue }
+            config.sites.append(site)
+            sites.append(loaded)
+            if spansAgree {
+                entries.append(
+                    SiteReuse.Entry(
+                        span: spans[index],
+                        start: siteNodes[index].location,
+                        index: index,
+                        hash: hashes[index],
+                        loaded: loaded,
+                        decodeFindings: outcome.decodeFindings,
+                        buildFindings: outcome.buildFindings
+                    )
+                )
+            }
+        }
 
         for (_, id) in config.apps {
             var appFindings: [Diagnostic] = []
@@ -129,55 +260,7 @@ public enum ConfigLoader {
             }
             findings += appFindings.inFile(configPath)
         }
-
-        var sites: [LoadedSite] = []
-        sites.reserveCapacity(config.sites.count)
-        var entries: [SiteReuse.Entry] = []
-        entries.reserveCapacity(config.sites.count)
-        for (position, site) in config.sites.enumerated() {
-            let record = records[position]
-            let loaded: LoadedSite
-            var decodeFindings: [Diagnostic]
-            var buildFindings: [Diagnostic] = []
-            if record.reused, let position = spanPosition(record.index, record.start.offset), let entry = reusedEntry[position] {
-                func move(_ found: [Diagnostic]) -> [Diagnostic] {
-                    guard entry.start != record.start || entry.index != record.index else { return found }
-                    return found.map {
-                        $0.file == configPath ? $0.moved(from: entry.start, index: entry.index, to: record.start, index: record.index) : $0
-                    }
-                }
-                decodeFindings = move(entry.decodeFindings)
-                // The site's own origins stay those of the load that decoded it; its findings move.
-                // A hosted file is read on every reload: its bytes decide, not its name.
-                if case .file = site.source,
-                    !(entry.loaded.file.map { path in (try? readFile(path).get()) == entry.loaded.bytes } ?? false)
-                {
-                    loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &buildFindings)
-                } else {
-                    loaded = entry.loaded
-                    buildFindings = move(entry.buildFindings)
-                }
-                findings += decodeFindings
-            } else {
-                decodeFindings = Array(reader.findings[record.findings]).inFile(configPath)
-                loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &buildFindings)
-            }
-            findings += buildFindings
-            if let position = spanPosition(record.index, record.start.offset) {
-                entries.append(
-                    SiteReuse.Entry(
-                        span: spans[position],
-                        start: record.start,
-                        index: record.index,
-                        hash: hashes[position],
-                        loaded: loaded,
-                        decodeFindings: decodeFindings,
-                        buildFindings: buildFindings
-                    )
-                )
-            }
-            sites.append(loaded)
-        }
+        findings += buildFindings
 
         // When every site serves the same hosts at the same position as in the previous load (the usual
         // edit), the previous host table is this one, and it had no duplicates.
@@ -215,10 +298,35 @@ public enum ConfigLoader {
         }
 
         var result = LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
-        if !result.hasErrors, !spans.isEmpty, entries.count == config.sites.count {
+        if !result.hasErrors, spansAgree, !spans.isEmpty, entries.count == siteNodes.count {
             result.reuse = SiteReuse(configPath: configPath, source: configBytes, aliases: aliases, entries: entries, hostTable: table)
         }
         return result
+    }
+
+    /// A site taken over from the previous load: its findings move to where it is now. The site's own
+    /// origins stay those of the load that decoded it (only findings are shown to people).
+    private static func reusedOutcome(
+        _ entry: SiteReuse.Entry,
+        at start: SourceLocation,
+        index: Int,
+        configPath: String,
+        readFile: FileReader
+    ) -> SiteOutcome {
+        func move(_ found: [Diagnostic]) -> [Diagnostic] {
+            guard entry.start != start || entry.index != index else { return found }
+            return found.map { $0.file == configPath ? $0.moved(from: entry.start, index: entry.index, to: start, index: index) : $0 }
+        }
+        let site = entry.loaded.site
+        var outcome = SiteOutcome(site: site, decodeFindings: move(entry.decodeFindings), reused: true)
+        // A hosted file is read on every reload: its bytes decide, not its name.
+        if case .file = site.source, !(entry.loaded.file.map { path in (try? readFile(path).get()) == entry.loaded.bytes } ?? false) {
+            outcome.loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings)
+        } else {
+            outcome.loaded = entry.loaded
+            outcome.buildFindings = move(entry.buildFindings)
+        }
+        return outcome
     }
 
     static func loadSite(_ site: Site, configPath: String, readFile: FileReader, findings: inout [Diagnostic]) -> LoadedSite {

@@ -48,6 +48,34 @@ public struct JSONParser {
         parse(Array(text.utf8), duplicateKeys: duplicateKeys)
     }
 
+    /// Parses the one value that spans `span` of `bytes`, as a whole-file parse would see it there:
+    /// `start` is the position of its first byte, `lineStart` the offset of its line's first byte, `depth`
+    /// how deeply it is nested (so the depth limit
+    /// holds as in a whole-file parse). Lets a large config's sites be parsed in parallel; a value that
+    /// does not end exactly at the span's end is a `json.syntax` error.
+    static func parseValue(in bytes: [UInt8], span: Range<Int>, start: SourceLocation, lineStart: Int, depth: Int, duplicateKeys: Severity)
+        -> JSONParseResult
+    {
+        var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
+        parser.index = span.lowerBound
+        parser.line = start.line
+        // The column cache starts at the value, so positions on its first line need no scan back to
+        // the line's start (a minified config is one line).
+        parser.lineStart = lineStart
+        parser.columnCacheOffset = span.lowerBound
+        parser.columnCacheColumn = start.column
+        parser.depth = depth
+        do throws(SyntaxError) {
+            let value = try parser.parseValue()
+            if parser.index != span.upperBound {
+                throw SyntaxError(diagnostic: Diagnostic(.error, "json.syntax", "the value does not end where expected", at: parser.location()))
+            }
+            return JSONParseResult(root: value, diagnostics: parser.findings)
+        } catch {
+            return JSONParseResult(root: nil, diagnostics: parser.findings + [error.diagnostic])
+        }
+    }
+
     private init(bytes: [UInt8], duplicateKeySeverity: Severity) {
         self.bytes = bytes
         self.duplicateKeySeverity = duplicateKeySeverity

@@ -140,9 +140,9 @@ enum DevCommand {
             reload: { [lastLoaded = ServeCommand.LastLoadedConfig(loaded)] in
                 // The dev listeners and certificate stay in force across reloads of the config.
                 let result = ServeCommand.reloadConfig(reloadPath, reusing: lastLoaded)
-                guard case .loaded(var reloaded, _, let microseconds, let files) = result else { return result }
+                guard case .loaded(var reloaded, _, let microseconds, let files, let replaced) = result else { return result }
                 reloaded.config?.server = devSettings
-                return .loaded(reloaded, tls: nil, microseconds: microseconds, files: files)
+                return .loaded(reloaded, tls: nil, microseconds: microseconds, files: files, replaced: replaced)
             },
             bindFailureHint: { code in
                 guard code == EACCES, port < 1024 else { return nil }

@@ -131,7 +131,13 @@ enum ServeCommand {
             return .rejected(["cannot read \(path): \(Files.readErrorMessage(path))"])
         }
         let previous = lastLoaded.config.withLock { $0 }
-        let loaded = ConfigLoader.load(configBytes: bytes, configPath: path, readFile: { Files.read($0) }, reusing: previous)
+        let loaded = ConfigLoader.load(
+            configBytes: bytes,
+            configPath: path,
+            readFile: { Files.read($0) },
+            reusing: previous,
+            parallel: { Posix.parallelFor($0, $1) }
+        )
         var diagnostics = loaded.diagnostics
         var contexts: TLSContexts?
         if let settings = loaded.config?.server, !loaded.hasErrors {
@@ -143,7 +149,16 @@ enum ServeCommand {
         if !errors.isEmpty {
             return .rejected(errors.sortedForDisplay().prefix(10).map(\.description))
         }
-        lastLoaded.config.withLock { $0 = loaded }
-        return .loaded(loaded, tls: contexts, microseconds: microseconds(start.duration(to: clock.now)), files: watchedFiles(path, loaded))
+        let replaced = lastLoaded.config.withLock { current in
+            defer { current = loaded }
+            return current
+        }
+        return .loaded(
+            loaded,
+            tls: contexts,
+            microseconds: microseconds(start.duration(to: clock.now)),
+            files: watchedFiles(path, loaded),
+            replaced: replaced
+        )
     }
 }

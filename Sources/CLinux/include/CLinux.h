@@ -19,6 +19,9 @@ int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 /* gettid() is declared only under _GNU_SOURCE (glibc 2.30+). */
 int CLinux_gettid(void);
 
+/* The CPUs this thread may run on (taskset, cgroup cpusets); CPU_COUNT is a macro. */
+int CLinux_available_cpus(void);
+
 /* sigset_t manipulation is a set of macros in some libcs; these are plain calls. */
 int CLinux_block_signals(const int *signals, int count, sigset_t *set_out);
 #endif
