@@ -101,20 +101,27 @@ def main():
 
     # Every config variant is written before the measurements, so the benchmark's own JSON encoding does
     # not compete with the server for CPU; a reload is then a rename and a POST, as a deploy would be.
-    edits, variants = {}, []
-    for revision in range(1, 3 * 8 + args.repetitions * (args.seconds + 2)):
-        site = (revision * 7919) % args.sites
-        edits[site] = revision
-        variant = f"{work}/config.{revision}.json"
-        with open(variant, "w") as f:
-            json.dump(config(args.sites, port, admin, edits=edits), f)
-        variants.append((variant, site))
-    team_variants = []
-    for number, team in enumerate(["FGHIJ67890", "ABCDE12345"] * 9):
-        variant = f"{work}/config.team{number}.json"
-        with open(variant, "w") as f:
-            json.dump(config(args.sites, port, admin, team=team), f)
-        team_variants.append(variant)
+    variants, team_variants = [], []
+
+    def prepare(edit_count):
+        """Variants with 1, 2, ... sites edited, on top of the base config, and the every-document ones."""
+        edits = {}
+        variants.clear()
+        for revision in range(1, edit_count + 1):
+            site = (revision * 7919) % args.sites
+            edits[site] = revision
+            variant = f"{work}/config.{revision}.json"
+            with open(variant, "w") as f:
+                json.dump(config(args.sites, port, admin, edits=edits), f)
+            variants.append((variant, site))
+        team_variants.clear()
+        for number, team in enumerate(["FGHIJ67890", "ABCDE12345"] * 4):
+            variant = f"{work}/config.team{number}.json"
+            with open(variant, "w") as f:
+                json.dump(config(args.sites, port, admin, team=team), f)
+            team_variants.append(variant)
+        with open(path, "w") as f:
+            json.dump(config(args.sites, port, admin), f)
 
     def edit_one_site():
         """Puts the next variant (one more site changed) in place and reloads."""
@@ -134,12 +141,12 @@ def main():
             raise SystemExit(f"full reload did not change every host: {outcome}")
         return outcome["milliseconds"]
 
-    with open(path, "w") as f:
-        json.dump(config(args.sites, port, admin), f)
+    prepare(0)
     size = os.path.getsize(path) // 1024
     print(f"reload of a {hosts}-host config ({size} KiB), from reading the file to the new snapshot in force, "
           f"median of 8 (target < 200 ms):")
     for cpus, label in (("0,1", "both CPUs (as deployed)"), ("0", "one CPU")):
+        prepare(8)
         server = start_server(binary, path, admin, cpus)
         try:
             full = [change_every_document() for _ in range(8)]
@@ -151,6 +158,7 @@ def main():
               f"one site edited {statistics.median(one)} ms {one}; nothing changed {statistics.median(unchanged)} ms")
 
     # Throughput: the server and its reloads on CPU 0, wrk on CPU 1.
+    prepare(args.repetitions * (args.seconds + 2))
     server = start_server(binary, path, admin, "0")
     try:
         steady, reloading, errors, reload_counts, under_load = [], [], 0, [], []

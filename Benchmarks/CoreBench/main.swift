@@ -1,6 +1,7 @@
 // Release-mode timings of the pure core (issue: config load < 1 s for 10,000 hosts; match ≥ 1,000,000 URL checks/s).
 // Run with Benchmarks/core.sh. Not a test: the numbers depend on the machine.
 import AASA
+import Glibc
 
 let clock = ContinuousClock()
 
@@ -26,9 +27,11 @@ func bigConfig(sites: Int) -> [UInt8] {
     return Array(text.utf8)
 }
 
-// `CoreBench match` skips the config part (for profiling the matcher alone).
+// `CoreBench match` skips the config part, `CoreBench load` the matching (for profiling one alone).
 let onlyMatch = CommandLine.arguments.dropFirst().first == "match"
-let config = bigConfig(sites: onlyMatch ? 1 : 5_000)
+// COREBENCH_SITES shrinks the config, for counting instructions under valgrind (callgrind).
+let siteCount = getenv("COREBENCH_SITES").flatMap { Int(String(cString: $0)) } ?? 5_000
+let config = bigConfig(sites: onlyMatch ? 1 : siteCount)
 var loadTimes: [Double] = []
 var hostCount = 0
 for _ in 0..<(onlyMatch ? 0 : 5) {
@@ -38,11 +41,28 @@ for _ in 0..<(onlyMatch ? 0 : 5) {
     }
     precondition(loaded?.hasErrors == false, "benchmark config must be valid: \(loaded?.diagnostics.prefix(3) ?? [])")
     hostCount = loaded?.sites.reduce(0) { $0 + $1.site.hosts.count } ?? 0
-    precondition(loaded?.site(forHost: "www.shop4999.example.com") != nil)
+    precondition(loaded?.site(forHost: "www.shop\(siteCount - 1).example.com") != nil)
     loadTimes.append(seconds(elapsed))
 }
 if !onlyMatch { print("config: \(config.count / 1024) KiB, \(hostCount) hosts — parse + validate + generate, median of 5: "
     + "\(Int(median(loadTimes) * 1000)) ms (target < 1000 ms)") }
+
+// A reload after one site was edited: everything else is taken over from the previous load.
+if !onlyMatch {
+    let previous = ConfigLoader.load(configBytes: config, configPath: "bench.json") { _ in .failure(FileReadError("none")) }
+    let text = String(decoding: config, as: UTF8.self)
+    var editTimes: [Double] = []
+    for revision in 0..<5 {
+        let edited = Array(text.replacingOccurrencesOfFirst("/product/\(revision * 97 % siteCount)/*", with: "/product/\(revision * 97 % siteCount)/v2/*").utf8)
+        var loaded: LoadedConfig?
+        editTimes.append(seconds(clock.measure {
+            loaded = ConfigLoader.load(configBytes: edited, configPath: "bench.json", readFile: { _ in .failure(FileReadError("none")) }, reusing: previous)
+        }))
+        precondition(loaded?.hasErrors == false && loaded?.sites.count == previous.sites.count)
+    }
+    print("reload with one site edited (the rest taken over), median of 5: \(String(median(editTimes) * 1000).prefix(5)) ms")
+}
+if CommandLine.arguments.dropFirst().first == "load" { exit(0) }
 
 // A typical modern file: Apple's documented pattern set plus substitution variables and a query rule.
 let typical = Array(#"""
@@ -82,3 +102,10 @@ let preSplitRate = matchRate { matcher.match(parsedURLs[$0 & 7], explainingMisse
 let stringRate = matchRate { matcher.match(urls[$0 & 7], explainingMisses: false).app != nil }
 print("match: \(Int(preSplitRate)) URL checks/s with pre-split URLs, \(Int(stringRate)) from URL strings "
     + "(7 components, 8 URLs, median of 5; target ≥ 1,000,000)")
+
+extension String {
+    func replacingOccurrencesOfFirst(_ target: String, with replacement: String) -> String {
+        guard let range = firstRange(of: target) else { fatalError("benchmark text must contain \(target)") }
+        return String(self[..<range.lowerBound]) + replacement + String(self[range.upperBound...])
+    }
+}

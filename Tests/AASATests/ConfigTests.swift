@@ -38,6 +38,22 @@ struct ConfigTests {
         #expect(HostTable<Int>.normalize("[::1]:8080") == "[::1]")
     }
 
+    @Test("With many wildcards the lookup by parent domain gives what trying each wildcard gives")
+    func manyWildcards() {
+        let suffixes = (0..<40).map { "t\($0).example.com" } + ["example.com", "deep.t3.example.com", "org"]
+        var many = HostTable<String>()
+        for suffix in suffixes { many.insert(.wildcard(suffix), suffix) }
+        many.insert(.exact("t1.example.com"), "exact")
+        for name in ["a.t1.example.com", "x.deep.t3.example.com", "deep.t3.example.com", "t3.example.com", "a.b.t39.example.com",
+            "example.com", "t1.example.com", "a.org", "org", "a..t2.example.com", "other.net", ".example.com", "a.example.com"]
+        {
+            // The reference: every wildcard in order of length, as a table with few wildcards does it.
+            let reference = name == "t1.example.com" ? "exact"
+                : suffixes.filter { name.hasSuffix("." + $0) && name.count > $0.count + 1 }.max { $0.count < $1.count }
+            #expect(many.lookup(name) == reference, "\(name)")
+        }
+    }
+
     @Test(
         "Invalid hosts are rejected with the reason",
         arguments: [

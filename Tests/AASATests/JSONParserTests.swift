@@ -90,6 +90,13 @@ struct JSONParserTests {
         #expect(finding.severity == .warning)
         #expect(finding.location?.line == 2)
         #expect(finding.message.contains("line 1:2"))
+
+        // Large objects index their keys; the same duplicates must be found, each naming the first.
+        let keys = (0..<30).map { "\"k\($0)\": 1" } + ["\"k3\": 2", "\"k20\": 2", "\"k3\": 3"]
+        let large = JSONParser.parse("{" + keys.joined(separator: ", ") + "}", duplicateKeys: .warning)
+        #expect(large.diagnostics.map { String($0.message.prefix(9)) } == ["key \"k3\" ", "key \"k20\"", "key \"k3\" "])
+        #expect(large.diagnostics.allSatisfy { $0.message.contains("line 1:") })
+        #expect(large.diagnostics[0].message == large.diagnostics[2].message)
     }
 
     @Test("Nesting deeper than the limit is refused instead of overflowing the stack")

@@ -236,7 +236,7 @@ public enum ConfigDecoder {
         for reference in reader.stringArray(node, path) ?? [] {
             if let id = aliases[reference.value] {
                 resolved.append(Located(id, reference.origin))
-            } else if reference.value.contains(".") {
+            } else if reference.value.utf8.contains(UInt8(ascii: ".")) {
                 resolved.append(reference)
             } else {
                 let suggestion = closestMatch(to: reference.value, in: Array(aliases.keys).sorted())

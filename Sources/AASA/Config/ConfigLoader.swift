@@ -272,27 +272,23 @@ public enum ConfigLoader {
         {
             table = cache.hostTable
         } else {
-            var claimed: [HostPattern: Origin] = [:]
-            claimed.reserveCapacity(sites.count * 2)
+            table = HostTable(capacity: sites.count * 2)
             for (position, loaded) in sites.enumerated() {
                 for host in loaded.site.hosts {
-                    if let first = claimed[host.value] {
-                        findings.append(
-                            Diagnostic(
-                                .error,
-                                "host.duplicate",
-                                "host \"\(host.value)\" is already served by the site at \(first.path)"
-                                    + (first.location.map { " (line \($0.line))" } ?? "")
-                                    + "; each host has exactly one document, so list it in one site only",
-                                at: host.origin.location,
-                                path: host.origin.path.description,
-                                file: configPath
-                            )
+                    guard let earlier = table.insertIfAbsent(host.value, position) else { continue }
+                    let first = sites[earlier].site.hosts.first { $0.value == host.value }?.origin ?? sites[earlier].site.origin
+                    findings.append(
+                        Diagnostic(
+                            .error,
+                            "host.duplicate",
+                            "host \"\(host.value)\" is already served by the site at \(first.path)"
+                                + (first.location.map { " (line \($0.line))" } ?? "")
+                                + "; each host has exactly one document, so list it in one site only",
+                            at: host.origin.location,
+                            path: host.origin.path.description,
+                            file: configPath
                         )
-                        continue
-                    }
-                    claimed[host.value] = host.origin
-                    table.insert(host.value, position)
+                    )
                 }
             }
         }

@@ -58,15 +58,11 @@ public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
     static func parsePlain(_ text: String) -> HostPattern? {
         let bytes = text.utf8
         guard !bytes.isEmpty, bytes.count <= 253 else { return nil }
-        var wildcard = false
+        let wildcard = bytes.count > 2 && bytes.first == UInt8(ascii: "*") && bytes.dropFirst().first == UInt8(ascii: ".")
         var labelLength = 0
         var labels = 0
         var last: UInt8 = 0
-        for (position, byte) in bytes.enumerated() {
-            if position < 2 && text.utf8.starts(with: [UInt8(ascii: "*"), UInt8(ascii: ".")]) {
-                wildcard = true
-                continue
-            }
+        for byte in bytes.dropFirst(wildcard ? 2 : 0) {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 labelLength += 1
@@ -122,13 +118,29 @@ public struct HostTable<Value: Sendable>: Sendable {
     private var exact: [String: Value] = [:]
     /// Sorted longest suffix first, so the most specific wildcard wins.
     private var wildcards: [(suffix: String, value: Value)] = []
+    private var wildcardBySuffix: [String: Value] = [:]
 
     public init() {}
+
+    init(capacity: Int) { exact.reserveCapacity(capacity) }
+
+    /// Inserts `value` for `pattern` unless the pattern is there already; then returns what it maps to.
+    mutating func insertIfAbsent(_ pattern: HostPattern, _ value: Value) -> Value? {
+        switch pattern {
+        case .exact(let name):
+            if let existing = exact[name] { return existing }
+        case .wildcard(let suffix):
+            if let existing = wildcardBySuffix[suffix] { return existing }
+        }
+        insert(pattern, value)
+        return nil
+    }
 
     public mutating func insert(_ pattern: HostPattern, _ value: Value) {
         switch pattern {
         case .exact(let name): exact[name] = value
         case .wildcard(let suffix):
+            if wildcardBySuffix[suffix] == nil { wildcardBySuffix[suffix] = value }
             // After every wildcard at least as long, so equal lengths keep the order written; a binary
             // search, because sorting on each insert made 5,000 wildcard hosts quadratic.
             let length = suffix.utf8.count
@@ -150,6 +162,16 @@ public struct HostTable<Value: Sendable>: Sendable {
     /// For a name already lower-cased, without port or trailing dot (the server normalises bytes itself).
     public func lookup(normalized name: String) -> Value? {
         if let value = exact[name] { return value }
+        if wildcards.count > 8, !name.hasPrefix(".") {
+            // Many wildcards: try each parent domain, longest first, instead of every wildcard in turn.
+            var rest = Substring(name)
+            while let dot = rest.utf8.firstIndex(of: UInt8(ascii: ".")) {
+                rest = rest[rest.index(after: dot)...]
+                if rest.isEmpty { break }
+                if let value = wildcardBySuffix[String(rest)] { return value }
+            }
+            return nil
+        }
         for wildcard in wildcards {
             let suffix = wildcard.suffix
             if name.utf8.count > suffix.utf8.count + 1, name.hasSuffix(suffix),

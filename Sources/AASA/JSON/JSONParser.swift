@@ -217,7 +217,9 @@ public struct JSONParser {
         defer { depth -= 1 }
         index += 1
         var members: [JSONMember] = []
-        var seenKeys: [String: SourceLocation] = [:]
+        // Small objects (nearly all) look for a duplicate key among their members; a dictionary pays off
+        // only for large ones.
+        var seenKeys: [String: SourceLocation]?
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -234,7 +236,13 @@ public struct JSONParser {
             }
             let keyLocation = location()
             let key = try parseString()
-            if let first = seenKeys[key] {
+            if seenKeys == nil && members.count >= 16 {
+                var byKey: [String: SourceLocation] = [:]
+                for member in members where byKey[member.key] == nil { byKey[member.key] = member.keyLocation }
+                seenKeys = byKey
+            }
+            let earlier = seenKeys != nil ? seenKeys?[key] : members.first { $0.key == key }?.keyLocation
+            if let first = earlier {
                 findings.append(
                     Diagnostic(
                         duplicateKeySeverity,
@@ -245,7 +253,7 @@ public struct JSONParser {
                     )
                 )
             } else {
-                seenKeys[key] = keyLocation
+                seenKeys?[key] = keyLocation
             }
             skipWhitespace()
             guard index < bytes.count else { throw truncated(expecting: "':'", openedAt: start, closer: "}") }

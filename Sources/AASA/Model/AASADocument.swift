@@ -199,7 +199,9 @@ public struct Component: Sendable {
     public var summary: String {
         var rule = self
         rule.comment = nil
-        return JSONWriter.string(AASARenderer.render(rule))
+        var writer = CompactJSONWriter(capacity: 64)
+        AASARenderer.write(rule, to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 }
 

@@ -14,7 +14,140 @@ public enum AASARenderer {
     }
 
     public static func bytes(_ document: AASADocument, pretty: Bool = false) -> [UInt8] {
-        JSONWriter.bytes(render(document), pretty: pretty)
+        if pretty { return JSONWriter.bytes(render(document), pretty: true) }
+        var writer = CompactJSONWriter()
+        write(document, to: &writer)
+        return writer.bytes
+    }
+
+    // MARK: - Compact bytes, written directly (the same bytes as rendering, then writing)
+
+    static func write(_ document: AASADocument, to writer: inout CompactJSONWriter) {
+        writer.openObject()
+        if let applinks = document.applinks {
+            writer.key("applinks")
+            write(applinks, to: &writer)
+        }
+        for (name, service) in [("webcredentials", document.webcredentials), ("appclips", document.appclips),
+            ("activitycontinuation", document.activitycontinuation)]
+        {
+            guard let service else { continue }
+            writer.key(name)
+            writer.openObject()
+            writer.key("apps")
+            writer.strings(service.apps.lazy.map(\.value))
+            writer.closeObject()
+        }
+        writer.closeObject()
+    }
+
+    static func write(_ applinks: AppLinks, to writer: inout CompactJSONWriter) {
+        writer.openObject()
+        if let apps = applinks.apps {
+            writer.key("apps")
+            writer.strings(apps.lazy.map(\.value))
+        }
+        if !applinks.defaults.isEmpty {
+            writer.key("defaults")
+            write(applinks.defaults, to: &writer)
+        }
+        if !applinks.substitutionVariables.isEmpty {
+            writer.key("substitutionVariables")
+            writer.openObject()
+            for variable in applinks.substitutionVariables {
+                writer.key(variable.name)
+                writer.strings(variable.values.lazy.map(\.value))
+            }
+            writer.closeObject()
+        }
+        writer.key("details")
+        writer.openArray()
+        for details in applinks.details { write(details, to: &writer) }
+        writer.closeArray()
+        writer.closeObject()
+    }
+
+    static func write(_ details: AppLinksDetails, to writer: inout CompactJSONWriter) {
+        writer.openObject()
+        if let appIDs = details.appIDs {
+            writer.key("appIDs")
+            writer.strings(appIDs.lazy.map(\.value))
+        }
+        if let appID = details.appID {
+            writer.key("appID")
+            writer.string(appID.value)
+        }
+        if !details.defaults.isEmpty {
+            writer.key("defaults")
+            write(details.defaults, to: &writer)
+        }
+        if let components = details.components {
+            writer.key("components")
+            writer.openArray()
+            for component in components { write(component, to: &writer) }
+            writer.closeArray()
+        }
+        if let paths = details.paths {
+            writer.key("paths")
+            writer.strings(paths.lazy.map(\.value))
+        }
+        writer.closeObject()
+    }
+
+    static func write(_ component: Component, to writer: inout CompactJSONWriter) {
+        writer.openObject()
+        if let path = component.path {
+            writer.key("/")
+            writer.string(path)
+        }
+        switch component.query {
+        case .whole(let pattern):
+            writer.key("?")
+            writer.string(pattern)
+        case .items(let items):
+            writer.key("?")
+            writer.openObject()
+            for item in items {
+                writer.key(item.name)
+                writer.string(item.pattern)
+            }
+            writer.closeObject()
+        case nil: break
+        }
+        if let fragment = component.fragment {
+            writer.key("#")
+            writer.string(fragment)
+        }
+        if component.exclude {
+            writer.key("exclude")
+            writer.bool(true)
+        }
+        if let flag = component.options.caseSensitive {
+            writer.key("caseSensitive")
+            writer.bool(flag)
+        }
+        if let flag = component.options.percentEncoded {
+            writer.key("percentEncoded")
+            writer.bool(flag)
+        }
+        if let comment = component.comment {
+            writer.key("comment")
+            writer.string(comment)
+        }
+        writer.closeObject()
+    }
+
+    static func write(_ options: MatchOptions, to writer: inout CompactJSONWriter) {
+        writer.openObject()
+        if let flag = options.caseSensitive {
+            writer.key("caseSensitive")
+            writer.bool(flag)
+        }
+        if let flag = options.percentEncoded {
+            writer.key("percentEncoded")
+            writer.bool(flag)
+        }
+        writer.closeObject()
     }
 
     static func render(_ applinks: AppLinks) -> JSONOutput {

@@ -40,7 +40,7 @@ struct NodeReader {
         _ members: [JSONMember],
         _ path: JSONPath,
         known: [String],
-        context: String,
+        context: @autoclosure () -> String,
         unknownSeverity: Severity = .error,
         explanation: String = ""
     ) {
@@ -50,7 +50,7 @@ struct NodeReader {
                 report(
                     .error,
                     "key.miscased",
-                    "\"\(member.key)\" is not a \(context) key — keys are case-sensitive, so it is ignored. "
+                    "\"\(member.key)\" is not a \(context()) key — keys are case-sensitive, so it is ignored. "
                         + "Rename it to \"\(cased)\"",
                     member.keyLocation,
                     memberPath
@@ -59,7 +59,7 @@ struct NodeReader {
                 report(
                     .error,
                     "key.unknown",
-                    "unknown \(context) key \"\(member.key)\"; did you mean \"\(suggestion)\"?\(explanation)",
+                    "unknown \(context()) key \"\(member.key)\"; did you mean \"\(suggestion)\"?\(explanation)",
                     member.keyLocation,
                     memberPath
                 )
@@ -67,7 +67,7 @@ struct NodeReader {
                 report(
                     unknownSeverity,
                     "key.unknown",
-                    "unknown \(context) key \"\(member.key)\"; valid keys are "
+                    "unknown \(context()) key \"\(member.key)\"; valid keys are "
                         + known.map { "\"\($0)\"" }.joined(separator: ", ") + explanation,
                     member.keyLocation,
                     memberPath

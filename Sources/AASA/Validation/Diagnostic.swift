@@ -76,36 +76,74 @@ extension Array where Element == Diagnostic {
 }
 
 /// Builds JSONPath-style addresses: `$.applinks.details[0].components[1]["/"]`.
+///
+/// Every decoded value keeps its path, but few paths are ever shown, so a path is a chain of
+/// components and its text is written only when asked for.
 public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
-    public private(set) var description: String
+    private final class Step: Sendable {
+        let parent: Step?
+        let key: String?
+        let index: Int
 
-    public static let root = JSONPath(description: "$")
+        init(parent: Step?, key: String?, index: Int) {
+            self.parent = parent
+            self.key = key
+            self.index = index
+        }
+    }
 
-    private init(description: String) { self.description = description }
+    private let last: Step?
 
-    public func key(_ key: String) -> JSONPath {
-        // Built for every value of a config (10,000 hosts: hundreds of thousands of times), so plain
-        // byte checks rather than Unicode property lookups.
+    public static let root = JSONPath(last: nil)
+
+    private init(last: Step?) { self.last = last }
+
+    public func key(_ key: String) -> JSONPath { JSONPath(last: Step(parent: last, key: key, index: 0)) }
+
+    public func index(_ index: Int) -> JSONPath { JSONPath(last: Step(parent: last, key: nil, index: index)) }
+
+    public var description: String {
+        var steps: [Step] = []
+        var step = last
+        while let current = step {
+            steps.append(current)
+            step = current.parent
+        }
+        var text = "$"
+        for step in steps.reversed() {
+            if let key = step.key { Self.append(key: key, to: &text) } else { text += "[\(step.index)]" }
+        }
+        return text
+    }
+
+    private static func append(key: String, to text: inout String) {
         var isIdentifier = !key.isEmpty
         var needsEscape = false
-        for (position, byte) in key.utf8.enumerated() {
+        var isFirst = true
+        for byte in key.utf8 {
+            defer { isFirst = false }
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"): break
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): if position == 0 { isIdentifier = false }
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): if isFirst { isIdentifier = false }
             case UInt8(ascii: "\\"), UInt8(ascii: "\""):
                 isIdentifier = false
                 needsEscape = true
             default: isIdentifier = false
             }
         }
-        if isIdentifier { return JSONPath(description: description + "." + key) }
+        if isIdentifier {
+            text += "." + key
+            return
+        }
         let escaped = needsEscape ? key.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"") : key
-        return JSONPath(description: description + "[\"" + escaped + "\"]")
+        text += "[\"" + escaped + "\"]"
     }
 
-    public func index(_ index: Int) -> JSONPath {
-        JSONPath(description: description + "[\(index)]")
+    public static func == (left: JSONPath, right: JSONPath) -> Bool {
+        left.last === right.last || left.description == right.description
     }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 }
 
 extension String {
