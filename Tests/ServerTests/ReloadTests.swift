@@ -241,6 +241,49 @@ struct ReloadTests {
         #expect(!metrics.contains("aasa_reload_last_attempt_timestamp_seconds 0.000"))
     }
 
+    @Test("A reload of a 300-site config rebuilds only what changed: the other sites keep their ETag and Last-Modified")
+    func incrementalReload() throws {
+        let noWatch = #""accessLog": false, "reload": {"watch": false}"#
+        func site(_ number: Int, _ path: String = "product") -> String {
+            #"{"hosts": ["shop\#(number).example.com"], "applinks": {"formats": ["modern", "legacy"], "details": [{"apps": ["ABCDE12345.com.example.app"], "components": [{"/": "/\#(path)/\#(number)/*"}, {"/": "/cart", "?": {"id": "?*"}}]}]}}"#
+        }
+        func config(_ sites: [String]) -> String {
+            #"{"version": 1, "sites": [\#n"# + sites.joined(separator: ",\n") + "],\n \"server\": "
+                + Self.server.replacingOccurrences(of: #""accessLog": false"#, with: noWatch) + "}"
+        }
+        let server = try ServerProcess(config: config((0..<300).map { site($0) }))
+        defer { server.stop() }
+        func get(_ host: String) throws -> HTTPResponse {
+            let client = try RawClient(port: server.port)
+            client.send("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+            return try #require(client.readResponses(1).first)
+        }
+        let keptBefore = try get("shop5.example.com")
+        let editedBefore = try get("shop150.example.com")
+        // Last-Modified has one-second resolution: a rebuilt site would show a later one.
+        Thread.sleep(forTimeInterval: 1.2)
+        // A site inserted first moves every other site down a line and an index; site 150 is edited.
+        let edited = [#"{"hosts": ["new.example.com"], "webcredentials": {"apps": ["ABCDE12345.com.example.new"]}}"#]
+            + (0..<300).map { $0 == 150 ? site($0, "item") : site($0) }
+        try atomicWrite(config(edited), to: server.directory + "/config.json")
+        let outcome = String(
+            decoding: try runTool(["curl", "-s", "-X", "POST", "http://127.0.0.1:\(server.adminPort)/reload"]).stdout, as: UTF8.self)
+        #expect(outcome.contains(#""result":"reloaded""#), "\(outcome)")
+        #expect(outcome.contains("hosts added: new.example.com; hosts changed: shop150.example.com"), "\(outcome)")
+        let keptAfter = try get("shop5.example.com")
+        #expect(keptAfter.body == keptBefore.body)
+        #expect(keptAfter.header("ETag") == keptBefore.header("ETag"))
+        #expect(keptAfter.header("Last-Modified") == keptBefore.header("Last-Modified"))
+        let editedAfter = try get("shop150.example.com")
+        #expect(editedAfter.bodyText.contains("/item/150/*"))
+        #expect(editedAfter.header("ETag") != editedBefore.header("ETag"))
+        #expect(editedAfter.header("Last-Modified") != editedBefore.header("Last-Modified"))
+        #expect(try get("new.example.com").bodyText.contains("ABCDE12345.com.example.new"))
+        // Every site still serves what a fresh load of the file gives.
+        let fresh = try runTool([serverExecutable, "generate", "--config", server.directory + "/config.json", "--host", "shop299.example.com"])
+        #expect(try get("shop299.example.com").body == Array(fresh.stdout).filter { $0 != 0x0A })
+    }
+
     @Test("Polling (\"watch\": \"poll\", for mounts without inotify) picks up a change within the interval")
     func polling() throws {
         let polled = Self.config("p0").replacingOccurrences(of: #""accessLog": false"#, with: #""accessLog": false, "reload": {"watch": "poll", "pollSeconds": 0.3}"#)
