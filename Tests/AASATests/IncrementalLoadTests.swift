@@ -168,6 +168,9 @@ struct IncrementalLoadTests {
         let parallel = Self.load(text, parallel: Self.threads)
         #expect(sequential.hasErrors)
         #expect(parallel.diagnostics.map(\.description) == sequential.diagnostics.map(\.description))
+        // A second error after the sites: the first one in the file is still the one reported.
+        let twoErrors = text.replacingAll("\n]}", with: "\n],, }")
+        #expect(Self.load(twoErrors, parallel: Self.threads).diagnostics.map(\.description) == Self.load(twoErrors).diagnostics.map(\.description))
         let previous = Self.load(Self.config((0..<100).map { Self.site($0) }), parallel: Self.threads)
         #expect(Self.load(text, reusing: previous, parallel: Self.threads).diagnostics.map(\.description)
             == sequential.diagnostics.map(\.description))

@@ -95,8 +95,6 @@ public enum ConfigLoader {
         var loaded: LoadedSite?
         var decodeFindings: [Diagnostic] = []
         var buildFindings: [Diagnostic] = []
-        /// Taken over from the previous load.
-        var reused = false
         /// Parsing the site alone found a syntax problem (reported by a whole-file parse instead).
         var syntaxFinding = false
     }
@@ -174,6 +172,10 @@ public enum ConfigLoader {
         let parsesPerSite = splitParse && parallel != nil && spans.count - skipped.count >= 64
         let siteStarts = parsesPerSite ? startLocations(configBytes, at: spans) : []
         let parsed = JSONParser.parse(configBytes, duplicateKeys: .error, skipping: parsesPerSite ? spans : skipped)
+        if parsesPerSite && !parsed.diagnostics.isEmpty {
+            // The first error in the file may be inside a site this parse stepped over.
+            return load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, splitParse: false)
+        }
         var reader = NodeReader()
         let root = parsed.root.flatMap { ConfigDecoder.decodeRoot($0, &reader) }
         var findings = parsed.diagnostics.inFile(configPath)
@@ -314,7 +316,7 @@ public enum ConfigLoader {
             return found.map { $0.file == configPath ? $0.moved(from: entry.start, index: entry.index, to: start, index: index) : $0 }
         }
         let site = entry.loaded.site
-        var outcome = SiteOutcome(site: site, decodeFindings: move(entry.decodeFindings), reused: true)
+        var outcome = SiteOutcome(site: site, decodeFindings: move(entry.decodeFindings))
         // A hosted file is read on every reload: its bytes decide, not its name.
         if case .file = site.source, !(entry.loaded.file.map { path in (try? readFile(path).get()) == entry.loaded.bytes } ?? false) {
             outcome.loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings)
