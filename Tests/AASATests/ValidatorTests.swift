@@ -91,6 +91,20 @@ struct ValidatorTests {
         #expect(!hit.message.isEmpty)
     }
 
+    @Test("Repeats are found in long lists too (paths and app IDs beyond the first few dozen)")
+    func repeatsInLongLists() throws {
+        let paths = (0..<40).map { "\"/p\($0)\"" } + ["\"/p3\"", "\"/p39\""]
+        let legacy = Self.findings(Self.entry(#""appID": "ABCDE12345.a.b", "paths": ["# + paths.joined(separator: ", ") + "]"))
+        let repeats = legacy.filter { $0.rule == "rule.unreachable" }
+        #expect(repeats.map(\.path) == ["$.applinks.details[0].paths[40]", "$.applinks.details[0].paths[41]"])
+        #expect(repeats.first?.message.contains("at $.applinks.details[0].paths[3]") == true)
+
+        let ids = (0..<40).map { "\"ABCDE12345.com.example.app\($0)\"" } + ["\"ABCDE12345.com.example.APP7\""]
+        let cased = Self.findings(Self.entry(#""appIDs": ["# + ids.joined(separator: ", ") + #"], "components": [{"/": "/*"}]"#))
+        let duplicate = try #require(cased.first { $0.rule == "appid.case-duplicate" })
+        #expect(duplicate.message.contains("\"ABCDE12345.com.example.app7\""))
+    }
+
     @Test("A clean modern document has no findings at all")
     func cleanDocument() {
         let json = #"""

@@ -41,7 +41,7 @@ public enum AASAValidator {
         }
         // Bundle IDs are case-insensitive (spec C9): two IDs that differ only in case are one app
         // spelled two ways, which is a mistake somewhere.
-        var firstSpelling: [String: String] = [:]
+        var firstSpelling = FirstSeen<String>()
         for app in allAppIDs {
             let key = app.value.lowercased()
             if let first = firstSpelling[key], first != app.value {
@@ -52,8 +52,8 @@ public enum AASAValidator {
                         + "use one spelling (the one in your app's entitlements)",
                     app.origin
                 )
-            } else if firstSpelling[key] == nil {
-                firstSpelling[key] = app.value
+            } else {
+                firstSpelling.insertIfAbsent(key, app.value)
             }
         }
         return findings
@@ -515,7 +515,7 @@ public enum AASAValidator {
 
     static func validateLegacyPaths(_ paths: [Located<String>], report: (Severity, String, String, Origin) -> Void) {
         var catchAll: Located<String>?
-        var seen: [String: Located<String>] = [:]
+        var seen = FirstSeen<Located<String>>()
         for path in paths {
             let text = path.value
             if !text.hasPrefix("NOT ") && startsWithNotIgnoringCase(text) {
@@ -560,7 +560,7 @@ public enum AASAValidator {
                     path.origin
                 )
             }
-            seen[text] = seen[text] ?? path
+            seen.insertIfAbsent(text, path)
             if pattern == "*" || pattern == "/*" { catchAll = path }
         }
     }
@@ -663,5 +663,31 @@ extension AASAValidator {
         }
         findings += validateSize(bytes.count)
         return (decoded.document, findings)
+    }
+}
+
+/// The first value recorded for each key. Documents have a handful of app IDs and paths each, and for
+/// those a scan beats hashing every key; past a few dozen keys a dictionary takes over.
+struct FirstSeen<Value> {
+    private var few: [(key: String, value: Value)] = []
+    private var many: [String: Value]?
+
+    subscript(key: String) -> Value? {
+        if let many { return many[key] }
+        return few.first { $0.key == key }?.value
+    }
+
+    mutating func insertIfAbsent(_ key: String, _ value: Value) {
+        if many == nil && few.count >= 32 {
+            var index: [String: Value] = [:]
+            for entry in few where index[entry.key] == nil { index[entry.key] = entry.value }
+            many = index
+            few = []
+        }
+        if many != nil {
+            if many?[key] == nil { many?[key] = value }
+        } else if !few.contains(where: { $0.key == key }) {
+            few.append((key, value))
+        }
     }
 }
