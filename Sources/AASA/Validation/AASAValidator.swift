@@ -180,9 +180,15 @@ public enum AASAValidator {
     /// The common case in one pass over the bytes: an upper-case 10-character prefix, '.', and a bundle
     /// ID of letters, digits, '-' and non-empty '.'-separated parts. Anything else gets the detailed checks.
     static func isWellFormedAppID(_ id: String) -> Bool {
+        // Checked for every app ID of every document: over contiguous bytes when the string has them.
+        if let result = id.utf8.withContiguousStorageIfAvailable({ isWellFormedAppID(bytes: $0) }) { return result }
+        return isWellFormedAppID(bytes: Array(id.utf8))
+    }
+
+    private static func isWellFormedAppID(bytes: some Collection<UInt8>) -> Bool {
         var index = 0
         var previousWasDot = false
-        for byte in id.utf8 {
+        for byte in bytes {
             if index < 10 {
                 guard (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 else { return false }
