@@ -152,6 +152,23 @@ struct IncrementalLoadTests {
         #expect(Self.summary(Self.load(edited, reusing: parallel, parallel: Self.threads)) == Self.summary(Self.load(edited)))
     }
 
+    @Test("CRLF line ends, tabs and non-ASCII text before and between sites: positions stay exact in parallel")
+    func parallelPositions() throws {
+        let sites = (0..<80).map { number in
+            Self.site(number, multiline: number % 3 == 0).replacingAll("{\"hosts\"", with: "{\"comment\": \"café ☕ \(number)\",\t\"hosts\"")
+        }
+        // Several sites share a line, after non-ASCII text on it: their columns count characters, not bytes.
+        let text = ("{\"comment\": \"naïve — ünïcode\", \"version\": 1, \"apps\": {\"shop\": \"ABCDE12345.com.example.shop\"}, \"sites\": ["
+            + sites.joined(separator: ", ") + "]}\n").replacingAll("\n", with: "\r\n")
+        let sequential = Self.load(text)
+        #expect(!sequential.hasErrors)
+        #expect(sequential.diagnostics.count >= 80)
+        #expect(Self.load(text, parallel: Self.threads).diagnostics.map(\.description) == sequential.diagnostics.map(\.description))
+        let previous = Self.load(text, parallel: Self.threads)
+        let edited = text.replacingAll("/product/41/*", with: "/item/41/*").replacingAll("café ☕ 3\"", with: "café ☕☕ 3\"")
+        #expect(Self.summary(Self.load(edited, reusing: previous, parallel: Self.threads)) == Self.summary(Self.load(edited)))
+    }
+
     @Test(
         "A syntax error inside one of many sites is reported exactly as a sequential parse reports it",
         arguments: [
