@@ -45,6 +45,19 @@ final class SiteResponses: Sendable {
     /// What these responses were built from, so a reload that kept the site (same object) keeps them.
     let builtFrom: LoadedSite?
 
+    /// The same prepared responses, now standing for `site` (identical hosts and bytes, a new object):
+    /// holding on to the old one would keep its whole decoded config alive.
+    init(_ responses: SiteResponses, builtFrom site: LoadedSite) {
+        label = responses.label
+        identity = responses.identity
+        gzip = responses.gzip
+        bodyHash = responses.bodyHash
+        lastModified = responses.lastModified
+        cacheControl = responses.cacheControl
+        hosts = responses.hosts
+        builtFrom = site
+    }
+
     init(label: String, hosts: [HostPattern], builtFrom: LoadedSite?, body: [UInt8], cacheControl: String, lastModified: Int, lastModifiedText: String? = nil, hash: UInt64? = nil) {
         self.label = label
         self.lastModified = lastModified
@@ -168,7 +181,7 @@ public final class Snapshot: Sendable {
                 zip(unchanged.hosts, hosts).allSatisfy({ $0 == $1.value }), unchanged.identity.body == loaded.bytes
             {
                 // Same hosts, same bytes, same headers: the prepared responses (and their gzip) carry over.
-                plans.append(.carried(unchanged))
+                plans.append(.carried(unchanged.builtFrom === loaded ? unchanged : SiteResponses(unchanged, builtFrom: loaded)))
                 carriedOver[previousIndex] = true
                 isCarriedOver.append(true)
             } else {
