@@ -1,14 +1,28 @@
 #!/usr/bin/env python3
-"""Side-by-side cost of serving a ~2 KB AASA file: aasa-server versus Debian's nginx.
+"""Side-by-side cost of serving AASA files: aasa-server versus Debian's nginx and H2O (and, with
+--baseline, an earlier aasa-server build), all in one interleaved run.
 
-Method (../shared/reference/perf-baseline.md): each server runs one worker pinned to CPU 0, wrk runs on
-CPU 1; tests are interleaved (every server gets a test, then the next test), the order rotates per
-repetition; medians are reported. The number to compare is server CPU microseconds per request:
-utime+stime of the server's process tree from /proc, divided by the requests wrk completed.
+Method: each server runs one worker pinned to CPU 0, the load generator runs on CPU 1; tests are
+interleaved (every server gets a test, then the next test), the order rotates per repetition; medians
+are reported. The number to compare is server CPU microseconds per request: utime+stime of the server's
+process tree from /proc, divided by the requests completed (on 2 cores the client is often the
+bottleneck, so req/s mostly shows the client's limit).
 
-Usage: Benchmarks/serve-vs-nginx.py [--seconds 8] [--repetitions 3]
-Needs: nginx, wrk (apt-get install nginx wrk); builds aasa-server in release mode with the Swift runtime
-linked statically (--static-swift-stdlib), as it is deployed.
+Servers, configured alike: one worker/thread/event loop, access logs off, the same ECDSA P-256
+certificate, TLS 1.2 + 1.3, session cache on the server side, keep-alive on. nginx: sendfile on,
+tcp_nopush on, `default_type application/json` for the AASA location. H2O: file.dir with
+application/json as the default MIME type. aasa-server: the documents as hosted files.
+
+Documents: a ~2.2 KB AASA for Host example.com and a ~101 KB one for large.example.com.
+
+Cells: keep-alive (wrk -t1 -c64), new connection per request (Connection: close, -c16), HTTPS
+keep-alive, a full TLS 1.3 handshake + one GET per connection (a client that never resumes, since wrk
+resumes sessions), and the 101 KB document over keep-alive. RSS: idle (after start), peak (VmHWM at the
+end) and after (some seconds after the last test; memory a burst leaves behind).
+
+Usage: Benchmarks/serve-vs-nginx.py [--seconds 8] [--repetitions 3] [--baseline PATH] [--settle 30]
+Needs: nginx, h2o, wrk (apt-get install nginx h2o wrk); builds aasa-server in release mode with the Swift
+runtime linked statically (--static-swift-stdlib), as it is deployed.
 Traffic goes to 127.0.0.1 only, and every run is bounded by --seconds.
 """
 import argparse
@@ -17,6 +31,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -24,17 +39,16 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchcommon import ROOT, free_port, release_binary  # noqa: E402
+from benchcommon import free_port, release_binary  # noqa: E402
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def aasa_document():
-    components = [{"/": "/admin/*", "exclude": True, "comment": "admin stays in Safari"}]
-    components += [{"/": f"/collection-{i}/*", "comment": f"collection {i} pages"} for i in range(30)]
-    document = {"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": components}]},
+def aasa_document(components):
+    items = [{"/": "/admin/*", "exclude": True, "comment": "admin stays in Safari"}]
+    items += [{"/": f"/collection-{i}/*", "comment": f"collection {i} pages"} for i in range(components)]
+    document = {"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": items}]},
                 "webcredentials": {"apps": ["ABCDE12345.com.example.shop"]}}
-    text = json.dumps(document, separators=(",", ":"))
-    return text[:2300] if len(text) <= 2300 else text
+    return json.dumps(document, separators=(",", ":"))
 
 
 def tree_pids(pid):
@@ -68,7 +82,6 @@ def rss_mb(pid, field):
 
 
 def wait_port(port, timeout=10):
-    import socket
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
@@ -79,11 +92,11 @@ def wait_port(port, timeout=10):
     raise SystemExit(f"port {port} did not open")
 
 
-def run_wrk(port, seconds, close, scheme="http"):
-    command = ["taskset", "-c", "1", "wrk", "-t1", "-c64", f"-d{seconds}s", "--latency", "-H", "Host: example.com"]
+def run_wrk(port, seconds, close=False, scheme="http", host="example.com"):
+    connections = "-c16" if close else "-c64"
+    command = ["taskset", "-c", "1", "wrk", "-t1", connections, f"-d{seconds}s", "--latency", "-H", f"Host: {host}"]
     if close:
-        command = ["taskset", "-c", "1", "wrk", "-t1", "-c16", f"-d{seconds}s", "--latency", "-H", "Host: example.com",
-                   "-H", "Connection: close"]
+        command += ["-H", "Connection: close"]
     command.append(f"{scheme}://127.0.0.1:{port}/.well-known/apple-app-site-association")
     out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30).stdout
     requests = int(re.search(r"(\d+) requests in", out).group(1))
@@ -93,72 +106,102 @@ def run_wrk(port, seconds, close, scheme="http"):
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
     scale = {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
     return {"requests": requests, "rate": rate, "p99_ms": float(p99.group(1)) * scale,
-            "non2xx": int(errors.group(1)) if errors else 0,
-            "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0}
+            "errors": (int(errors.group(1)) if errors else 0) + (sum(map(int, socket_errors.groups())) if socket_errors else 0)}
 
 
 def full_handshakes(port, seconds):
-    """A client that forces a full TLS handshake per connection (fresh SSLSocket, no session reuse),
-    since wrk and h2load resume sessions and hide the cost. Returns handshakes completed."""
-    import socket
+    """A full TLS 1.3 handshake per connection (fresh SSLSocket, no session reuse)."""
     import ssl
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     context.minimum_version = ssl.TLSVersion.TLSv1_3
     request = b"GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"
-    done = 0
+    done = errors = 0
     deadline = time.time() + seconds
     while time.time() < deadline:
-        with socket.create_connection(("127.0.0.1", port)) as raw:
-            with context.wrap_socket(raw, server_hostname="example.com") as tls:
-                tls.sendall(request)
-                while tls.recv(65536):
-                    pass
+        try:
+            with socket.create_connection(("127.0.0.1", port)) as raw:
+                with context.wrap_socket(raw, server_hostname="example.com") as tls:
+                    tls.sendall(request)
+                    reply = b""
+                    while chunk := tls.recv(65536):
+                        reply += chunk
+                    if not reply.startswith(b"HTTP/1.1 200"):
+                        errors += 1
+        except OSError:
+            errors += 1
         done += 1
-    return done
+    return done, errors
 
 
 def run_handshakes(port, seconds):
-    # Run the Python client pinned to CPU 1 in a child process, like wrk.
-    code = ("import sys; sys.path.insert(0, %r); import importlib.util; "
-            "spec = importlib.util.spec_from_file_location('bench', %r); bench = importlib.util.module_from_spec(spec); "
-            "spec.loader.exec_module(bench); print(bench.full_handshakes(%d, %d))") % (
-        os.path.dirname(__file__), os.path.abspath(__file__), port, seconds)
+    code = ("import importlib.util; spec = importlib.util.spec_from_file_location('bench', %r); "
+            "bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench); "
+            "print(*bench.full_handshakes(%d, %d))") % (os.path.abspath(__file__), port, seconds)
     out = subprocess.run(["taskset", "-c", "1", sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=seconds + 60).stdout
-    count = int(out.strip().splitlines()[-1])
-    return {"requests": count, "rate": count / seconds, "p99_ms": 0.0, "non2xx": 0, "socket_errors": 0}
+    count, errors = map(int, out.strip().splitlines()[-1].split())
+    return {"requests": count, "rate": count / seconds, "p99_ms": 0.0, "errors": errors}
+
+
+TESTS = {
+    "keep-alive": lambda s, a: run_wrk(s["port"], a.seconds),
+    "new connection": lambda s, a: run_wrk(s["port"], a.seconds, close=True),
+    "https keep-alive": lambda s, a: run_wrk(s["tls_port"], a.seconds, scheme="https"),
+    "tls handshake": lambda s, a: run_handshakes(s["tls_port"], a.seconds),
+    "101 KB keep-alive": lambda s, a: run_wrk(s["port"], a.seconds, host="large.example.com"),
+}
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--baseline", help="an earlier aasa-server binary to run beside this one")
+    parser.add_argument("--settle", type=int, default=30, help="seconds after the last test before 'after' RSS")
+    parser.add_argument("--tests", default=",".join(TESTS), help="comma-separated subset of: " + ", ".join(TESTS))
     args = parser.parse_args()
-    for tool in ["nginx", "wrk", "taskset"]:
+    tests = [t.strip() for t in args.tests.split(",")]
+    for tool in ["nginx", "h2o", "wrk", "taskset"]:
         if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
-            raise SystemExit(f"{tool} is missing: apt-get install nginx wrk")
+            raise SystemExit(f"{tool} is missing: apt-get install nginx h2o wrk")
     binary = release_binary()
 
     work = tempfile.mkdtemp(prefix="aasa-bench-")
     os.chmod(work, 0o755)  # nginx workers run as www-data
-    body = aasa_document()
-    os.makedirs(f"{work}/www/.well-known")
-    with open(f"{work}/www/.well-known/apple-app-site-association", "w") as f:
-        f.write(body)
-    aasa_port, nginx_port = free_port(), free_port()
-    aasa_tls_port, nginx_tls_port = free_port(), free_port()
-    # One ECDSA P-256 certificate for both servers (what the baseline measured).
-    subprocess.run([binary, "dev-cert", "--host", "example.com", "--out", f"{work}/tls"], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    small, large = aasa_document(30)[:2300], aasa_document(1700)
+    for host, body in (("example.com", small), ("large.example.com", large)):
+        os.makedirs(f"{work}/www/{host}/.well-known")
+        with open(f"{work}/www/{host}/.well-known/apple-app-site-association", "w") as f:
+            f.write(body)
+    subprocess.run([binary, "dev-cert", "--host", "example.com", "--host", "large.example.com", "--out", f"{work}/tls"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.chmod(f"{work}/tls", 0o755)
-    os.chmod(f"{work}/tls/key.pem", 0o644)  # nginx reads keys as root at start; kept simple for a throwaway dir
-    with open(f"{work}/aasa.json", "w") as f:
-        json.dump({"version": 1, "sites": [{"hosts": ["example.com"], "file": "www/.well-known/apple-app-site-association"}],
-                   "server": {"listen": [f"127.0.0.1:{aasa_port}", {"address": "127.0.0.1", "port": aasa_tls_port, "tls": True}],
-                              "admin": "off", "threads": 1, "accessLog": False,
-                              "certificates": [{"hosts": ["example.com"], "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
+    os.chmod(f"{work}/tls/key.pem", 0o644)  # nginx reads keys as root at start; a throwaway directory
+
+    servers = {}
+
+    def aasa(name, path):
+        port, tls_port = free_port(), free_port()
+        config = f"{work}/{name}.json"
+        with open(config, "w") as f:
+            json.dump({"version": 1, "sites": [
+                {"hosts": [host], "file": f"www/{host}/.well-known/apple-app-site-association"}
+                for host in ("example.com", "large.example.com")],
+                "server": {"listen": [f"127.0.0.1:{port}", {"address": "127.0.0.1", "port": tls_port, "tls": True}],
+                           "admin": "off", "threads": 1, "accessLog": False,
+                           "certificates": [{"hosts": ["example.com", "large.example.com"],
+                                             "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
+        process = subprocess.Popen(["taskset", "-c", "0", path, "serve", "--config", config],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        servers[name] = {"process": process, "port": port, "tls_port": tls_port}
+
+    aasa("aasa-server", binary)
+    if args.baseline:
+        aasa("baseline", args.baseline)
+
+    port, tls_port = free_port(), free_port()
     with open(f"{work}/nginx.conf", "w") as f:
         f.write(f"""worker_processes 1;
 daemon off;
@@ -175,83 +218,116 @@ http {{
     ssl_certificate {work}/tls/cert.pem;
     ssl_certificate_key {work}/tls/key.pem;
     server {{
-        listen 127.0.0.1:{nginx_port};
-        listen 127.0.0.1:{nginx_tls_port} ssl;
+        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{tls_port} ssl;
         server_name example.com;
-        root {work}/www;
+        root {work}/www/example.com;
+        location = /.well-known/apple-app-site-association {{ default_type application/json; }}
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{tls_port} ssl;
+        server_name large.example.com;
+        root {work}/www/large.example.com;
         location = /.well-known/apple-app-site-association {{ default_type application/json; }}
     }}
 }}
 """)
-    servers = {
-        "aasa-server": subprocess.Popen(["taskset", "-c", "0", binary, "serve", "--config", f"{work}/aasa.json"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-        "nginx": subprocess.Popen(["taskset", "-c", "0", "nginx", "-c", f"{work}/nginx.conf"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-    }
-    ports = {"aasa-server": aasa_port, "nginx": nginx_port}
-    tls_ports = {"aasa-server": aasa_tls_port, "nginx": nginx_tls_port}
-    tests = ("keep-alive", "close", "https keep-alive", "tls handshake")
-    try:
-        for name, port in ports.items():
-            wait_port(port)
-        time.sleep(1)
-        idle = {name: rss_mb(process.pid, "VmRSS") for name, process in servers.items()}
-        # Same bytes from both?
-        import urllib.request
-        for name, port in ports.items():
-            request = urllib.request.Request(f"http://127.0.0.1:{port}/.well-known/apple-app-site-association",
-                                             headers={"Host": "example.com"})
-            assert urllib.request.urlopen(request).read().decode() == body, f"{name} served different bytes"
+    servers["nginx"] = {"process": subprocess.Popen(["taskset", "-c", "0", "nginx", "-c", f"{work}/nginx.conf"],
+                                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+                        "port": port, "tls_port": tls_port}
 
-        results = {(name, test): [] for name in servers for test in tests}
+    port, tls_port = free_port(), free_port()
+    hosts = "".join(f"""  "{host}":
+    paths:
+      /:
+        file.dir: {work}/www/{host}
+""" for host in ("example.com", "large.example.com"))
+    with open(f"{work}/h2o.conf", "w") as f:
+        # user: root keeps H2O from switching to nobody, which could not write into the work directory.
+        f.write(f"""user: root
+num-threads: 1
+pid-file: {work}/h2o.pid
+error-log: {work}/h2o-error.log
+file.mime.setdefaulttype: application/json
+ssl-session-resumption:
+  mode: cache
+listen:
+  host: 127.0.0.1
+  port: {port}
+listen:
+  host: 127.0.0.1
+  port: {tls_port}
+  ssl:
+    certificate-file: {work}/tls/cert.pem
+    key-file: {work}/tls/key.pem
+    minimum-version: TLSv1.2
+hosts:
+{hosts}""")
+    servers["h2o"] = {"process": subprocess.Popen(["taskset", "-c", "0", "h2o", "-c", f"{work}/h2o.conf"],
+                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+                      "port": port, "tls_port": tls_port}
+
+    results = {(name, test): [] for name in servers for test in tests}
+    try:
+        for server in servers.values():
+            wait_port(server["port"])
+            wait_port(server["tls_port"])
+        time.sleep(1)
+        idle = {name: rss_mb(s["process"].pid, "VmRSS") for name, s in servers.items()}
+        import urllib.request
+        for name, server in servers.items():
+            for host, body in (("example.com", small), ("large.example.com", large)):
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{server['port']}/.well-known/apple-app-site-association", headers={"Host": host})
+                reply = urllib.request.urlopen(request)
+                assert reply.read().decode() == body, f"{name} served different bytes for {host}"
+                assert reply.headers["Content-Type"].startswith("application/json"), f"{name}: {reply.headers['Content-Type']}"
+
         names = list(servers)
         for repetition in range(args.repetitions):
             for test in tests:
-                order = names[repetition % 2:] + names[:repetition % 2]
+                order = names[repetition % len(names):] + names[:repetition % len(names)]
                 for name in order:
-                    pid = servers[name].pid
+                    pid = servers[name]["process"].pid
                     before = cpu_seconds(pid)
-                    if test == "tls handshake":
-                        outcome = run_handshakes(tls_ports[name], args.seconds)
-                    elif test == "https keep-alive":
-                        outcome = run_wrk(tls_ports[name], args.seconds, close=False, scheme="https")
-                    else:
-                        outcome = run_wrk(ports[name], args.seconds, close=(test == "close"))
+                    outcome = TESTS[test](servers[name], args)
                     outcome["us_per_request"] = (cpu_seconds(pid) - before) * 1e6 / max(1, outcome["requests"])
                     results[(name, test)].append(outcome)
-                    print(f"  rep {repetition + 1} {test:10} {name:12} {outcome['rate']:9.0f} req/s  "
-                          f"p99 {outcome['p99_ms']:6.2f} ms  {outcome['us_per_request']:6.2f} µs/req  "
-                          f"errors {outcome['non2xx'] + outcome['socket_errors']}", file=sys.stderr)
-        peak = {name: rss_mb(process.pid, "VmHWM") for name, process in servers.items()}
+                    print(f"  rep {repetition + 1} {test:18} {name:12} {outcome['rate']:9.0f} req/s  "
+                          f"p99 {outcome['p99_ms']:6.2f} ms  {outcome['us_per_request']:7.2f} µs/req  "
+                          f"errors {outcome['errors']}", file=sys.stderr)
+        peak = {name: rss_mb(s["process"].pid, "VmHWM") for name, s in servers.items()}
+        time.sleep(args.settle)
+        after = {name: rss_mb(s["process"].pid, "VmRSS") for name, s in servers.items()}
     finally:
-        for process in servers.values():
-            process.send_signal(signal.SIGTERM)
-        for process in servers.values():
+        for server in servers.values():
+            server["process"].send_signal(signal.SIGTERM)
+        for server in servers.values():
             try:
-                process.wait(timeout=15)
+                server["process"].wait(timeout=15)
             except subprocess.TimeoutExpired:
-                process.kill()
+                server["process"].kill()
         shutil.rmtree(work, ignore_errors=True)
 
     def median(name, test, key):
         return statistics.median(r[key] for r in results[(name, test)])
 
-    print(f"\nMedians of {args.repetitions} × {args.seconds} s, server on CPU 0, wrk on CPU 1, "
-          f"{len(body)}-byte document:\n")
-    print("| test | metric | aasa-server | nginx | ratio (aasa/nginx) |")
-    print("|---|---|---:|---:|---:|")
+    others = [n for n in servers if n != "aasa-server"]
+    print(f"\nMedians of {args.repetitions} × {args.seconds} s, every server on CPU 0 with one worker, client on CPU 1; "
+          f"documents {len(small)} B and {len(large)} B:\n")
+    print("| cell | " + " | ".join(servers) + " | " + " | ".join(f"aasa/{n}" for n in others) + " |")
+    print("|---|" + "---:|" * (len(servers) + len(others)))
     for test in tests:
-        keys = (("us_per_request", "server CPU µs/request", "{:.2f}"), ("rate", "req/s", "{:.0f}"),
-                ("p99_ms", "p99 latency ms", "{:.2f}"))
-        if test == "tls handshake":
-            keys = (("us_per_request", "server CPU µs per full handshake + GET", "{:.1f}"),)
-        for key, label, fmt in keys:
-            a, n = median("aasa-server", test, key), median("nginx", test, key)
-            print(f"| {test} | {label} | {fmt.format(a)} | {fmt.format(n)} | {a / n:.2f} |")
-    print(f"| idle | RSS MB | {idle['aasa-server']:.1f} | {idle['nginx']:.1f} | {idle['aasa-server'] / idle['nginx']:.2f} |")
-    print(f"| peak | RSS MB | {peak['aasa-server']:.1f} | {peak['nginx']:.1f} | {peak['aasa-server'] / peak['nginx']:.2f} |")
-    errors = sum(r["non2xx"] + r["socket_errors"] for rs in results.values() for r in rs)
+        values = {name: median(name, test, "us_per_request") for name in servers}
+        print(f"| {test}, server CPU µs/request | " + " | ".join(f"{values[n]:.2f}" for n in servers) + " | "
+              + " | ".join(f"{values['aasa-server'] / values[n]:.2f}" for n in others) + " |")
+    for label, table in (("idle RSS MB", idle), ("peak RSS MB", peak), (f"RSS MB {args.settle} s after", after)):
+        print(f"| {label} | " + " | ".join(f"{table[n]:.1f}" for n in servers) + " | "
+              + " | ".join(f"{table['aasa-server'] / table[n]:.2f}" for n in others) + " |")
+    print("\nreq/s (median): " + "; ".join(
+        f"{test}: " + ", ".join(f"{n} {median(n, test, 'rate'):.0f}" for n in servers) for test in tests))
+    errors = sum(r["errors"] for rs in results.values() for r in rs)
     print(f"\nnon-2xx responses and socket errors across all runs: {errors}")
 
 

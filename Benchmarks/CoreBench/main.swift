@@ -44,8 +44,12 @@ for _ in 0..<(onlyMatch ? 0 : 5) {
     precondition(loaded?.site(forHost: "www.shop\(siteCount - 1).example.com") != nil)
     loadTimes.append(seconds(elapsed))
 }
-if !onlyMatch { print("config: \(config.count / 1024) KiB, \(hostCount) hosts — parse + validate + generate, median of 5: "
-    + "\(Int(median(loadTimes) * 1000)) ms (target < 1000 ms)") }
+if !onlyMatch {
+    print(
+        "config: \(config.count / 1024) KiB, \(hostCount) hosts — parse + validate + generate, median of 5: "
+            + "\(Int(median(loadTimes) * 1000)) ms (target < 1000 ms)"
+    )
+}
 
 // A reload after one site was edited: everything else is taken over from the previous load.
 if !onlyMatch {
@@ -53,11 +57,23 @@ if !onlyMatch {
     let text = String(decoding: config, as: UTF8.self)
     var editTimes: [Double] = []
     for revision in 0..<5 {
-        let edited = Array(text.replacingOccurrencesOfFirst("/product/\(revision * 97 % siteCount)/*", with: "/product/\(revision * 97 % siteCount)/v2/*").utf8)
+        let edited = Array(
+            text.replacingOccurrencesOfFirst("/product/\(revision * 97 % siteCount)/*", with: "/product/\(revision * 97 % siteCount)/v2/*")
+                .utf8
+        )
         var loaded: LoadedConfig?
-        editTimes.append(seconds(clock.measure {
-            loaded = ConfigLoader.load(configBytes: edited, configPath: "bench.json", readFile: { _ in .failure(FileReadError("none")) }, reusing: previous)
-        }))
+        editTimes.append(
+            seconds(
+                clock.measure {
+                    loaded = ConfigLoader.load(
+                        configBytes: edited,
+                        configPath: "bench.json",
+                        readFile: { _ in .failure(FileReadError("none")) },
+                        reusing: previous
+                    )
+                }
+            )
+        )
         precondition(loaded?.hasErrors == false && loaded?.sites.count == previous.sites.count)
     }
     print("reload with one site edited (the rest taken over), median of 5: \(String(median(editTimes) * 1000).prefix(5)) ms")
@@ -65,7 +81,8 @@ if !onlyMatch {
 if CommandLine.arguments.dropFirst().first == "load" { exit(0) }
 
 // A typical modern file: Apple's documented pattern set plus substitution variables and a query rule.
-let typical = Array(#"""
+let typical = Array(
+    #"""
     {"applinks": {"substitutionVariables": {"food": ["burrito", "pizza", "sushi", "samosa"]},
      "details": [{"appIDs": ["ABCDE12345.com.example.app"], "components": [
        {"#": "no_universal_links", "exclude": true},
@@ -75,7 +92,8 @@ let typical = Array(#"""
        {"/": "/help/*", "?": {"articleNumber": "????"}},
        {"/": "/$(lang)_$(region)/$(food)/"},
        {"/": "/product/?*", "caseSensitive": false}]}]}}
-    """#.utf8)
+    """#.utf8
+)
 guard let document = AASADecoder.decode(typical).document else { fatalError("benchmark document must parse") }
 let matcher = Matcher(document)
 let urls = [
@@ -100,8 +118,10 @@ func matchRate(_ check: (Int) -> Bool) -> Double {
 }
 let preSplitRate = matchRate { matcher.match(parsedURLs[$0 & 7], explainingMisses: false).app != nil }
 let stringRate = matchRate { matcher.match(urls[$0 & 7], explainingMisses: false).app != nil }
-print("match: \(Int(preSplitRate)) URL checks/s with pre-split URLs, \(Int(stringRate)) from URL strings "
-    + "(7 components, 8 URLs, median of 5; target ≥ 1,000,000)")
+print(
+    "match: \(Int(preSplitRate)) URL checks/s with pre-split URLs, \(Int(stringRate)) from URL strings "
+        + "(7 components, 8 URLs, median of 5; target ≥ 1,000,000)"
+)
 
 extension String {
     func replacingOccurrencesOfFirst(_ target: String, with replacement: String) -> String {

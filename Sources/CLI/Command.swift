@@ -61,6 +61,11 @@ public enum CommandLineTool {
         return text
     }
 
+    /// Runs the tool with the process's arguments and exits with its status.
+    public static func main() -> Never {
+        Posix.exit(run(Array(CommandLine.arguments.dropFirst())))
+    }
+
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
     public static func run(_ arguments: [String], console: any Console = StandardConsole()) -> Int32 {
         guard let first = arguments.first else {
@@ -126,27 +131,25 @@ extension String {
 
 /// Loads a config through the file system; shared by the subcommands that take `--config`.
 enum ConfigFiles {
-    /// The config plus its certificates (checked, and built into SNI contexts when there are no errors).
-    static func loadServing(_ path: String, console: any Console, now: Int) -> (LoadedConfig, TLSContexts?, [Diagnostic], [String: [UInt8]])? {
-        guard let (loaded, sources) = load(path, console: console) else { return nil }
-        var diagnostics = loaded.diagnostics
-        var contexts: TLSContexts?
-        if let settings = loaded.config?.server, !loaded.hasErrors {
-            let tls = TLSSetup.load(settings, configPath: path, now: now)
-            diagnostics += tls.diagnostics
-            contexts = tls.contexts
+    /// The config as the server would serve it: with its certificates checked (`serve`, `validate`, `dev`).
+    static func load(_ source: ConfigSource, console: any Console) -> ConfigSource.Loaded? {
+        switch source.load(now: Int(Posix.unixTime())) {
+        case .success(let loaded): return loaded
+        case .failure(let error):
+            console.err("error: cannot read \"\(source.path)\": \(error.message)\n")
+            return nil
         }
-        return (loaded, contexts, diagnostics, sources)
     }
 
+    /// The config's sites and documents only (`generate`, `match`, `dev`): certificates are not read.
     static func load(_ path: String, console: any Console) -> (LoadedConfig, [String: [UInt8]])? {
-        guard let bytes = Files.readArgument(path, console: console) else { return nil }
+        guard let bytes = Files.readArgument(path, console: console, limit: Posix.ReadLimit.config) else { return nil }
         let hosted = ReadFiles()
         let loaded = ConfigLoader.load(
             configBytes: bytes,
             configPath: path,
             readFile: { file in
-                let result = Files.read(file)
+                let result = Files.read(file, limit: Posix.ReadLimit.document)
                 if case .success(let contents) = result { hosted.files.withLock { $0[file] = contents } }
                 return result
             },

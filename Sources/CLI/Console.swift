@@ -26,25 +26,20 @@ public final class StandardConsole: Console {
 
 /// File access at the CLI edge; the pure library receives the reader as a closure.
 enum Files {
-    static func read(_ path: String) -> Result<[UInt8], FileReadError> {
-        do {
-            return .success(try Posix.readFile(path))
+    static func read(_ path: String, limit: Int = Posix.ReadLimit.document) -> Result<[UInt8], FileReadError> {
+        do throws(FileError) {
+            return .success(try Posix.readFile(path, limit: limit))
         } catch {
-            return .failure(FileReadError(error.code == 2 ? "no such file" : error.reason.lowercased()))
+            return .failure(FileReadError(error.message))
         }
     }
 
     static func exists(_ path: String) -> Bool { Posix.fileExists(path) }
 
-    static func readErrorMessage(_ path: String) -> String {
-        if case .failure(let error) = read(path) { return error.message }
-        return "unknown error"
-    }
-
     /// Reads a file the user named on the command line; on failure says why on stderr and returns nil
     /// (the caller exits with the usage status).
-    static func readArgument(_ path: String, console: any Console) -> [UInt8]? {
-        switch read(path) {
+    static func readArgument(_ path: String, console: any Console, limit: Int = Posix.ReadLimit.document) -> [UInt8]? {
+        switch read(path, limit: limit) {
         case .success(let bytes): return bytes
         case .failure(let error):
             console.err("error: cannot read \"\(path)\": \(error.message)\n")

@@ -32,7 +32,8 @@ struct DiagnosticPrinter {
     func human(_ diagnostic: Diagnostic) -> String {
         let severity = diagnostic.severity.rawValue
         let styledSeverity =
-            colour ? (diagnostic.severity == .error ? "\u{1B}[1;31m\(severity)\u{1B}[0m" : "\u{1B}[1;33m\(severity)\u{1B}[0m")
+            colour
+            ? (diagnostic.severity == .error ? "\u{1B}[1;31m\(severity)\u{1B}[0m" : "\u{1B}[1;33m\(severity)\u{1B}[0m")
             : severity
         var position = diagnostic.file ?? "<input>"
         if let location = diagnostic.location { position += ":\(location.line):\(location.column)" }

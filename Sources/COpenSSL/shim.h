@@ -53,4 +53,6 @@ static inline long COpenSSL_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx,
 static inline long COpenSSL_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void *arg) {
     return SSL_CTX_set_tlsext_servername_arg(ctx, arg);
 }
+/* ERR_GET_REASON is a macro in some OpenSSL 3 builds and an inline function in others. */
+static inline int COpenSSL_ERR_GET_REASON(unsigned long code) { return ERR_GET_REASON(code); }
 #endif

@@ -23,4 +23,9 @@ public enum HTTPDate {
         return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(secondsOfDay / 3600)):"
             + "\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60)) GMT"
     }
+
+    /// `Date: <IMF-fixdate>\r\n`, the header line every response carries (RFC 9110 §6.6.1).
+    public static func line(unixSeconds: Int) -> [UInt8] {
+        Array("Date: \(format(unixSeconds: unixSeconds))\r\n".utf8)
+    }
 }

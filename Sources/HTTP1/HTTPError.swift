@@ -50,21 +50,3 @@ public struct HTTPLimits: Sendable, Equatable {
         self.bodyBytes = bodyBytes
     }
 }
-
-/// Reason phrases for the statuses the server sends.
-public func reasonPhrase(_ status: Int) -> String {
-    switch status {
-    case 200: return "OK"
-    case 400: return "Bad Request"
-    case 404: return "Not Found"
-    case 405: return "Method Not Allowed"
-    case 408: return "Request Timeout"
-    case 413: return "Content Too Large"
-    case 414: return "URI Too Long"
-    case 431: return "Request Header Fields Too Large"
-    case 501: return "Not Implemented"
-    case 503: return "Service Unavailable"
-    case 505: return "HTTP Version Not Supported"
-    default: return "Status"
-    }
-}

@@ -79,6 +79,8 @@ public struct RequestHeadParser: Sendable {
     private var headStart: Int?
     private var requestLineEnd: Int?
     private var lineCount = 0
+    /// Set once the method (the bytes before the first space) has been seen to be a token.
+    private var methodChecked = false
 
     public init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
@@ -90,6 +92,7 @@ public struct RequestHeadParser: Sendable {
         headStart = nil
         requestLineEnd = nil
         lineCount = 0
+        methodChecked = false
     }
 
     public mutating func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> HeadParseResult {
@@ -111,6 +114,7 @@ public struct RequestHeadParser: Sendable {
             headStart = index
         }
         guard let start = headStart else { return .incomplete }
+        if !methodChecked, let error = checkMethodBytes(buffer, from: max(index, start)) { return .failed(error) }
         while index < count {
             if buffer[index] == 0x0A {
                 lineCount += 1
@@ -143,6 +147,29 @@ public struct RequestHeadParser: Sendable {
             return .failed(.uriTooLong)
         }
         return .incomplete
+    }
+
+    /// A request starts with a method, which is a token: a byte that cannot be part of one (a TLS
+    /// ClientHello's 0x16, a binary protocol, a stray control byte) is refused as soon as it arrives,
+    /// not after the header timeout.
+    private mutating func checkMethodBytes(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> HTTPError? {
+        var index = start
+        while index < buffer.count {
+            let byte = buffer[index]
+            if byte == 0x20 || byte == 0x0D || byte == 0x0A {
+                // The method ended; the rest of the line is judged when it is complete.
+                methodChecked = true
+                return nil
+            }
+            if !isTokenByte(byte) {
+                if byte == 0x16 && index == headStart {
+                    return .badRequest("a TLS handshake on a plain-HTTP port; use http:// here, or the HTTPS port")
+                }
+                return .badRequest("not an HTTP request: byte 0x\(String(byte, radix: 16)) cannot start a request line")
+            }
+            index += 1
+        }
+        return nil
     }
 
     // MARK: - Parsing a complete head
@@ -283,6 +310,8 @@ public struct RequestHeadParser: Sendable {
             if byte <= 0x20 || byte >= 0x7F {
                 return .badRequest(byte >= 0x80 ? "non-ASCII byte in the request target" : "control character in the request target")
             }
+            // A fragment is never sent (RFC 9110 §4.2.5); one in the target means a broken client or a probe.
+            if byte == UInt8(ascii: "#") { return .badRequest("a fragment ('#') in the request target") }
             targetEnd += 1
         }
         guard targetEnd > targetStart, targetEnd < end else { return .badRequest("malformed request line") }
@@ -306,6 +335,8 @@ public struct RequestHeadParser: Sendable {
             while pathEnd < targetEnd && buffer[pathEnd] != UInt8(ascii: "?") { pathEnd += 1 }
             head.pathRange = targetStart..<pathEnd
         } else if first == UInt8(ascii: "*") && targetEnd - targetStart == 1 {
+            // Asterisk-form names the server as a whole and exists only for OPTIONS (RFC 9112 §3.2.4).
+            guard head.method == .options else { return .badRequest("'*' as the request target is only valid with OPTIONS") }
             head.isAsteriskForm = true
             head.pathRange = targetStart..<targetEnd
         } else if let schemeEnd = absoluteFormSchemeEnd(buffer, targetStart..<targetEnd) {

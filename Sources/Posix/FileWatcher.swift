@@ -67,23 +67,3 @@ public struct Fingerprint: Equatable, Sendable {
         }
     }
 }
-
-extension Posix {
-    /// Waits until one of `fds` is readable or the timeout passes; returns the readable ones.
-    public static func waitReadable(_ fds: [Int32], timeoutMilliseconds: Int32) -> [Int32] {
-        var pollers = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        let ready = poll(&pollers, nfds_t(pollers.count), timeoutMilliseconds)
-        guard ready > 0 else { return [] }
-        return pollers.filter { $0.revents & Int16(POLLIN) != 0 }.map(\.fd)
-    }
-
-    /// An eventfd other threads write to wake a thread blocked in ``waitReadable(_:timeoutMilliseconds:)``.
-    public static func makeEventFD() -> Int32 { eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)) }
-
-    public static func signalEventFD(_ fd: Int32) { _ = eventfd_write(fd, 1) }
-
-    public static func drainEventFD(_ fd: Int32) {
-        var value: eventfd_t = 0
-        _ = eventfd_read(fd, &value)
-    }
-}

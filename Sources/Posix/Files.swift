@@ -1,29 +1,106 @@
 internal import CLinux
 internal import Glibc
 
+/// Why a file could not be read, in words a user can act on.
+public struct FileError: Error, Sendable, CustomStringConvertible, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case system(SystemError)
+        /// A FIFO, a device, a socket or a directory: reading it could block forever or never end.
+        case notRegularFile(String)
+        case tooLarge(limit: Int, size: Int)
+    }
+
+    public var path: String
+    public var kind: Kind
+
+    /// "no such file", "is a FIFO, not a regular file", "is 8.0 GiB; the limit is 1 MiB".
+    public var message: String {
+        switch kind {
+        case .system(let error): return error.isNoSuchFile ? "no such file" : error.reason.lowercased()
+        case .notRegularFile(let what): return "is \(what), not a regular file"
+        case .tooLarge(let limit, let size): return "is \(Posix.byteCount(size)); the limit for this file is \(Posix.byteCount(limit))"
+        }
+    }
+
+    public var description: String { "\(path): \(message)" }
+    public var isNoSuchFile: Bool {
+        if case .system(let error) = kind { return error.isNoSuchFile }
+        return false
+    }
+}
+
 /// File access for the command line and the config loader, without Foundation (which would add
 /// ~9 MB of resident libraries to a server whose idle memory we promise to keep below nginx's).
 extension Posix {
-    /// Reads a whole regular file.
-    public static func readFile(_ path: String) throws(SystemError) -> [UInt8] {
-        let fd = try check("open \(path)") { open(path, O_RDONLY | O_CLOEXEC) }
-        defer { Glibc.close(fd) }
+    /// Read limits by what a file is (README "Limits"): generous for real files, small enough that a
+    /// mistake (a log file, a disk image) is refused before it is loaded into memory.
+    public enum ReadLimit {
+        /// A config: a million hosts in one file is about 100 MB.
+        public static let config = 256 << 20
+        /// A hosted document: Apple refuses anything over 128 KB; 1 MiB leaves room to say by how much.
+        public static let document = 1 << 20
+        /// A certificate chain or a key.
+        public static let certificate = 1 << 20
+    }
+
+    /// Reads a whole regular file, at most `limit` bytes. Opened non-blocking so that a FIFO cannot
+    /// block the caller, then `fstat`ed through the opened descriptor: anything but a regular file
+    /// (after symlinks) is refused before a byte is read, and so is a file larger than `limit`.
+    public static func readFile(_ path: String, limit: Int = ReadLimit.config) throws(FileError) -> [UInt8] {
+        let (fd, openError) = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
+        if fd < 0 { throw FileError(path: path, kind: .system(SystemError(call: "open", code: openError))) }
+        defer { close(fd) }
         var info = stat()
-        _ = try check("fstat") { fstat(fd, &info) }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw SystemError(call: "read \(path)", code: EISDIR) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(info.st_size))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        let (statResult, statError) = retrying { fstat(fd, &info) }
+        if statResult < 0 { throw FileError(path: path, kind: .system(SystemError(call: "fstat", code: statError))) }
+        if let what = fileTypeName(info.st_mode) { throw FileError(path: path, kind: .notRegularFile(what)) }
+        let size = Int(info.st_size)
+        if size > limit { throw FileError(path: path, kind: .tooLarge(limit: limit, size: size)) }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var offset = 0
+        // A file that grows while we read is read up to the limit, never beyond.
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count > 0 {
-                bytes += chunk[0..<count]
-            } else if count == 0 {
-                return bytes
-            } else if errno != EINTR {
-                throw SystemError(call: "read \(path)", code: errno)
+            if offset == bytes.count {
+                if bytes.count > limit { break }
+                bytes.append(contentsOf: repeatElement(0, count: min(64 * 1024, limit + 1 - bytes.count)))
             }
+            let (count, code) = bytes.withUnsafeMutableBytes { raw in
+                retrying { Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset) }
+            }
+            if count < 0 { throw FileError(path: path, kind: .system(SystemError(call: "read", code: code))) }
+            if count == 0 { break }
+            offset += count
         }
+        if offset > limit { throw FileError(path: path, kind: .tooLarge(limit: limit, size: offset)) }
+        bytes.removeSubrange(offset...)
+        return bytes
+    }
+
+    /// "a FIFO", "a directory"… for anything but a regular file; nil for a regular file.
+    private static func fileTypeName(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
+    }
+
+    /// "512 B", "1 MiB", "8.0 GiB".
+    static func byteCount(_ count: Int) -> String {
+        if count < 1024 { return "\(count) B" }
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count) / 1024
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        if value == value.rounded() { return "\(Int(value)) \(units[unit])" }
+        return "\((value * 10).rounded() / 10) \(units[unit])"
     }
 
     public static func fileExists(_ path: String) -> Bool {
@@ -31,12 +108,17 @@ extension Posix {
         return stat(path, &info) == 0
     }
 
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
     /// `mkdir -p`.
-    public static func makeDirectories(_ path: String) throws(SystemError) {
+    public static func makeDirectories(_ path: String, mode: UInt32 = 0o755) throws(SystemError) {
         guard !path.isEmpty, !fileExists(path) else { return }
         let parent = directoryName(path)
-        if parent != path { try makeDirectories(parent) }
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw SystemError(call: "mkdir \(path)", code: errno) }
+        if parent != path { try makeDirectories(parent, mode: mode) }
+        if mkdir(path, mode) != 0 && errno != EEXIST { throw SystemError(call: "mkdir \(path)", code: errno) }
     }
 
     /// Writes through a temporary file in the same directory, flushed, then renamed over the target:
@@ -46,26 +128,12 @@ extension Posix {
         try makeDirectories(directory)
         let temporary = path + ".tmp-\(getpid())"
         let fd = try check("open \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
-        var offset = 0
-        let failure: SystemError? = bytes.withUnsafeBytes { raw -> SystemError? in
-            while offset < raw.count {
-                let count = Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-                if count > 0 {
-                    offset += count
-                } else if errno != EINTR {
-                    return SystemError(call: "write \(temporary)", code: errno)
-                }
-            }
-            return nil
-        }
+        let writeError = bytes.withUnsafeBytes { writeAll(fd, $0) }
         // The umask must not loosen or tighten what the caller asked for (private keys are 0600).
         _ = fchmod(fd, mode)
-        if failure == nil && fsync(fd) != 0 {
-            Glibc.close(fd)
-            unlink(temporary)
-            throw SystemError(call: "fsync \(temporary)", code: errno)
-        }
-        Glibc.close(fd)
+        var failure = writeError.map { SystemError(call: "write \(temporary)", code: $0) }
+        if failure == nil && fsync(fd) != 0 { failure = SystemError(call: "fsync \(temporary)", code: errno) }
+        close(fd)
         if let failure {
             unlink(temporary)
             throw failure
@@ -75,6 +143,22 @@ extension Posix {
             unlink(temporary)
             throw SystemError(call: "rename \(path)", code: code)
         }
+    }
+
+    public static func removeFile(_ path: String) { _ = unlink(path) }
+
+    /// The names in a directory (no `.` and `..`), unsorted; nil if it cannot be read.
+    public static func directoryEntries(_ path: String) -> [String]? {
+        guard let directory = opendir(path) else { return nil }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 
     /// The absolute path with symlinks resolved; for a path that does not exist yet, its existing
@@ -90,42 +174,16 @@ extension Posix {
         return canonicalPath(parent) + "/" + name
     }
 
-    static func directoryName(_ path: String) -> String {
+    public static func directoryName(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         if slash == path.startIndex { return "/" }
         return String(path[..<slash])
     }
 
-    public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
-
-    public static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
-}
-
-extension Posix {
-    /// Raises the soft open-file limit to the hard limit (as nginx's worker_rlimit_nofile does): the
-    /// common default of 1,024 would cap a server promised to hold 10,000 connections. Returns the limit.
-    public static func raiseOpenFileLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return Int(clamping: raised.rlim_cur) }
-        }
-        return Int(clamping: limit.rlim_cur)
-    }
-}
-
-extension Posix {
-    /// Hands memory freed by a reload back to the kernel. glibc keeps freed heap pages mapped, so
-    /// without this every full reload of a large config would leave the process at its peak size.
-    public static func releaseFreeMemory() {
-        _ = malloc_trim(0)
-    }
-
-    /// nice +10 for the calling thread only (Linux applies setpriority to a thread id).
-    public static func lowerCurrentThreadPriority() {
-        let thread = id_t(CLinux_gettid())
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, 10)
+    /// The current working directory.
+    public static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -52,7 +52,11 @@ public enum CertificateInspector {
             var soon = time_t(now + 14 * 86_400)
             if X509_cmp_time(notAfter, &soon) < 0 {
                 findings.append(
-                    CertificateFinding(isError: false, rule: "tls.expiring", message: "the certificate expires on \(timeText(notAfter)), within 14 days")
+                    CertificateFinding(
+                        isError: false,
+                        rule: "tls.expiring",
+                        message: "the certificate expires on \(timeText(notAfter)), within 14 days"
+                    )
                 )
             }
         }

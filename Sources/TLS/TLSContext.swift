@@ -1,5 +1,6 @@
 internal import COpenSSL
 internal import Glibc
+public import Posix
 
 /// A failed OpenSSL call, with OpenSSL's error queue drained into readable lines.
 public struct TLSError: Error, Sendable, CustomStringConvertible {
@@ -100,24 +101,28 @@ final class TLSContext: @unchecked Sendable {
         _ = COpenSSL_SSL_CTX_sess_set_cache_size(context, 20_000)
         let sessionContext: [UInt8] = Array("aasa-server".utf8)
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
-        SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, input, inputLength, _ in
-            // Offer http/1.1 when the client lists it; otherwise continue without ALPN.
-            guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
-            var index = 0
-            while index < Int(inputLength) {
-                let length = Int(input[index])
-                if index + 1 + length <= Int(inputLength), length == 8 {
-                    let name = String(decoding: UnsafeBufferPointer(start: input + index + 1, count: 8), as: UTF8.self)
-                    if name == "http/1.1" {
-                        out.pointee = UnsafePointer(input + index + 1)
-                        outLength.pointee = 8
-                        return SSL_TLSEXT_ERR_OK
+        SSL_CTX_set_alpn_select_cb(
+            context,
+            { _, out, outLength, input, inputLength, _ in
+                // Offer http/1.1 when the client lists it; otherwise continue without ALPN.
+                guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
+                var index = 0
+                while index < Int(inputLength) {
+                    let length = Int(input[index])
+                    if index + 1 + length <= Int(inputLength), length == 8 {
+                        let name = String(decoding: UnsafeBufferPointer(start: input + index + 1, count: 8), as: UTF8.self)
+                        if name == "http/1.1" {
+                            out.pointee = UnsafePointer(input + index + 1)
+                            outLength.pointee = 8
+                            return SSL_TLSEXT_ERR_OK
+                        }
                     }
+                    index += 1 + length
                 }
-                index += 1 + length
-            }
-            return SSL_TLSEXT_ERR_NOACK
-        }, nil)
+                return SSL_TLSEXT_ERR_NOACK
+            },
+            nil
+        )
 
         let material = PEMMaterial()
         material.chain = PEMMaterial.certificates(chainPEM)
@@ -150,12 +155,12 @@ final class TLSContext: @unchecked Sendable {
     deinit { SSL_CTX_free(context) }
 }
 
-/// All certificates of a config, with SNI selection: exact name, then the longest wildcard, else the
-/// first certificate (no SNI, or an unknown name).
+/// All certificates of a config, with SNI selection by a function the caller supplies (the server
+/// uses the same host table as for documents: exact name, then the longest wildcard). A name it does
+/// not know, or no SNI, gets the first certificate.
 public final class TLSContexts: @unchecked Sendable {
     let contexts: [TLSContext]
-    private var exact: [String: Int] = [:]
-    private var wildcards: [(suffix: String, index: Int)] = []
+    private let select: @Sendable (String) -> Int?
 
     public struct Certificate: Sendable {
         public var hosts: [String]
@@ -171,17 +176,8 @@ public final class TLSContexts: @unchecked Sendable {
         }
     }
 
-    /// A hash of every certificate and key loaded, so a reload can say whether they were replaced.
-    public let fingerprint: UInt64
-
-    public init(_ certificates: [Certificate]) throws(TLSError) {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for certificate in certificates {
-            for byte in certificate.chainPEM + certificate.keyPEM {
-                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            }
-        }
-        fingerprint = hash
+    /// `select` maps a server name (as the client sent it) to an index into `certificates`.
+    public init(_ certificates: [Certificate], select: @escaping @Sendable (String) -> Int?) throws(TLSError) {
         var built: [TLSContext] = []
         for certificate in certificates {
             do {
@@ -192,40 +188,26 @@ public final class TLSContexts: @unchecked Sendable {
         }
         guard !built.isEmpty else { throw TLSError(call: "no certificates configured", details: []) }
         contexts = built
-        for (index, context) in built.enumerated() {
-            for host in context.hosts {
-                let name = host.lowercased()
-                if name.hasPrefix("*.") {
-                    wildcards.append((String(name.dropFirst(2)), index))
-                } else if exact[name] == nil {
-                    exact[name] = index
-                }
-            }
-        }
-        wildcards.sort { $0.suffix.count > $1.suffix.count }
+        self.select = select
         let table = Unmanaged.passUnretained(self).toOpaque()
         for context in built {
-            _ = COpenSSL_SSL_CTX_set_tlsext_servername_callback(context.context, { ssl, _, argument in
-                guard let ssl, let argument, let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else {
+            _ = COpenSSL_SSL_CTX_set_tlsext_servername_callback(
+                context.context,
+                { ssl, _, argument in
+                    guard let ssl, let argument, let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else {
+                        return SSL_TLSEXT_ERR_OK
+                    }
+                    let contexts = Unmanaged<TLSContexts>.fromOpaque(argument).takeUnretainedValue()
+                    SSL_set_SSL_CTX(ssl, contexts.context(for: String(cString: name)).context)
                     return SSL_TLSEXT_ERR_OK
                 }
-                let contexts = Unmanaged<TLSContexts>.fromOpaque(argument).takeUnretainedValue()
-                let chosen = contexts.context(for: String(cString: name))
-                SSL_set_SSL_CTX(ssl, chosen.context)
-                return SSL_TLSEXT_ERR_OK
-            })
+            )
             _ = COpenSSL_SSL_CTX_set_tlsext_servername_arg(context.context, table)
         }
     }
 
     func context(for serverName: String) -> TLSContext {
-        var name = serverName.lowercased()
-        if name.hasSuffix(".") { name.removeLast() }
-        if let index = exact[name] { return contexts[index] }
-        for wildcard in wildcards where name.hasSuffix("." + wildcard.suffix) && name.count > wildcard.suffix.count + 1 {
-            return contexts[wildcard.index]
-        }
-        return contexts[0]
+        select(serverName).flatMap { $0 < contexts.count ? contexts[$0] : nil } ?? contexts[0]
     }
 
     /// Starts a server-side TLS session on a connected, non-blocking socket.
@@ -240,65 +222,79 @@ public final class TLSContexts: @unchecked Sendable {
     }
 }
 
-/// One connection's TLS state over a non-blocking socket; WANT_READ / WANT_WRITE become "would block".
+/// One connection's TLS state over a non-blocking socket. OpenSSL's WANT_READ / WANT_WRITE become
+/// "would block until readable / writable": a read may need the socket writable and a write readable.
 public final class TLSSession {
     let ssl: OpaquePointer
-    /// Keeps the contexts (and the SNI table the callback points at) alive as long as the session.
-    let owner: TLSContexts
+    /// Keeps what the session was made from alive as long as the session (server: the contexts and the
+    /// SNI table the callback points at; client: its context).
+    let owner: AnyObject
     public private(set) var handshakeDone = false
 
-    init(ssl: OpaquePointer, owner: TLSContexts) {
+    init(ssl: OpaquePointer, owner: AnyObject) {
         self.ssl = ssl
         self.owner = owner
     }
 
     deinit { SSL_free(ssl) }
 
-    public enum Progress: Equatable {
+    public enum HandshakeProgress: Equatable {
         case done
-        case wantRead
-        case wantWrite
-        case failed(String)
+        case wouldBlock(Readiness)
+        case failed(TLSFailure)
         case closed
     }
 
-    public func handshake() -> Progress {
+    public func handshake() -> HandshakeProgress {
         ERR_clear_error()
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             handshakeDone = true
             return .done
         }
-        return progress(for: result, call: "handshake")
-    }
-
-    private func progress(for result: Int32, call: String) -> Progress {
-        switch SSL_get_error(ssl, result) {
-        case SSL_ERROR_WANT_READ: return .wantRead
-        case SSL_ERROR_WANT_WRITE: return .wantWrite
-        case SSL_ERROR_ZERO_RETURN: return .closed
-        default:
-            let details = TLSError.drain()
-            return .failed("\(call): " + (details.first ?? "connection error (errno \(errno))"))
+        switch outcome(result) {
+        case .blocked(let readiness): return .wouldBlock(readiness)
+        case .closed: return .closed
+        case .failed(let failure): return .failed(failure)
         }
     }
 
-    public enum IOResult: Equatable {
-        case bytes(Int)
-        case wouldBlock
+    private enum Outcome {
+        case blocked(Readiness)
         case closed
-        case failed(String)
+        case failed(TLSFailure)
+    }
+
+    /// Classifies a failed call by OpenSSL's error codes (never by the text of a message).
+    private func outcome(_ result: Int32) -> Outcome {
+        let code = SSL_get_error(ssl, result)
+        let systemError = errno
+        switch code {
+        case SSL_ERROR_WANT_READ: return .blocked(.readable)
+        case SSL_ERROR_WANT_WRITE: return .blocked(.writable)
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        default:
+            let queued = ERR_peek_error()
+            // A peer that closes the TCP connection without close_notify: an end of stream, not a failure.
+            if code == SSL_ERROR_SSL && COpenSSL_ERR_GET_REASON(queued) == SSL_R_UNEXPECTED_EOF_WHILE_READING {
+                ERR_clear_error()
+                return .closed
+            }
+            if code == SSL_ERROR_SYSCALL && queued == 0 && (systemError == 0 || systemError == ECONNRESET || systemError == EPIPE) {
+                return .closed
+            }
+            return .failed(TLSFailure(code: code, reason: queued == 0 ? nil : COpenSSL_ERR_GET_REASON(queued), details: TLSError.drain()))
+        }
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         ERR_clear_error()
         var count = 0
         if SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count) == 1 { return .bytes(count) }
-        switch progress(for: 0, call: "read") {
-        case .wantRead, .wantWrite: return .wouldBlock
+        switch outcome(0) {
+        case .blocked(let readiness): return .wouldBlock(readiness)
         case .closed: return .closed
-        case .failed(let reason): return errno == 0 && reason.contains("unexpected eof") ? .closed : .failed(reason)
-        case .done: return .wouldBlock
+        case .failed(let failure): return .failed("TLS read: \(failure)")
         }
     }
 
@@ -306,16 +302,15 @@ public final class TLSSession {
         ERR_clear_error()
         var count = 0
         if SSL_write_ex(ssl, buffer.baseAddress, buffer.count, &count) == 1 { return .bytes(count) }
-        switch progress(for: 0, call: "write") {
-        case .wantRead, .wantWrite: return .wouldBlock
+        switch outcome(0) {
+        case .blocked(let readiness): return .wouldBlock(readiness)
         case .closed: return .closed
-        case .failed(let reason): return .failed(reason)
-        case .done: return .wouldBlock
+        case .failed(let failure): return .failed("TLS write: \(failure)")
         }
     }
 
     /// Plaintext OpenSSL already decrypted and holds (no socket event will announce it).
-    public var pendingBytes: Int { Int(SSL_pending(ssl)) }
+    public var hasBufferedInput: Bool { SSL_pending(ssl) > 0 }
 
     /// Sends close_notify (best effort; the socket is closed next anyway).
     public func shutdown() {
@@ -325,4 +320,13 @@ public final class TLSSession {
     }
 
     public var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+}
+
+/// A TLS failure: OpenSSL's error class and reason code (what decisions use) and its text (what people read).
+public struct TLSFailure: Sendable, Equatable, CustomStringConvertible {
+    public var code: Int32
+    public var reason: Int32?
+    public var details: [String]
+
+    public var description: String { details.first ?? "TLS error \(code)" }
 }

@@ -1,4 +1,3 @@
 import CLI
-import Glibc
 
-exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))
+CommandLineTool.main()

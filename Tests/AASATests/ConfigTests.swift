@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import AASA
@@ -44,11 +45,14 @@ struct ConfigTests {
         var many = HostTable<String>()
         for suffix in suffixes { many.insert(.wildcard(suffix), suffix) }
         many.insert(.exact("t1.example.com"), "exact")
-        for name in ["a.t1.example.com", "x.deep.t3.example.com", "deep.t3.example.com", "t3.example.com", "a.b.t39.example.com",
-            "example.com", "t1.example.com", "a.org", "org", "a..t2.example.com", "other.net", ".example.com", "a.example.com"]
-        {
+        for name in [
+            "a.t1.example.com", "x.deep.t3.example.com", "deep.t3.example.com", "t3.example.com", "a.b.t39.example.com",
+            "example.com", "t1.example.com", "a.org", "org", "a..t2.example.com", "other.net", ".example.com", "a.example.com",
+        ] {
             // The reference: every wildcard in order of length, as a table with few wildcards does it.
-            let reference = name == "t1.example.com" ? "exact"
+            let reference =
+                name == "t1.example.com"
+                ? "exact"
                 : suffixes.filter { name.hasSuffix("." + $0) && name.count > $0.count + 1 }.max { $0.count < $1.count }
             #expect(many.lookup(name) == reference, "\(name)")
         }
@@ -324,7 +328,10 @@ struct ConfigTests {
 
     @Test("The bundled example configs load without findings")
     func bundledExamples() throws {
-        for name in ["example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json", "examples/https.json"] {
+        for name in [
+            "example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json",
+            "examples/https.json",
+        ] {
             let path = Fixtures.repositoryRoot + "/config/" + name
             let loaded = ConfigLoader.load(configBytes: try Fixtures.read(path), configPath: path) { file in
                 (try? Fixtures.read(file)).map { .success($0) } ?? .failure(FileReadError("missing"))

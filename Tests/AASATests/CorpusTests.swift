@@ -73,7 +73,10 @@ struct CorpusTests {
         #expect(found.sorted() == (Self.expected[name] ?? []).sorted(), "\(name)")
     }
 
-    @Test("Round trip: regenerating each valid file gives a document that matches identically", arguments: index.filter(\.isValidJSON).map(\.name))
+    @Test(
+        "Round trip: regenerating each valid file gives a document that matches identically",
+        arguments: index.filter(\.isValidJSON).map(\.name)
+    )
     func roundTrip(name: String) throws {
         let original = try #require(AASADecoder.decode(try Self.bytes(name)).document)
         let regenerated = AASARenderer.bytes(original)

@@ -24,10 +24,12 @@ struct EntitlementsTests {
     func plistEntries() throws {
         let (entries, findings) = EntitlementsValidator.entries(in: Self.plist)
         #expect(findings.isEmpty)
-        #expect(entries.map(\.0) == [
-            "applinks:example.com", "applinks:www.example.com?mode=developer", "webcredentials:example.com",
-            "applinks:*.tenant.example.com",
-        ])
+        #expect(
+            entries.map(\.0) == [
+                "applinks:example.com", "applinks:www.example.com?mode=developer", "webcredentials:example.com",
+                "applinks:*.tenant.example.com",
+            ]
+        )
         #expect(entries[0].1.line == 7)
         #expect(entries[0].1.column == 11)
         #expect(EntitlementsValidator.validate(Self.plist).isEmpty)

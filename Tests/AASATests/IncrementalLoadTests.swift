@@ -30,7 +30,8 @@ struct IncrementalLoadTests {
     /// A site whose legacy form loses its query rule: every such site carries a warning, which must move.
     static func site(_ number: Int, product: String = "product", multiline: Bool = false) -> String {
         let separator = multiline ? "\n    " : " "
-        return #"{"hosts": ["shop\#(number).example.com", "www.shop\#(number).example.com"],\#(separator)"applinks": {"formats": ["modern", "legacy"], "details": [{"apps": ["shop"],\#(separator)"components": [{"/": "/\#(product)/\#(number)/*"}, {"/": "/cart", "?": {"id": "?*"}}]}]}}"#
+        return
+            #"{"hosts": ["shop\#(number).example.com", "www.shop\#(number).example.com"],\#(separator)"applinks": {"formats": ["modern", "legacy"], "details": [{"apps": ["shop"],\#(separator)"components": [{"/": "/\#(product)/\#(number)/*"}, {"/": "/cart", "?": {"id": "?*"}}]}]}}"#
     }
 
     static func config(_ sites: [String], team: String = "ABCDE12345") -> String {
@@ -42,7 +43,9 @@ struct IncrementalLoadTests {
     static func summary(_ loaded: LoadedConfig) -> [String] {
         loaded.diagnostics.sortedForDisplay().map(\.description)
             + loaded.sites.map { String(decoding: $0.bytes, as: UTF8.self) }
-            + loaded.sites.flatMap { $0.site.hosts.map { host in "\(host.value) -> \(loaded.site(forHost: host.value.description)?.site.name ?? "-")" } }
+            + loaded.sites.flatMap {
+                $0.site.hosts.map { host in "\(host.value) -> \(loaded.site(forHost: host.value.description)?.site.name ?? "-")" }
+            }
     }
 
     @Test("Sites inserted, edited, removed and moved: same result as a full load, unchanged sites taken over")
@@ -158,7 +161,8 @@ struct IncrementalLoadTests {
             Self.site(number, multiline: number % 3 == 0).replacingAll("{\"hosts\"", with: "{\"comment\": \"café ☕ \(number)\",\t\"hosts\"")
         }
         // Several sites share a line, after non-ASCII text on it: their columns count characters, not bytes.
-        let text = ("{\"comment\": \"naïve — ünïcode\", \"version\": 1, \"apps\": {\"shop\": \"ABCDE12345.com.example.shop\"}, \"sites\": ["
+        let text =
+            ("{\"comment\": \"naïve — ünïcode\", \"version\": 1, \"apps\": {\"shop\": \"ABCDE12345.com.example.shop\"}, \"sites\": ["
             + sites.joined(separator: ", ") + "]}\n").replacingAll("\n", with: "\r\n")
         let sequential = Self.load(text)
         #expect(!sequential.hasErrors)
@@ -187,10 +191,15 @@ struct IncrementalLoadTests {
         #expect(parallel.diagnostics.map(\.description) == sequential.diagnostics.map(\.description))
         // A second error after the sites: the first one in the file is still the one reported.
         let twoErrors = text.replacingAll("\n]}", with: "\n],, }")
-        #expect(Self.load(twoErrors, parallel: Self.threads).diagnostics.map(\.description) == Self.load(twoErrors).diagnostics.map(\.description))
+        #expect(
+            Self.load(twoErrors, parallel: Self.threads).diagnostics.map(\.description)
+                == Self.load(twoErrors).diagnostics.map(\.description)
+        )
         let previous = Self.load(Self.config((0..<100).map { Self.site($0) }), parallel: Self.threads)
-        #expect(Self.load(text, reusing: previous, parallel: Self.threads).diagnostics.map(\.description)
-            == sequential.diagnostics.map(\.description))
+        #expect(
+            Self.load(text, reusing: previous, parallel: Self.threads).diagnostics.map(\.description)
+                == sequential.diagnostics.map(\.description)
+        )
     }
 
     @Test("Skipped values leave a null at their start, and positions after them stay exact")

@@ -33,7 +33,10 @@ struct JSONParserTests {
         let root = try #require(JSONParser.parse(#"["a\"b\\\/\n\u00e9\ud83d\ude00", -1.5e3, 0]"#).root)
         let items = try #require(root.arrayValue)
         #expect(items[0].stringValue == "a\"b\\/\né😀")
-        guard case .number(let text) = items[1].value else { Issue.record("not a number"); return }
+        guard case .number(let text) = items[1].value else {
+            Issue.record("not a number")
+            return
+        }
         #expect(text == "-1.5e3")
     }
 

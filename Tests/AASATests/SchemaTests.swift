@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AASA
@@ -68,8 +69,11 @@ struct SchemaTests {
             let decoded = ConfigDecoder.decode(Array(json.utf8))
             #expect(decoded.diagnostics.hasErrors, "decoder should reject \(json)")
         }
-        let examples = ["example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json", "examples/https.json"]
-            .map { Fixtures.repositoryRoot + "/config/" + $0 }
+        let examples = [
+            "example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json",
+            "examples/https.json",
+        ]
+        .map { Fixtures.repositoryRoot + "/config/" + $0 }
         let script = """
             import json, sys, jsonschema
             schema = json.load(open(sys.argv[1]))

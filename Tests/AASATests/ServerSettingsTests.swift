@@ -17,7 +17,10 @@ struct ServerSettingsTests {
         #expect(listener.port == port)
     }
 
-    @Test("Invalid listen addresses say what to write", arguments: ["localhost:80", "127.0.0.1", "::1:80", "1.2.3.4:70000", "1.2.3:80", "[::1]80"])
+    @Test(
+        "Invalid listen addresses say what to write",
+        arguments: ["localhost:80", "127.0.0.1", "::1:80", "1.2.3.4:70000", "1.2.3:80", "[::1]80"]
+    )
     func invalidAddresses(text: String) {
         guard case .failure(let error) = ServerSettings.parseListenAddress(text) else {
             Issue.record("\(text) should be rejected")
@@ -40,10 +43,12 @@ struct ServerSettingsTests {
         let decoded = ConfigDecoder.decode(Array(json.utf8))
         #expect(decoded.diagnostics.map(\.rule) == ["config.no-sites"], "\(decoded.diagnostics)")
         let server = try #require(decoded.config?.server)
-        #expect(server.listeners == [
-            ServerSettings.Listener(address: "127.0.0.1", port: 8080),
-            ServerSettings.Listener(address: "::1", port: 8443, proxyProtocol: true),
-        ])
+        #expect(
+            server.listeners == [
+                ServerSettings.Listener(address: "127.0.0.1", port: 8080),
+                ServerSettings.Listener(address: "::1", port: 8443, proxyProtocol: true),
+            ]
+        )
         #expect(server.admin == nil)
         #expect(server.threads == 3)
         #expect(server.maxConnections == 50 && server.maxRequestsPerConnection == 7)

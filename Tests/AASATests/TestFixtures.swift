@@ -1,12 +1,10 @@
 import Foundation
+import TestSupport
 
 /// Paths into the repository, found from this source file, so tests read fixtures and the bundled
 /// configs exactly as they are checked in.
 enum Fixtures {
-    static let repositoryRoot: String = {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path
-    }()
+    static let repositoryRoot = TestPaths.repositoryRoot
 
     static let corpusDirectory = repositoryRoot + "/Tests/AASATests/Fixtures/real-aasa"
 

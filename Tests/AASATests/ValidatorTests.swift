@@ -29,53 +29,253 @@ struct ValidatorTests {
         Case(name: "mis-cased appId", json: entry(#""appId": "ABCDE12345.a.b", "paths": ["*"]"#), rule: "key.miscased", severity: .error),
         Case(name: "mis-cased appLinks", json: #"{"appLinks": {"details": []}}"#, rule: "key.miscased", severity: .error),
         Case(name: "typo applink", json: #"{"applink": {"details": []}}"#, rule: "key.unknown", severity: .error),
-        Case(name: "unknown top-level key", json: #"{"applinks": {"details": []}, "zzzzzzzz": 1}"#, rule: "key.unknown", severity: .warning),
-        Case(name: "typo in component key", json: entry(app + #", "components": [{"exlude": true}]"#), rule: "key.unknown", severity: .error),
-        Case(name: "short prefix", json: entry(#""appIDs": ["W7JAY4CE8.me.wideboard"], "components": []"#), rule: "appid.format", severity: .error),
+        Case(
+            name: "unknown top-level key",
+            json: #"{"applinks": {"details": []}, "zzzzzzzz": 1}"#,
+            rule: "key.unknown",
+            severity: .warning
+        ),
+        Case(
+            name: "typo in component key",
+            json: entry(app + #", "components": [{"exlude": true}]"#),
+            rule: "key.unknown",
+            severity: .error
+        ),
+        Case(
+            name: "short prefix",
+            json: entry(#""appIDs": ["W7JAY4CE8.me.wideboard"], "components": []"#),
+            rule: "appid.format",
+            severity: .error
+        ),
         Case(name: "no prefix", json: entry(#""appID": "com.example.app", "paths": ["*"]"#), rule: "appid.format", severity: .error),
-        Case(name: "underscore in bundle", json: entry(#""appID": "ABCDE12345.com.ex_ample", "paths": ["*"]"#), rule: "appid.format", severity: .error),
-        Case(name: "Xcode placeholder", json: entry(#""appID": "$(TeamIdentifierPrefix)com.a", "paths": ["*"]"#), rule: "appid.format", severity: .error),
-        Case(name: "lower-case prefix", json: entry(#""appID": "abcde12345.com.example", "paths": ["*"]"#), rule: "appid.prefix-lowercase", severity: .warning),
-        Case(name: "case-only duplicate", json: #"{"webcredentials": {"apps": ["ABCDE12345.com.App", "ABCDE12345.com.app"]}, "applinks": {"details": []}}"#, rule: "appid.case-duplicate", severity: .warning),
-        Case(name: "exclude as string", json: entry(app + #", "components": [{"/": "/a", "exclude": "true"}]"#), rule: "type.mismatch", severity: .error),
-        Case(name: "caseSensitive as number", json: entry(app + #", "components": [{"caseSensitive": 0}]"#), rule: "type.mismatch", severity: .error),
-        Case(name: "percentEncoded as string", json: entry(app + #", "components": [{"percentEncoded": "no"}]"#), rule: "type.mismatch", severity: .error),
-        Case(name: "query value not a string", json: entry(app + #", "components": [{"?": {"id": 5}}]"#), rule: "type.mismatch", severity: .error),
+        Case(
+            name: "underscore in bundle",
+            json: entry(#""appID": "ABCDE12345.com.ex_ample", "paths": ["*"]"#),
+            rule: "appid.format",
+            severity: .error
+        ),
+        Case(
+            name: "Xcode placeholder",
+            json: entry(#""appID": "$(TeamIdentifierPrefix)com.a", "paths": ["*"]"#),
+            rule: "appid.format",
+            severity: .error
+        ),
+        Case(
+            name: "lower-case prefix",
+            json: entry(#""appID": "abcde12345.com.example", "paths": ["*"]"#),
+            rule: "appid.prefix-lowercase",
+            severity: .warning
+        ),
+        Case(
+            name: "case-only duplicate",
+            json: #"{"webcredentials": {"apps": ["ABCDE12345.com.App", "ABCDE12345.com.app"]}, "applinks": {"details": []}}"#,
+            rule: "appid.case-duplicate",
+            severity: .warning
+        ),
+        Case(
+            name: "exclude as string",
+            json: entry(app + #", "components": [{"/": "/a", "exclude": "true"}]"#),
+            rule: "type.mismatch",
+            severity: .error
+        ),
+        Case(
+            name: "caseSensitive as number",
+            json: entry(app + #", "components": [{"caseSensitive": 0}]"#),
+            rule: "type.mismatch",
+            severity: .error
+        ),
+        Case(
+            name: "percentEncoded as string",
+            json: entry(app + #", "components": [{"percentEncoded": "no"}]"#),
+            rule: "type.mismatch",
+            severity: .error
+        ),
+        Case(
+            name: "query value not a string",
+            json: entry(app + #", "components": [{"?": {"id": 5}}]"#),
+            rule: "type.mismatch",
+            severity: .error
+        ),
         Case(name: "query an array", json: entry(app + #", "components": [{"?": ["a"]}]"#), rule: "type.mismatch", severity: .error),
-        Case(name: "paths item a number", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["/a", 3]"#), rule: "type.mismatch", severity: .error),
-        Case(name: "apps not an array", json: #"{"webcredentials": {"apps": "ABCDE12345.a.b"}, "applinks": {"details": []}}"#, rule: "type.mismatch", severity: .error),
-        Case(name: "appIDs a string", json: entry(#""appIDs": "ABCDE12345.a.b", "components": []"#), rule: "type.mismatch", severity: .error),
-        Case(name: "details an object (WWDC15 form)", json: #"{"applinks": {"details": {"ABCDE12345.a.b": {"paths": ["*"]}}}}"#, rule: "details.dictionary", severity: .error),
-        Case(name: "non-empty apps", json: #"{"applinks": {"apps": ["ABCDE12345.a.b"], "details": []}}"#, rule: "applinks.apps-not-empty", severity: .warning),
-        Case(name: "appID with appIDs", json: entry(#""appID": "ABCDE12345.a.b", "appIDs": ["ABCDE12345.a.b"], "components": [{}]"#), rule: "details.appid-ignored", severity: .warning),
-        Case(name: "paths with components", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["*"], "components": [{}]"#), rule: "details.mixed-formats", severity: .warning),
+        Case(
+            name: "paths item a number",
+            json: entry(#""appID": "ABCDE12345.a.b", "paths": ["/a", 3]"#),
+            rule: "type.mismatch",
+            severity: .error
+        ),
+        Case(
+            name: "apps not an array",
+            json: #"{"webcredentials": {"apps": "ABCDE12345.a.b"}, "applinks": {"details": []}}"#,
+            rule: "type.mismatch",
+            severity: .error
+        ),
+        Case(
+            name: "appIDs a string",
+            json: entry(#""appIDs": "ABCDE12345.a.b", "components": []"#),
+            rule: "type.mismatch",
+            severity: .error
+        ),
+        Case(
+            name: "details an object (WWDC15 form)",
+            json: #"{"applinks": {"details": {"ABCDE12345.a.b": {"paths": ["*"]}}}}"#,
+            rule: "details.dictionary",
+            severity: .error
+        ),
+        Case(
+            name: "non-empty apps",
+            json: #"{"applinks": {"apps": ["ABCDE12345.a.b"], "details": []}}"#,
+            rule: "applinks.apps-not-empty",
+            severity: .warning
+        ),
+        Case(
+            name: "appID with appIDs",
+            json: entry(#""appID": "ABCDE12345.a.b", "appIDs": ["ABCDE12345.a.b"], "components": [{}]"#),
+            rule: "details.appid-ignored",
+            severity: .warning
+        ),
+        Case(
+            name: "paths with components",
+            json: entry(#""appID": "ABCDE12345.a.b", "paths": ["*"], "components": [{}]"#),
+            rule: "details.mixed-formats",
+            severity: .warning
+        ),
         Case(name: "empty details", json: #"{"applinks": {"details": []}}"#, rule: "details.empty", severity: .warning),
         Case(name: "empty components", json: entry(app + #", "components": []"#), rule: "components.empty", severity: .warning),
         Case(name: "no details key", json: #"{"applinks": {}}"#, rule: "applinks.details-missing", severity: .error),
         Case(name: "entry without app", json: entry(#""components": [{}]"#), rule: "details.no-app", severity: .warning),
         Case(name: "entry without rules", json: entry(app), rule: "details.no-rules", severity: .warning),
-        Case(name: "NOT without space", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["NOT/admin/*", "*"]"#), rule: "paths.not-syntax", severity: .error),
-        Case(name: "lower-case not", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["not /admin/*", "*"]"#), rule: "paths.not-syntax", severity: .error),
-        Case(name: "component path without slash", json: entry(app + #", "components": [{"/": "buy/*"}]"#), rule: "pattern.leading-slash", severity: .warning),
-        Case(name: "legacy path without slash", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["buy/*"]"#), rule: "pattern.leading-slash", severity: .warning),
-        Case(name: "query in path", json: entry(app + #", "components": [{"/": "/search?q=*"}]"#), rule: "pattern.query-in-path", severity: .warning),
-        Case(name: "fragment in path", json: entry(app + ##", "components": [{"/": "/page#top"}]"##), rule: "pattern.fragment-in-path", severity: .warning),
-        Case(name: "undefined variable", json: entry(app + #", "components": [{"/": "/$(food)/*"}]"#), rule: "variable.undefined", severity: .error),
-        Case(name: "mis-cased variable", json: entry(app + #", "components": [{"/": "/$(Food)/*"}]"#, applinks: #""substitutionVariables": {"food": ["taco"]}, "#), rule: "variable.miscased", severity: .error),
-        Case(name: "mis-cased predefined variable", json: entry(app + #", "components": [{"/": "/$(Lang)/*"}]"#), rule: "variable.miscased", severity: .error),
-        Case(name: "illegal variable name", json: entry(app + #", "components": [{"/": "/*"}]"#, applinks: #""substitutionVariables": {"a(b": ["x"]}, "#), rule: "variable.name-invalid", severity: .error),
-        Case(name: "variable referencing a variable", json: entry(app + #", "components": [{"/": "/$(a)"}]"#, applinks: #""substitutionVariables": {"a": ["$(lang)"]}, "#), rule: "variable.nested", severity: .error),
-        Case(name: "unused variable", json: entry(app + #", "components": [{"/": "/*"}]"#, applinks: #""substitutionVariables": {"food": ["taco"]}, "#), rule: "variable.unused", severity: .warning),
-        Case(name: "variable shadows predefined", json: entry(app + #", "components": [{"/": "/$(lang)"}]"#, applinks: #""substitutionVariables": {"lang": ["en"]}, "#), rule: "variable.shadows-builtin", severity: .warning),
-        Case(name: "rule after a catch-all", json: entry(app + #", "components": [{"/": "*"}, {"/": "/admin/*", "exclude": true}]"#), rule: "rule.unreachable", severity: .warning),
-        Case(name: "duplicate rule", json: entry(app + #", "components": [{"/": "/a"}, {"/": "/a"}]"#), rule: "rule.unreachable", severity: .warning),
-        Case(name: "legacy path after *", json: entry(#""appID": "ABCDE12345.a.b", "paths": ["*", "NOT /admin/*"]"#), rule: "rule.unreachable", severity: .warning),
-        Case(name: "query * matches absent", json: entry(app + #", "components": [{"?": {"x": "*"}, "exclude": true}, {"/": "/*"}]"#), rule: "query.matches-absent", severity: .warning),
-        Case(name: "exclusion with * query shadows everything", json: entry(app + #", "components": [{"?": {"x": "*"}, "exclude": true}, {"/": "/*"}]"#), rule: "rule.unreachable", severity: .warning),
-        Case(name: "leading ? in whole query", json: entry(app + #", "components": [{"?": "?id=1"}]"#), rule: "query.leading-question-mark", severity: .warning),
-        Case(name: "appclips without applinks", json: #"{"appclips": {"apps": ["ABCDE12345.a.b.Clip"]}}"#, rule: "applinks.missing", severity: .warning),
-        Case(name: "service without apps", json: #"{"applinks": {"details": []}, "webcredentials": {}}"#, rule: "service.apps-missing", severity: .error),
-        Case(name: "undocumented key in defaults", json: #"{"applinks": {"defaults": {"exclude": true}, "details": []}}"#, rule: "defaults.undocumented-key", severity: .warning),
+        Case(
+            name: "NOT without space",
+            json: entry(#""appID": "ABCDE12345.a.b", "paths": ["NOT/admin/*", "*"]"#),
+            rule: "paths.not-syntax",
+            severity: .error
+        ),
+        Case(
+            name: "lower-case not",
+            json: entry(#""appID": "ABCDE12345.a.b", "paths": ["not /admin/*", "*"]"#),
+            rule: "paths.not-syntax",
+            severity: .error
+        ),
+        Case(
+            name: "component path without slash",
+            json: entry(app + #", "components": [{"/": "buy/*"}]"#),
+            rule: "pattern.leading-slash",
+            severity: .warning
+        ),
+        Case(
+            name: "legacy path without slash",
+            json: entry(#""appID": "ABCDE12345.a.b", "paths": ["buy/*"]"#),
+            rule: "pattern.leading-slash",
+            severity: .warning
+        ),
+        Case(
+            name: "query in path",
+            json: entry(app + #", "components": [{"/": "/search?q=*"}]"#),
+            rule: "pattern.query-in-path",
+            severity: .warning
+        ),
+        Case(
+            name: "fragment in path",
+            json: entry(app + ##", "components": [{"/": "/page#top"}]"##),
+            rule: "pattern.fragment-in-path",
+            severity: .warning
+        ),
+        Case(
+            name: "undefined variable",
+            json: entry(app + #", "components": [{"/": "/$(food)/*"}]"#),
+            rule: "variable.undefined",
+            severity: .error
+        ),
+        Case(
+            name: "mis-cased variable",
+            json: entry(app + #", "components": [{"/": "/$(Food)/*"}]"#, applinks: #""substitutionVariables": {"food": ["taco"]}, "#),
+            rule: "variable.miscased",
+            severity: .error
+        ),
+        Case(
+            name: "mis-cased predefined variable",
+            json: entry(app + #", "components": [{"/": "/$(Lang)/*"}]"#),
+            rule: "variable.miscased",
+            severity: .error
+        ),
+        Case(
+            name: "illegal variable name",
+            json: entry(app + #", "components": [{"/": "/*"}]"#, applinks: #""substitutionVariables": {"a(b": ["x"]}, "#),
+            rule: "variable.name-invalid",
+            severity: .error
+        ),
+        Case(
+            name: "variable referencing a variable",
+            json: entry(app + #", "components": [{"/": "/$(a)"}]"#, applinks: #""substitutionVariables": {"a": ["$(lang)"]}, "#),
+            rule: "variable.nested",
+            severity: .error
+        ),
+        Case(
+            name: "unused variable",
+            json: entry(app + #", "components": [{"/": "/*"}]"#, applinks: #""substitutionVariables": {"food": ["taco"]}, "#),
+            rule: "variable.unused",
+            severity: .warning
+        ),
+        Case(
+            name: "variable shadows predefined",
+            json: entry(app + #", "components": [{"/": "/$(lang)"}]"#, applinks: #""substitutionVariables": {"lang": ["en"]}, "#),
+            rule: "variable.shadows-builtin",
+            severity: .warning
+        ),
+        Case(
+            name: "rule after a catch-all",
+            json: entry(app + #", "components": [{"/": "*"}, {"/": "/admin/*", "exclude": true}]"#),
+            rule: "rule.unreachable",
+            severity: .warning
+        ),
+        Case(
+            name: "duplicate rule",
+            json: entry(app + #", "components": [{"/": "/a"}, {"/": "/a"}]"#),
+            rule: "rule.unreachable",
+            severity: .warning
+        ),
+        Case(
+            name: "legacy path after *",
+            json: entry(#""appID": "ABCDE12345.a.b", "paths": ["*", "NOT /admin/*"]"#),
+            rule: "rule.unreachable",
+            severity: .warning
+        ),
+        Case(
+            name: "query * matches absent",
+            json: entry(app + #", "components": [{"?": {"x": "*"}, "exclude": true}, {"/": "/*"}]"#),
+            rule: "query.matches-absent",
+            severity: .warning
+        ),
+        Case(
+            name: "exclusion with * query shadows everything",
+            json: entry(app + #", "components": [{"?": {"x": "*"}, "exclude": true}, {"/": "/*"}]"#),
+            rule: "rule.unreachable",
+            severity: .warning
+        ),
+        Case(
+            name: "leading ? in whole query",
+            json: entry(app + #", "components": [{"?": "?id=1"}]"#),
+            rule: "query.leading-question-mark",
+            severity: .warning
+        ),
+        Case(
+            name: "appclips without applinks",
+            json: #"{"appclips": {"apps": ["ABCDE12345.a.b.Clip"]}}"#,
+            rule: "applinks.missing",
+            severity: .warning
+        ),
+        Case(
+            name: "service without apps",
+            json: #"{"applinks": {"details": []}, "webcredentials": {}}"#,
+            rule: "service.apps-missing",
+            severity: .error
+        ),
+        Case(
+            name: "undocumented key in defaults",
+            json: #"{"applinks": {"defaults": {"exclude": true}, "details": []}}"#,
+            rule: "defaults.undocumented-key",
+            severity: .warning
+        ),
         Case(name: "duplicate key", json: #"{"applinks": {"details": [], "details": []}}"#, rule: "json.duplicate-key", severity: .warning),
         Case(name: "UTF-8 BOM", json: "\u{FEFF}{\"applinks\": {\"details\": []}}", rule: "json.bom", severity: .error),
     ]

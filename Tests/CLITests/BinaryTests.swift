@@ -1,17 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the real `aasa-server` executable (built next to the test bundle), bounded by `timeout`.
 @Suite("aasa-server executable")
 struct BinaryTests {
-    static var executable: String {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        // The runner may be .../debug/aasa-serverPackageTests.xctest or a helper inside it.
-        while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("aasa-server").path
-    }
+    static var executable: String { TestPaths.serverExecutable }
 
     struct Result {
         var status: Int32

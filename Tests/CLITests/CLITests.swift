@@ -1,5 +1,6 @@
 import AASA
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CLI
@@ -16,24 +17,7 @@ final class CapturingConsole: Console, @unchecked Sendable {
     var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
 }
 
-/// A fresh directory per test, removed afterwards.
-func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-cli-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try body(path)
-}
-
-func write(_ text: String, to path: String) throws {
-    try FileManager.default.createDirectory(
-        atPath: (path as NSString).deletingLastPathComponent,
-        withIntermediateDirectories: true
-    )
-    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-}
-
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path
+let repositoryRoot = TestPaths.repositoryRoot
 let exampleConfig = repositoryRoot + "/config/example.json"
 
 func run(_ arguments: [String]) -> (status: Int32, console: CapturingConsole) {
@@ -194,11 +178,17 @@ struct CLITests {
     func generateErrors() throws {
         try withTemporaryDirectory { directory in
             let config = directory + "/config.json"
-            try write(#"{"version": 1, "sites": [{"hosts": ["a.com"], "webcredentials": {"apps": ["bad"]}}], "unknownHost": "404"}"#, to: config)
+            try write(
+                #"{"version": 1, "sites": [{"hosts": ["a.com"], "webcredentials": {"apps": ["bad"]}}], "unknownHost": "404"}"#,
+                to: config
+            )
             let broken = run(["generate", "--config", config, "--host", "a.com"])
             #expect(broken.status == 1)
             #expect(broken.console.stdout.isEmpty)
-            try write(#"{"version": 1, "sites": [{"hosts": ["a.com"], "webcredentials": {"apps": ["ABCDE12345.a.b"]}}], "unknownHost": "404"}"#, to: config)
+            try write(
+                #"{"version": 1, "sites": [{"hosts": ["a.com"], "webcredentials": {"apps": ["ABCDE12345.a.b"]}}], "unknownHost": "404"}"#,
+                to: config
+            )
             let notFound = run(["generate", "--config", config, "--host", "b.com"])
             #expect(notFound.status == 1)
             #expect(notFound.console.stderr.contains("404"))
@@ -221,7 +211,10 @@ struct CLITests {
             let original = #"{"applinks": {"details": []}}"#
             try write(original, to: hosted)
             let config = directory + "/site/config.json"
-            try write(#"{"version": 1, "sites": [{"hosts": ["a.com"], "file": "a.com/.well-known/apple-app-site-association"}]}"#, to: config)
+            try write(
+                #"{"version": 1, "sites": [{"hosts": ["a.com"], "file": "a.com/.well-known/apple-app-site-association"}]}"#,
+                to: config
+            )
             let refused = run(["generate", "--config", config, "--all", "--out", directory + "/site", "--pretty"])
             #expect(refused.status == 1)
             #expect(refused.console.stderr.contains("refusing to write"))

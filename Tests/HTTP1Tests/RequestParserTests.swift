@@ -25,7 +25,9 @@ func text(_ bytes: [UInt8], _ range: Range<Int>?) -> String? {
 struct RequestParserTests {
     @Test("A simple GET: method, path, query split off, Host, keep-alive by default")
     func simpleGet() throws {
-        let (head, bytes) = try head("GET /.well-known/apple-app-site-association?x=1 HTTP/1.1\r\nHost: Example.com\r\nUser-Agent: AASA-Bot/1.0.0\r\n\r\n")
+        let (head, bytes) = try head(
+            "GET /.well-known/apple-app-site-association?x=1 HTTP/1.1\r\nHost: Example.com\r\nUser-Agent: AASA-Bot/1.0.0\r\n\r\n"
+        )
         #expect(head.method == .get)
         #expect(text(bytes, head.pathRange) == "/.well-known/apple-app-site-association")
         #expect(text(bytes, head.targetRange) == "/.well-known/apple-app-site-association?x=1")
@@ -112,6 +114,10 @@ struct RequestParserTests {
             ("GET\r\n\r\n", 400, "malformed request line"),
             ("GET example.com HTTP/1.1\r\nHost: a\r\n\r\n", 400, "request target"),
             ("\r\rGET / HTTP/1.1\r\nHost: a\r\n\r\n", 400, "bare CR"),
+            ("GET /a#frag HTTP/1.1\r\nHost: a\r\n\r\n", 400, "fragment"),
+            ("GET http://a.com/#x HTTP/1.1\r\nHost: a\r\n\r\n", 400, "fragment"),
+            ("GET * HTTP/1.1\r\nHost: a\r\n\r\n", 400, "only valid with OPTIONS"),
+            ("HEAD * HTTP/1.1\r\nHost: a\r\n\r\n", 400, "only valid with OPTIONS"),
         ]
     )
     func malformed(request: String, status: Int, reason: String) {
@@ -249,5 +255,82 @@ struct ParserFuzzTests {
                 #expect(range.upperBound <= head.length)
             }
         }
+    }
+}
+
+@Suite("Bytes that cannot start a request")
+struct NotHTTPTests {
+    @Test("A TLS ClientHello is refused at its first byte, naming the likely mistake")
+    func clientHello() {
+        var parser = RequestHeadParser()
+        let result = [UInt8]([0x16]).withUnsafeBufferPointer { parser.parse($0) }
+        guard case .failed(let error) = result else {
+            Issue.record("expected 400 at the first byte, got \(result)")
+            return
+        }
+        #expect(error.status == 400)
+        #expect(error.detail.contains("TLS handshake on a plain-HTTP port"))
+    }
+
+    @Test("Any byte that cannot be in a method ends the request at once; a method arriving byte by byte is fine")
+    func methodBytes() {
+        for bad: [UInt8] in [
+            [0x00], [0x80], [UInt8(ascii: "G"), UInt8(ascii: "E"), 0x01], [UInt8(ascii: "{")], [UInt8(ascii: "G"), UInt8(ascii: "(")],
+        ] {
+            var parser = RequestHeadParser()
+            let result = bad.withUnsafeBufferPointer { parser.parse($0) }
+            guard case .failed(let error) = result else {
+                Issue.record("expected a failure for \(bad), got \(result)")
+                continue
+            }
+            #expect(error.status == 400)
+        }
+        var parser = RequestHeadParser()
+        let request = Array("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        var result = HeadParseResult.incomplete
+        for end in 1...request.count {
+            result = request[0..<end].withUnsafeBufferPointer { parser.parse($0) }
+            if end < request.count { #expect(result == .incomplete, "at \(end)") }
+        }
+        guard case .complete(let head) = result else {
+            Issue.record("OPTIONS * must parse, got \(result)")
+            return
+        }
+        #expect(head.isAsteriskForm)
+        #expect(head.method == .options)
+    }
+}
+
+@Suite("Response framing")
+struct ResponseEncoderTests {
+    @Test("Status line with the registered reason, headers, Content-Length, Date, Connection, blank line, body")
+    func framing() {
+        let response = PreparedResponse(status: 422, headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
+        var output: [UInt8] = []
+        let date = HTTPDate.line(unixSeconds: 0)
+        let count = ResponseEncoder.append(response, dateLine: date, connection: .close, includeBody: true, to: &output)
+        #expect(count == output.count)
+        #expect(
+            String(decoding: output, as: UTF8.self)
+                == "HTTP/1.1 422 Unprocessable Content\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                + "Date: Thu, 01 Jan 1970 00:00:00 GMT\r\nConnection: close\r\n\r\n{}"
+        )
+        var head: [UInt8] = []
+        ResponseEncoder.append(response, dateLine: date, connection: .keepAlive, includeBody: false, to: &head)
+        #expect(String(decoding: head, as: UTF8.self).hasSuffix("Connection: keep-alive\r\n\r\n"), "HEAD: same headers, no body")
+    }
+
+    @Test("Every status the server sends has its registered reason phrase")
+    func reasons() {
+        for (status, phrase) in [
+            (200, "OK"), (400, "Bad Request"), (403, "Forbidden"), (404, "Not Found"), (405, "Method Not Allowed"),
+            (408, "Request Timeout"), (413, "Content Too Large"), (414, "URI Too Long"), (422, "Unprocessable Content"),
+            (431, "Request Header Fields Too Large"), (501, "Not Implemented"), (503, "Service Unavailable"),
+            (505, "HTTP Version Not Supported"), (401, "Unauthorized"),
+        ] {
+            #expect(HTTPStatus.reasonPhrase(status) == phrase)
+            #expect(HTTPStatus.isRegistered(status))
+        }
+        #expect(HTTPStatus.reasonPhrase(499) == "Client Error", "never a placeholder")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import TLS
+import TestSupport
 import Testing
 
 @Suite("dev and dev-cert", .serialized)
@@ -13,7 +14,9 @@ struct DevTests {
     func devCert() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-devcert-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let first = try runTool([serverExecutable, "dev-cert", "--host", "dev.example.com", "--host", "*.dev.example.com", "--out", directory])
+        let first = try runTool([
+            TestPaths.serverExecutable, "dev-cert", "--host", "dev.example.com", "--host", "*.dev.example.com", "--out", directory,
+        ])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(mode(directory + "/key.pem") == 0o600)
         #expect(mode(directory + "/ca-key.pem") == 0o600)
@@ -29,13 +32,15 @@ struct DevTests {
         #expect(verify.status == 0)
         let caBefore = try Data(contentsOf: URL(fileURLWithPath: directory + "/ca.pem"))
         let certBefore = try Data(contentsOf: URL(fileURLWithPath: directory + "/cert.pem"))
-        let again = try runTool([serverExecutable, "dev-cert", "--host", "dev.example.com", "--host", "*.dev.example.com", "--out", directory])
+        let again = try runTool([
+            TestPaths.serverExecutable, "dev-cert", "--host", "dev.example.com", "--host", "*.dev.example.com", "--out", directory,
+        ])
         #expect(again.stderr.contains("reusing the CA") && again.stderr.contains("still valid"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/cert.pem")) == certBefore)
-        _ = try runTool([serverExecutable, "dev-cert", "--host", "other.example.com", "--out", directory])
+        _ = try runTool([TestPaths.serverExecutable, "dev-cert", "--host", "other.example.com", "--out", directory])
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/ca.pem")) == caBefore)
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/cert.pem")) != certBefore)
-        #expect(try runTool([serverExecutable, "dev-cert", "--out", directory]).status == 2)
+        #expect(try runTool([TestPaths.serverExecutable, "dev-cert", "--out", directory]).status == 2)
     }
 
     @Test("dev: starter config, CA profile, ready-to-paste instructions, HTTPS verified with the CA; the config is never overwritten")
@@ -53,7 +58,8 @@ struct DevTests {
         #expect(mode(state + "/key.pem") == 0o600)
         let profile = try String(contentsOfFile: state + "/aasa-dev-ca.mobileconfig", encoding: .utf8)
         #expect(profile.contains("<string>com.apple.security.root</string>"))
-        let caBody = try String(contentsOfFile: state + "/ca.pem", encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        let caBody = try String(contentsOfFile: state + "/ca.pem", encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("-----") }
+            .joined()
         #expect(profile.contains("<data>\(caBody)</data>"))
         let port = server.port
         let result = try runTool([
@@ -67,12 +73,15 @@ struct DevTests {
 
         // The user edits the starter config; a second run serves the edit and keeps the CA.
         let configPath = state + "/config.json"
-        let edited = try String(contentsOfFile: configPath, encoding: .utf8).replacingOccurrences(of: "everything else opens the app", with: "my edit")
+        let edited = try String(contentsOfFile: configPath, encoding: .utf8).replacingOccurrences(
+            of: "everything else opens the app",
+            with: "my edit"
+        )
         try Data(edited.utf8).write(to: URL(fileURLWithPath: configPath))
         let caBefore = try Data(contentsOf: URL(fileURLWithPath: state + "/ca.pem"))
         let second = Process()
         second.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        second.arguments = ["3", serverExecutable] + command.map { $0.replacingOccurrences(of: "{dir}", with: server.directory) }
+        second.arguments = ["3", TestPaths.serverExecutable] + command.map { $0.replacingOccurrences(of: "{dir}", with: server.directory) }
         let log = server.directory + "-second.log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: log) }

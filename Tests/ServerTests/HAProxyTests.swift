@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// A real HAProxy (Debian's package, installed by .ci/run) in front: Host forwarded, PROXY v2 to us,
@@ -27,7 +28,8 @@ struct HAProxyTests {
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/sbin/haproxy"), "haproxy is installed by .ci/run")
         let server = try ServerProcess(
             config: testConfig(
-                server: #"{"listen": [{"address": "127.0.0.1", "port": 0, "proxyProtocol": true}], "admin": "127.0.0.1:0", "healthPath": "/healthz"}"#
+                server:
+                    #"{"listen": [{"address": "127.0.0.1", "port": 0, "proxyProtocol": true}], "admin": "127.0.0.1:0", "healthPath": "/healthz"}"#
             )
         )
         defer { server.stop() }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import TLS
+import TestSupport
 import Testing
 
 /// Replaces `path` the way deploy tools do: write a temporary file, then rename it over the target.
@@ -73,7 +74,8 @@ struct ReloadTests {
 
     /// A config whose example.com document carries `marker`, so each version is recognisable.
     static func config(_ marker: String, includeExample: Bool = true, appID: String = "ABCDE12345.com.example.shop") -> String {
-        let exampleSite = includeExample
+        let exampleSite =
+            includeExample
             ? #"{"hosts": ["example.com"], "applinks": {"details": [{"apps": ["\#(appID)"], "components": [{"/": "/\#(marker)/*"}]}]}},"#
             : ""
         return #"""
@@ -93,7 +95,9 @@ struct ReloadTests {
         return client.readResponses(1).first?.bodyText ?? ""
     }
 
-    @Test("Under load, 50 atomic replacements (valid, invalid JSON, failing validation, a host removed): zero failed requests, every body a valid document, new content within 2 s")
+    @Test(
+        "Under load, 50 atomic replacements (valid, invalid JSON, failing validation, a host removed): zero failed requests, every body a valid document, new content within 2 s"
+    )
     func reloadStorm() throws {
         let server = try ServerProcess(config: Self.config("v0"))
         defer { server.stop() }
@@ -193,13 +197,24 @@ struct ReloadTests {
     func certificateRotation() throws {
         let pki = try TestPKI()
         let server = try ServerProcess(
-            config: testConfig(server: #"{"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "shop.pem", "key": "shop-key.pem"}]}"#),
+            config: testConfig(
+                server:
+                    #"{"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "shop.pem", "key": "shop-key.pem"}]}"#
+            ),
             files: pki.files
         )
         defer { server.stop() }
         func servedSerial() throws -> String {
-            let result = try runTool(["sh", "-c", "echo | openssl s_client -connect 127.0.0.1:\(server.proxyPort) -servername example.com 2>/dev/null | openssl x509 -noout -serial"], timeout: 10)
-            return String(decoding: result.stdout, as: UTF8.self).replacingOccurrences(of: "serial=", with: "").trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            let result = try runTool(
+                [
+                    "sh", "-c",
+                    "echo | openssl s_client -connect 127.0.0.1:\(server.proxyPort) -servername example.com 2>/dev/null | openssl x509 -noout -serial",
+                ],
+                timeout: 10
+            )
+            return String(decoding: result.stdout, as: UTF8.self).replacingOccurrences(of: "serial=", with: "").trimmingCharacters(
+                in: .whitespacesAndNewlines
+            ).lowercased()
         }
         let before = try servedSerial()
         #expect(before == CertificateInspector.summary(pki.shop.certificate)?.serialHex.lowercased())
@@ -214,11 +229,19 @@ struct ReloadTests {
 
     @Test("POST /reload on the admin listener answers with the outcome as JSON; GET is 405")
     func adminReload() throws {
-        let server = try ServerProcess(config: Self.config("v0").replacingOccurrences(of: #""accessLog": false"#, with: #""accessLog": false, "reload": {"watch": false}"#))
+        let server = try ServerProcess(
+            config: Self.config("v0").replacingOccurrences(
+                of: #""accessLog": false"#,
+                with: #""accessLog": false, "reload": {"watch": false}"#
+            )
+        )
         defer { server.stop() }
         let admin = "http://127.0.0.1:\(server.adminPort)/reload"
-        try Data(Self.config("p1").replacingOccurrences(of: #""accessLog": false"#, with: #""accessLog": false, "reload": {"watch": false}"#).utf8)
-            .write(to: URL(fileURLWithPath: server.directory + "/config.json"))
+        try Data(
+            Self.config("p1").replacingOccurrences(of: #""accessLog": false"#, with: #""accessLog": false, "reload": {"watch": false}"#)
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: server.directory + "/config.json"))
         let ok = try runTool(["curl", "-s", "-X", "POST", "-w", "\n%{http_code}", admin])
         let okText = String(decoding: ok.stdout, as: UTF8.self)
         #expect(okText.hasSuffix("\n200"))
@@ -263,11 +286,14 @@ struct ReloadTests {
         // Last-Modified has one-second resolution: a rebuilt site would show a later one.
         Thread.sleep(forTimeInterval: 1.2)
         // A site inserted first moves every other site down a line and an index; site 150 is edited.
-        let edited = [#"{"hosts": ["new.example.com"], "webcredentials": {"apps": ["ABCDE12345.com.example.new"]}}"#]
+        let edited =
+            [#"{"hosts": ["new.example.com"], "webcredentials": {"apps": ["ABCDE12345.com.example.new"]}}"#]
             + (0..<300).map { $0 == 150 ? site($0, "item") : site($0) }
         try atomicWrite(config(edited), to: server.directory + "/config.json")
         let outcome = String(
-            decoding: try runTool(["curl", "-s", "-X", "POST", "http://127.0.0.1:\(server.adminPort)/reload"]).stdout, as: UTF8.self)
+            decoding: try runTool(["curl", "-s", "-X", "POST", "http://127.0.0.1:\(server.adminPort)/reload"]).stdout,
+            as: UTF8.self
+        )
         #expect(outcome.contains(#""result":"reloaded""#), "\(outcome)")
         #expect(outcome.contains("hosts added: new.example.com; hosts changed: shop150.example.com"), "\(outcome)")
         let keptAfter = try get("shop5.example.com")
@@ -280,13 +306,18 @@ struct ReloadTests {
         #expect(editedAfter.header("Last-Modified") != editedBefore.header("Last-Modified"))
         #expect(try get("new.example.com").bodyText.contains("ABCDE12345.com.example.new"))
         // Every site still serves what a fresh load of the file gives.
-        let fresh = try runTool([serverExecutable, "generate", "--config", server.directory + "/config.json", "--host", "shop299.example.com"])
+        let fresh = try runTool([
+            TestPaths.serverExecutable, "generate", "--config", server.directory + "/config.json", "--host", "shop299.example.com",
+        ])
         #expect(try get("shop299.example.com").body == Array(fresh.stdout).filter { $0 != 0x0A })
     }
 
     @Test("Polling (\"watch\": \"poll\", for mounts without inotify) picks up a change within the interval")
     func polling() throws {
-        let polled = Self.config("p0").replacingOccurrences(of: #""accessLog": false"#, with: #""accessLog": false, "reload": {"watch": "poll", "pollSeconds": 0.3}"#)
+        let polled = Self.config("p0").replacingOccurrences(
+            of: #""accessLog": false"#,
+            with: #""accessLog": false, "reload": {"watch": "poll", "pollSeconds": 0.3}"#
+        )
         let server = try ServerProcess(config: polled)
         defer { server.stop() }
         #expect(server.stderr.contains("polling the config files every 0.3 s"))
@@ -298,9 +329,68 @@ struct ReloadTests {
     func restartNeeded() throws {
         let server = try ServerProcess(config: Self.config("v0"))
         defer { server.stop() }
-        let moved = Self.config("moved").replacingOccurrences(of: #""listen": ["127.0.0.1:0"]"#, with: #""listen": ["127.0.0.1:0", "[::1]:0"]"#)
+        let moved = Self.config("moved").replacingOccurrences(
+            of: #""listen": ["127.0.0.1:0"]"#,
+            with: #""listen": ["127.0.0.1:0", "[::1]:0"]"#
+        )
         try atomicWrite(moved, to: server.directory + "/config.json")
         #expect(waitUntil(3) { (try? fetch(server)) == Self.document("moved") })
         #expect(server.stderr.contains("needs a restart to apply: server.listen"))
+    }
+
+    @Test("Command-line overrides are not changes: serve --listen/--admin over other config values reloads without a restart note")
+    func overridesAreNotChanges() throws {
+        // The config says 0.0.0.0:1 and admin off; the command line moves both to loopback ephemeral ports.
+        let configured = Self.config("o0").replacingOccurrences(
+            of: Self.server,
+            with: #"{"listen": ["0.0.0.0:1"], "admin": "off", "accessLog": false}"#
+        )
+        let server = try ServerProcess(config: configured, extraArguments: ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"])
+        defer { server.stop() }
+        try atomicWrite(configured.replacingOccurrences(of: "/o0/*", with: "/o1/*"), to: server.directory + "/config.json")
+        #expect(waitUntil(3) { (try? fetch(server)) == Self.document("o1") })
+        #expect(server.stderr.contains("reloaded (file change)"))
+        #expect(!server.stderr.contains("needs a restart"), "\(server.stderr)")
+    }
+
+    @Test("Watch settings apply on reload: watching turned on by a SIGHUP-loaded config picks up the next edit by itself")
+    func watchSettingsApply() throws {
+        let unwatched = Self.config("w0").replacingOccurrences(
+            of: #""accessLog": false"#,
+            with: #""accessLog": false, "reload": {"watch": false}"#
+        )
+        let server = try ServerProcess(config: unwatched)
+        defer { server.stop() }
+        let polled = Self.config("w1").replacingOccurrences(
+            of: #""accessLog": false"#,
+            with: #""accessLog": false, "reload": {"watch": "poll", "pollSeconds": 0.2}"#
+        )
+        try atomicWrite(polled, to: server.directory + "/config.json")
+        usleep(300_000)
+        #expect(try fetch(server) == Self.document("w0"), "not watched yet")
+        server.signal(SIGHUP)
+        #expect(waitUntil(3) { (try? fetch(server)) == Self.document("w1") })
+        #expect(server.stderr.contains("polling the config files every 0.2 s"))
+        #expect(!server.stderr.contains("needs a restart"))
+        try atomicWrite(polled.replacingOccurrences(of: "/w1/*", with: "/w2/*"), to: server.directory + "/config.json")
+        #expect(waitUntil(3) { (try? fetch(server)) == Self.document("w2") }, "the edit is picked up without a signal")
+    }
+
+    @Test("The admin listener reads and judges bodies like the main one: a 70 KB POST /reload is 413 and reloads nothing")
+    func adminBodyLimit() throws {
+        let server = try ServerProcess(config: Self.config("b0"))
+        defer { server.stop() }
+        let client = try RawClient(port: server.adminPort)
+        let body = String(repeating: "x", count: 70 * 1024)
+        client.send("POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        let responses = client.readResponses(1)
+        #expect(responses.first?.status == 413)
+        #expect(responses.first?.header("Connection") == "close")
+        usleep(200_000)
+        #expect(!server.stderr.contains("reloaded (POST /reload)"), "no reload ran")
+        // A small body is read and the reload answered.
+        let small = try RawClient(port: server.adminPort)
+        small.send("POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}")
+        #expect(small.readResponses(1).first?.status == 200)
     }
 }

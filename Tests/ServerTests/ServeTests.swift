@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Gzip
+import TestSupport
 import Testing
 
 @Suite("serve: AASA responses", .serialized)
@@ -31,7 +32,9 @@ struct ServeResponseTests {
         let server = try ServerProcess(config: testConfig())
         defer { server.stop() }
         let client = try RawClient(port: server.port)
-        client.send("HEAD /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\nGET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        client.send(
+            "HEAD /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\nGET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n"
+        )
         let responses = client.readResponses(2, headRequests: 1)
         #expect(responses.count == 2)
         let (head, get) = (responses[0], responses[1])
@@ -117,7 +120,9 @@ struct ServeResponseTests {
         let server = try ServerProcess(config: testConfig())
         defer { server.stop() }
         let client = try RawClient(port: server.port)
-        client.send("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: br, gzip;q=0.8\r\n\r\nGET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: gzip;q=0\r\n\r\n")
+        client.send(
+            "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: br, gzip;q=0.8\r\n\r\nGET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: gzip;q=0\r\n\r\n"
+        )
         let responses = client.readResponses(2)
         #expect(responses.count == 2)
         let zipped = try #require(responses.first)
@@ -128,10 +133,16 @@ struct ServeResponseTests {
         #expect(plain.header("Content-Encoding") == nil)
         #expect(try Gzip.decompress(zipped.body) == plain.body)
         #expect(zipped.body.count < plain.body.count)
-        let curl = try runTool(["curl", "-s", "--compressed", "-H", "Host: example.com", "http://127.0.0.1:\(server.port)/.well-known/apple-app-site-association"])
+        let curl = try runTool([
+            "curl", "-s", "--compressed", "-H", "Host: example.com",
+            "http://127.0.0.1:\(server.port)/.well-known/apple-app-site-association",
+        ])
         #expect(curl.status == 0)
         #expect(curl.stdout == plain.body)
-        let curlHead = try runTool(["curl", "-sI", "--compressed", "-H", "Host: example.com", "http://127.0.0.1:\(server.port)/.well-known/apple-app-site-association"])
+        let curlHead = try runTool([
+            "curl", "-sI", "--compressed", "-H", "Host: example.com",
+            "http://127.0.0.1:\(server.port)/.well-known/apple-app-site-association",
+        ])
         #expect(String(decoding: curlHead.stdout, as: UTF8.self).lowercased().contains("content-encoding: gzip"))
     }
 
@@ -148,7 +159,9 @@ struct ServeResponseTests {
 
     @Test("healthPath answers 200 on the main listener for load-balancer checks")
     func healthPath() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "healthPath": "/healthz"}"#))
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "healthPath": "/healthz"}"#)
+        )
         defer { server.stop() }
         let client = try RawClient(port: server.port)
         client.send("GET /healthz HTTP/1.1\r\nHost: lb\r\n\r\nPOST /healthz HTTP/1.1\r\nHost: lb\r\nContent-Length: 0\r\n\r\n")
@@ -167,7 +180,10 @@ struct ServeConnectionTests {
         let server = try ServerProcess(config: testConfig())
         defer { server.stop() }
         let client = try RawClient(port: server.port)
-        client.send(Self.request + "GET /nope HTTP/1.1\r\nHost: example.com\r\n\r\n" + Self.request.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n"))
+        client.send(
+            Self.request + "GET /nope HTTP/1.1\r\nHost: example.com\r\n\r\n"
+                + Self.request.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n")
+        )
         let (bytes, closed) = client.read(timeout: 5)
         let responses = HTTPResponse.parseAll(bytes)
         #expect(responses.map(\.status) == [200, 404, 200])
@@ -208,7 +224,9 @@ struct ServeConnectionTests {
 
     @Test("After maxRequestsPerConnection the response says Connection: close and the connection ends")
     func requestCap() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "maxRequestsPerConnection": 3}"#))
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "maxRequestsPerConnection": 3}"#)
+        )
         defer { server.stop() }
         let client = try RawClient(port: server.port)
         client.send(String(repeating: Self.request, count: 5))
@@ -236,7 +254,8 @@ struct ServeConnectionTests {
             ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, identity\r\n\r\n", 400),
             ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
             ("GET / HTTP/3.0\r\nHost: a\r\n\r\n", 505),
-            ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 404),
+            // The whole message is judged before it is answered: a bad chunk size is the answer, not a 404.
+            ("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
         ]
     )
     func malformed(request: String, status: Int) throws {
@@ -248,16 +267,52 @@ struct ServeConnectionTests {
         let responses = HTTPResponse.parseAll(bytes)
         #expect(responses.first?.status == status, "\(request.debugDescription)")
         #expect(responses.count == 1, "nothing after a framing error is answered")
-        #expect(responses.first?.header("Connection") == (status == 404 ? nil : "close"))
+        #expect(responses.first?.header("Connection") == "close")
+        #expect(closed)
+    }
+
+    @Test("OPTIONS * answers what the server allows; '*' with another method is 400")
+    func asteriskForm() throws {
+        let server = try ServerProcess(config: testConfig())
+        defer { server.stop() }
+        let client = try RawClient(port: server.port)
+        client.send("OPTIONS * HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        let options = client.readResponses(1).first
+        #expect(options?.status == 200)
+        #expect(options?.header("Allow") == "GET, HEAD")
+        let other = try RawClient(port: server.port)
+        other.send("GET * HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        let (bytes, closed) = other.read(timeout: 5)
+        #expect(HTTPResponse.parseAll(bytes).first?.status == 400)
+        #expect(closed)
+    }
+
+    @Test("Bytes that cannot start a request (a TLS ClientHello on the plain port) get 400 and close at once, not at the header timeout")
+    func notHTTPAtOnce() throws {
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "timeouts": {"header": 30}}"#)
+        )
+        defer { server.stop() }
+        let client = try RawClient(port: server.port)
+        let started = monotonicSeconds()
+        client.send([0x16, 0x03, 0x01, 0x00, 0xA5, 0x01, 0x00, 0x00])
+        let (bytes, closed) = client.read(timeout: 5)
+        #expect(monotonicSeconds() - started < 2)
+        #expect(HTTPResponse.parseAll(bytes).first?.status == 400)
         #expect(closed)
     }
 
     @Test("Bodies on GET are read and discarded (length and chunked); over the limit is 413 and close")
     func bodies() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "limits": {"bodyBytes": 16}}"#))
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "limits": {"bodyBytes": 16}}"#)
+        )
         defer { server.stop() }
         let client = try RawClient(port: server.port)
-        client.send("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello" + "GET /x HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + Self.request)
+        client.send(
+            "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\nhello"
+                + "GET /x HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + Self.request
+        )
         #expect(client.readResponses(3).map(\.status) == [200, 404, 200])
         let big = try RawClient(port: server.port)
         // A pipelined good request first: its answer must not be lost when the next one is refused.
@@ -269,7 +324,12 @@ struct ServeConnectionTests {
 
     @Test("Limits from the config: request line → 414, header section → 431, field count → 431")
     func limits() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "limits": {"requestLineBytes": 128, "headerBytes": 256, "headerCount": 4}}"#))
+        let server = try ServerProcess(
+            config: testConfig(
+                server:
+                    #"{"listen": ["127.0.0.1:0"], "admin": "off", "limits": {"requestLineBytes": 128, "headerBytes": 256, "headerCount": 4}}"#
+            )
+        )
         defer { server.stop() }
         let cases: [(String, Int)] = [
             ("GET /" + String(repeating: "a", count: 200) + " HTTP/1.1\r\nHost: a\r\n\r\n", 414),
@@ -287,7 +347,9 @@ struct ServeConnectionTests {
 
     @Test("Header deadline: a trickling client gets 408 and is closed when the total time runs out")
     func headerTimeout() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "timeouts": {"header": 1}}"#))
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "timeouts": {"header": 1}}"#)
+        )
         defer { server.stop() }
         let started = monotonicSeconds()
         let client = try RawClient(port: server.port)
@@ -310,7 +372,9 @@ struct ServeConnectionTests {
 
     @Test("Keep-alive idle timeout closes an idle connection; memory for idle connections is released")
     func idleTimeout() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "timeouts": {"keepAlive": 1}}"#))
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "timeouts": {"keepAlive": 1}}"#)
+        )
         defer { server.stop() }
         let client = try RawClient(port: server.port)
         client.send(Self.request)
@@ -324,7 +388,9 @@ struct ServeConnectionTests {
 
     @Test("Connection cap: at maxConnections an idle keep-alive connection is evicted for the new one")
     func connectionCap() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "maxConnections": 2, "threads": 1}"#))
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "maxConnections": 2, "threads": 1}"#)
+        )
         defer { server.stop() }
         let idle = try RawClient(port: server.port)
         idle.send(Self.request)
@@ -368,7 +434,12 @@ struct ServeLoadTests {
 
     @Test("A client that stops reading is dropped after the write timeout; others are unaffected")
     func stalledWrite() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "timeouts": {"write": 1}, "threads": 1, "maxRequestsPerConnection": 100000}"#))
+        let server = try ServerProcess(
+            config: testConfig(
+                server:
+                    #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "timeouts": {"write": 1}, "threads": 1, "maxRequestsPerConnection": 100000}"#
+            )
+        )
         defer { server.stop() }
         let stalled = try RawClient(port: server.port)
         var small: Int32 = 4096
@@ -387,15 +458,20 @@ struct ServeLoadTests {
             return text.contains(#"aasa_connection_timeouts_total{kind="write"} 1"#)
         }
         #expect(dropped)
-        #expect(waitUntil(3) {
-            let text = (try? runTool(["curl", "-s", metricsURL])).map { String(decoding: $0.stdout, as: UTF8.self) } ?? ""
-            return text.contains("aasa_open_connections 1")
-        }, "only the healthy client is left")
+        #expect(
+            waitUntil(3) {
+                let text = (try? runTool(["curl", "-s", metricsURL])).map { String(decoding: $0.stdout, as: UTF8.self) } ?? ""
+                return text.contains("aasa_open_connections 1")
+            },
+            "only the healthy client is left"
+        )
     }
 
     @Test("2,000 keep-alive connections are held open at once and every one is answered")
     func manyConnections() throws {
-        let server = try ServerProcess(config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false}"#))
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false}"#)
+        )
         defer { server.stop() }
         var clients: [RawClient] = []
         for _ in 0..<2000 { clients.append(try RawClient(port: server.port)) }

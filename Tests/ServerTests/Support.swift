@@ -1,40 +1,7 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
-
-/// The repository root, found from this file.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path
-
-/// The built `aasa-server` beside the test bundle.
-var serverExecutable: String {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
-        directory = directory.deletingLastPathComponent()
-    }
-    return directory.appendingPathComponent("aasa-server").path
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
-/// Polls `condition` every 20 ms until it holds or `timeout` passes (never an unbounded wait).
-func waitUntil(_ timeout: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = monotonicSeconds() + timeout
-    while monotonicSeconds() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
-}
 
 /// The real binary on ephemeral loopback ports. stdout and stderr go to files, so a chatty server can
 /// never block on a full pipe, and the tests read them whenever they like.
@@ -68,9 +35,10 @@ final class ServerProcess {
         stderrPath = directory + "/stderr.log"
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: serverExecutable)
-        process.arguments = (command?.map { $0.replacingOccurrences(of: "{dir}", with: directory) }
-            ?? ["serve", "--config", directory + "/config.json"]) + extraArguments
+        process.executableURL = URL(fileURLWithPath: TestPaths.serverExecutable)
+        process.arguments =
+            (command?.map { $0.replacingOccurrences(of: "{dir}", with: directory) }
+                ?? ["serve", "--config", directory + "/config.json"]) + extraArguments
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardInput = FileHandle.nullDevice
@@ -226,36 +194,21 @@ struct HTTPResponse {
             let length = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
             let bodyLength = responses.count < headRequests ? 0 : length
             guard bytes.count - end.upperBound >= bodyLength else { break }
-            responses.append(HTTPResponse(status: status, headers: headers, body: Array(bytes[end.upperBound..<(end.upperBound + bodyLength)])))
+            responses.append(
+                HTTPResponse(status: status, headers: headers, body: Array(bytes[end.upperBound..<(end.upperBound + bodyLength)]))
+            )
             offset = end.upperBound + bodyLength
         }
         return responses
     }
 }
 
-/// Runs a command (curl, haproxy, openssl) bounded by `timeout`, capturing stdout and stderr through files.
-@discardableResult
-func runTool(_ arguments: [String], timeout: Int = 20) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-tool-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    _ = FileManager.default.createFile(atPath: directory + "/out", contents: nil)
-    _ = FileManager.default.createFile(atPath: directory + "/err", contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-    process.arguments = [String(timeout)] + arguments
-    process.standardOutput = FileHandle(forWritingAtPath: directory + "/out")
-    process.standardError = FileHandle(forWritingAtPath: directory + "/err")
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    let out = FileManager.default.contents(atPath: directory + "/out").map { [UInt8]($0) } ?? []
-    let err = (try? String(contentsOfFile: directory + "/err", encoding: .utf8)) ?? ""
-    return (process.terminationStatus, out, err)
-}
-
 /// A config serving example.com / www.example.com with a document big enough to be gzipped.
-func testConfig(server: String = #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0"}"#, unknownHost: String = "empty", extraSites: String = "") -> String {
+func testConfig(
+    server: String = #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0"}"#,
+    unknownHost: String = "empty",
+    extraSites: String = ""
+) -> String {
     let components = (0..<40).map { #"{"/": "/section-\#($0)/*", "comment": "section \#($0)"}"# }.joined(separator: ",")
     return #"""
         {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},

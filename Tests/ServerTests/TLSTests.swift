@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import TLS
+import TestSupport
 import Testing
 
 /// Certificates made fresh per run with the dev CA code (nothing in the repository can expire).
@@ -36,13 +37,21 @@ struct TestPKI {
 @Suite("serve over TLS", .serialized)
 struct TLSTests {
     func start(_ pki: TestPKI) throws -> ServerProcess {
-        let config = testConfig(server: TestPKI.serverSection, extraSites: #", {"hosts": ["other.example.org"], "webcredentials": {"apps": ["shop"]}}"#)
+        let config = testConfig(
+            server: TestPKI.serverSection,
+            extraSites: #", {"hosts": ["other.example.org"], "webcredentials": {"apps": ["shop"]}}"#
+        )
         let server = try ServerProcess(config: config, files: pki.files)
         #expect(server.stderr.contains("listening on https://127.0.0.1:\(server.proxyPort)"))
         return server
     }
 
-    func curl(_ server: ServerProcess, host: String, path: String = "/.well-known/apple-app-site-association", _ extra: [String] = []) throws -> (status: Int32, text: String) {
+    func curl(
+        _ server: ServerProcess,
+        host: String,
+        path: String = "/.well-known/apple-app-site-association",
+        _ extra: [String] = []
+    ) throws -> (status: Int32, text: String) {
         let result = try runTool(
             ["curl", "-s", "-D", "-", "--cacert", server.directory + "/ca.pem", "--resolve", "\(host):\(server.proxyPort):127.0.0.1"]
                 + extra + ["https://\(host):\(server.proxyPort)\(path)"]
@@ -51,7 +60,9 @@ struct TLSTests {
     }
 
     func sClient(_ server: ServerProcess, _ arguments: [String], input: String = "") throws -> String {
-        let script = "(printf '\(input)'; sleep 1) | openssl s_client -connect 127.0.0.1:\(server.proxyPort) " + arguments.joined(separator: " ") + " 2>&1"
+        let script =
+            "(printf '\(input)'; sleep 1) | openssl s_client -connect 127.0.0.1:\(server.proxyPort) " + arguments.joined(separator: " ")
+            + " 2>&1"
         let result = try runTool(["sh", "-c", script], timeout: 10)
         return String(decoding: result.stdout, as: UTF8.self)
     }
@@ -82,9 +93,11 @@ struct TLSTests {
         let otherSerial = try #require(CertificateInspector.summary(pki.other.certificate)).serialHex.lowercased()
         func serial(_ arguments: [String]) throws -> String {
             let output = try sClient(server, arguments + ["-showcerts"])
-            let pem = output.components(separatedBy: "-----BEGIN CERTIFICATE-----").dropFirst().first.map {
-                "-----BEGIN CERTIFICATE-----" + $0.components(separatedBy: "-----END CERTIFICATE-----")[0] + "-----END CERTIFICATE-----\n"
-            } ?? ""
+            let pem =
+                output.components(separatedBy: "-----BEGIN CERTIFICATE-----").dropFirst().first.map {
+                    "-----BEGIN CERTIFICATE-----" + $0.components(separatedBy: "-----END CERTIFICATE-----")[0]
+                        + "-----END CERTIFICATE-----\n"
+                } ?? ""
             return CertificateInspector.summary(Array(pem.utf8))?.serialHex.lowercased() ?? "none: \(output)"
         }
         #expect(try serial(["-servername", "other.example.org"]) == otherSerial)
@@ -154,7 +167,9 @@ struct TLSTests {
         #expect(lines == ["200 1", "200 0", "404 0", "405 0"], "one connection reused for all")
         let head = try curl(server, host: "example.com", ["-I"])
         let get = try curl(server, host: "example.com")
-        let headNames = head.text.split(separator: "\r\n").compactMap { $0.split(separator: ":").first }.filter { $0 != "date" && $0 != "Date" }
+        let headNames = head.text.split(separator: "\r\n").compactMap { $0.split(separator: ":").first }.filter {
+            $0 != "date" && $0 != "Date"
+        }
         for name in headNames where !name.hasPrefix("HTTP/") {
             #expect(get.text.contains(String(name)), "\(name)")
         }
@@ -166,19 +181,30 @@ struct TLSTests {
     @Test("Bad certificates at load: wrong key, expired, SAN mismatch, missing file — the named error, exit 1")
     func loadErrors() throws {
         let pki = try TestPKI()
-        let expired = try DevCertificates.makeLeaf(hosts: ["example.com"], authority: pki.authority, validFromOffset: -90 * 86_400, validDays: 30)
+        let expired = try DevCertificates.makeLeaf(
+            hosts: ["example.com"],
+            authority: pki.authority,
+            validFromOffset: -90 * 86_400,
+            validDays: 30
+        )
         let cases: [(String, [String: String], String)] = [
             (#"{"hosts": ["example.com"], "certificate": "shop.pem", "key": "other-key.pem"}"#, pki.files, "tls.key-mismatch"),
-            (#"{"hosts": ["example.com"], "certificate": "expired.pem", "key": "expired-key.pem"}"#,
-             pki.files.merging(["expired.pem": String(decoding: expired.certificate, as: UTF8.self),
-                                "expired-key.pem": String(decoding: expired.key, as: UTF8.self)]) { a, _ in a }, "tls.expired"),
+            (
+                #"{"hosts": ["example.com"], "certificate": "expired.pem", "key": "expired-key.pem"}"#,
+                pki.files.merging([
+                    "expired.pem": String(decoding: expired.certificate, as: UTF8.self),
+                    "expired-key.pem": String(decoding: expired.key, as: UTF8.self),
+                ]) { a, _ in a }, "tls.expired"
+            ),
             (#"{"hosts": ["shop.example.net"], "certificate": "shop.pem", "key": "shop-key.pem"}"#, pki.files, "tls.san-mismatch"),
             (#"{"hosts": ["example.com"], "certificate": "missing.pem", "key": "shop-key.pem"}"#, pki.files, "file.unreadable"),
             (#"{"hosts": ["example.com"], "certificate": "ca.pem", "key": "shop-key.pem"}"#, pki.files, "tls.key-mismatch"),
         ]
         for (entry, files, rule) in cases {
             let server = try ServerProcess(
-                config: testConfig(server: #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [\#(entry)]}"#),
+                config: testConfig(
+                    server: #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [\#(entry)]}"#
+                ),
                 files: files,
                 waitForReady: false
             )
@@ -189,9 +215,14 @@ struct TLSTests {
             #expect(!server.stderr.contains("listening on"))
         }
         // A chain listed out of order.
-        let chainFiles = pki.files.merging(["bad-chain.pem": String(decoding: pki.authority.certificate + pki.shop.certificate, as: UTF8.self)]) { a, _ in a }
+        let chainFiles = pki.files.merging([
+            "bad-chain.pem": String(decoding: pki.authority.certificate + pki.shop.certificate, as: UTF8.self)
+        ]) { a, _ in a }
         let chain = try ServerProcess(
-            config: testConfig(server: #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "bad-chain.pem", "key": "shop-key.pem"}]}"#),
+            config: testConfig(
+                server:
+                    #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "bad-chain.pem", "key": "shop-key.pem"}]}"#
+            ),
             files: chainFiles,
             waitForReady: false
         )
@@ -204,9 +235,14 @@ struct TLSTests {
     func expiringSoon() throws {
         let pki = try TestPKI()
         let soon = try DevCertificates.makeLeaf(hosts: ["example.com"], authority: pki.authority, validFromOffset: -86_400, validDays: 7)
-        let files = pki.files.merging(["soon.pem": String(decoding: soon.certificate, as: UTF8.self), "soon-key.pem": String(decoding: soon.key, as: UTF8.self)]) { a, _ in a }
+        let files = pki.files.merging([
+            "soon.pem": String(decoding: soon.certificate, as: UTF8.self), "soon-key.pem": String(decoding: soon.key, as: UTF8.self),
+        ]) { a, _ in a }
         let server = try ServerProcess(
-            config: testConfig(server: #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "soon.pem", "key": "soon-key.pem"}]}"#),
+            config: testConfig(
+                server:
+                    #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "soon.pem", "key": "soon-key.pem"}]}"#
+            ),
             files: files
         )
         defer { server.stop() }
@@ -243,14 +279,19 @@ struct TLSTests {
             "rsa-key.pem": try String(contentsOfFile: directory + "/key.pem", encoding: .utf8),
         ]
         let server = try ServerProcess(
-            config: testConfig(server: #"{"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "rsa.pem", "key": "rsa-key.pem"}]}"#),
+            config: testConfig(
+                server:
+                    #"{"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "certificates": [{"hosts": ["example.com"], "certificate": "rsa.pem", "key": "rsa-key.pem"}]}"#
+            ),
             files: files
         )
         defer { server.stop() }
         for version in [["--tlsv1.3"], ["--tlsv1.2", "--tls-max", "1.2"]] {
             let result = try runTool(
-                ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", server.directory + "/rsa.pem",
-                 "--resolve", "example.com:\(server.proxyPort):127.0.0.1"] + version
+                [
+                    "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", server.directory + "/rsa.pem",
+                    "--resolve", "example.com:\(server.proxyPort):127.0.0.1",
+                ] + version
                     + ["https://example.com:\(server.proxyPort)/.well-known/apple-app-site-association"]
             )
             #expect(String(decoding: result.stdout, as: UTF8.self) == "200", "\(version) \(result.stderr)")
@@ -262,7 +303,8 @@ struct TLSTests {
         let pki = try TestPKI()
         let server = try ServerProcess(
             config: testConfig(
-                server: #"{"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "timeouts": {"header": 1}, "certificates": [{"hosts": ["example.com"], "certificate": "shop.pem", "key": "shop-key.pem"}]}"#
+                server:
+                    #"{"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "timeouts": {"header": 1}, "certificates": [{"hosts": ["example.com"], "certificate": "shop.pem", "key": "shop-key.pem"}]}"#
             ),
             files: pki.files
         )
@@ -277,4 +319,3 @@ struct TLSTests {
         #expect(status == 0 && text.hasPrefix("HTTP/1.1 200 OK"), "others are unaffected")
     }
 }
-

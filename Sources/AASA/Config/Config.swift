@@ -7,7 +7,12 @@ public struct Config: Sendable {
     public var unknownHost: UnknownHostPolicy
     public var server = ServerSettings()
 
-    public init(version: Int = 1, apps: [(name: String, id: Located<String>)] = [], sites: [Site] = [], unknownHost: UnknownHostPolicy = .empty) {
+    public init(
+        version: Int = 1,
+        apps: [(name: String, id: Located<String>)] = [],
+        sites: [Site] = [],
+        unknownHost: UnknownHostPolicy = .empty
+    ) {
         self.version = version
         self.apps = apps
         self.sites = sites

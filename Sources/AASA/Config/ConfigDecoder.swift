@@ -36,7 +36,10 @@ public enum ConfigDecoder {
 
     /// The config without its sites, and the site nodes, each of which decodes on its own
     /// (``decodeSite(_:_:aliases:_:)``), in any order or in parallel.
-    static func decodeRoot(_ root: JSONNode, _ reader: inout NodeReader)
+    static func decodeRoot(
+        _ root: JSONNode,
+        _ reader: inout NodeReader
+    )
         -> (config: Config, aliases: [String: String], siteNodes: [JSONNode])?
     {
         guard let members = root.objectValue else {
@@ -74,11 +77,13 @@ public enum ConfigDecoder {
         }
 
         var aliases: [String: String] = [:]
-        if let appsNode = root["apps"], let appMembers = reader.object(
-            appsNode,
-            JSONPath.root.key("apps"),
-            what: "an object of named app IDs such as {\"shop\": \"ABCDE12345.com.example.shop\"}"
-        ) {
+        if let appsNode = root["apps"],
+            let appMembers = reader.object(
+                appsNode,
+                JSONPath.root.key("apps"),
+                what: "an object of named app IDs such as {\"shop\": \"ABCDE12345.com.example.shop\"}"
+            )
+        {
             for member in appMembers {
                 let path = JSONPath.root.key("apps").key(member.key)
                 if member.key.isEmpty || member.key.contains(".") {
@@ -138,13 +143,24 @@ public enum ConfigDecoder {
             return (config, aliases, [])
         }
         if siteNodes.isEmpty {
-            reader.report(.warning, "config.no-sites", "\"sites\" is empty: every host gets the unknownHost answer", sitesNode.location, sitesPath)
+            reader.report(
+                .warning,
+                "config.no-sites",
+                "\"sites\" is empty: every host gets the unknownHost answer",
+                sitesNode.location,
+                sitesPath
+            )
         }
         config.sites.reserveCapacity(siteNodes.count)
         return (config, aliases, siteNodes)
     }
 
-    static func decodeSite(_ node: JSONNode, _ path: JSONPath, aliases: [String: String], _ reader: inout NodeReader)
+    static func decodeSite(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        aliases: [String: String],
+        _ reader: inout NodeReader
+    )
         -> Site?
     {
         guard let members = reader.object(node, path, what: "a site object such as {\"hosts\": [\"example.com\"], ...}")
@@ -160,7 +176,13 @@ public enum ConfigDecoder {
                 }
             }
             if hostsNode.arrayValue?.isEmpty == true {
-                reader.report(.error, "site.hosts-missing", "\"hosts\" is empty; list at least one host", hostsNode.location, path.key("hosts"))
+                reader.report(
+                    .error,
+                    "site.hosts-missing",
+                    "\"hosts\" is empty; list at least one host",
+                    hostsNode.location,
+                    path.key("hosts")
+                )
             }
         } else {
             reader.report(.error, "site.hosts-missing", "this site has no \"hosts\"; list the host names it serves", node.location, path)
@@ -216,20 +238,36 @@ public enum ConfigDecoder {
         return Site(hosts: hosts, source: .generated(generated), origin: Origin(node.location, path))
     }
 
-    static func decodeService(_ node: JSONNode, _ path: JSONPath, aliases: [String: String], _ reader: inout NodeReader)
+    static func decodeService(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        aliases: [String: String],
+        _ reader: inout NodeReader
+    )
         -> [Located<String>]?
     {
         guard let members = reader.object(node, path, what: "an object such as {\"apps\": [\"shop\"]}") else { return nil }
         reader.checkKeys(members, path, known: serviceKeys, context: path.lastComponentDescription)
         guard let appsNode = node["apps"] else {
-            reader.report(.error, "service.apps-missing", "\(path.lastComponentDescription) needs \"apps\": a list of app names or IDs", node.location, path)
+            reader.report(
+                .error,
+                "service.apps-missing",
+                "\(path.lastComponentDescription) needs \"apps\": a list of app names or IDs",
+                node.location,
+                path
+            )
             return nil
         }
         return resolveApps(appsNode, path.key("apps"), aliases: aliases, &reader)
     }
 
     /// Replaces app names by their IDs; a string containing '.' is taken as a literal app ID.
-    static func resolveApps(_ node: JSONNode, _ path: JSONPath, aliases: [String: String], _ reader: inout NodeReader)
+    static func resolveApps(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        aliases: [String: String],
+        _ reader: inout NodeReader
+    )
         -> [Located<String>]
     {
         var resolved: [Located<String>] = []
@@ -254,7 +292,12 @@ public enum ConfigDecoder {
         return resolved
     }
 
-    static func decodeAppLinks(_ node: JSONNode, _ path: JSONPath, aliases: [String: String], _ reader: inout NodeReader)
+    static func decodeAppLinks(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        aliases: [String: String],
+        _ reader: inout NodeReader
+    )
         -> AppLinksConfig?
     {
         guard let members = reader.object(node, path) else { return nil }
@@ -281,7 +324,13 @@ public enum ConfigDecoder {
                     }
                 }
                 if member.value.arrayValue?.isEmpty == true {
-                    reader.report(.error, "applinks.format", "\"formats\" is empty; name at least one of \"modern\", \"legacy\"", member.value.location, memberPath)
+                    reader.report(
+                        .error,
+                        "applinks.format",
+                        "\"formats\" is empty; name at least one of \"modern\", \"legacy\"",
+                        member.value.location,
+                        memberPath
+                    )
                 }
                 applinks.formats = formats.isEmpty ? [.modern] : formats
             case "defaults":
@@ -302,12 +351,23 @@ public enum ConfigDecoder {
             }
         }
         if node["details"] == nil {
-            reader.report(.error, "applinks.details-missing", "\"applinks\" needs \"details\": [{\"apps\": [...], \"components\": [...]}]", node.location, path)
+            reader.report(
+                .error,
+                "applinks.details-missing",
+                "\"applinks\" needs \"details\": [{\"apps\": [...], \"components\": [...]}]",
+                node.location,
+                path
+            )
         }
         return applinks
     }
 
-    static func decodeDetails(_ node: JSONNode, _ path: JSONPath, aliases: [String: String], _ reader: inout NodeReader)
+    static func decodeDetails(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        aliases: [String: String],
+        _ reader: inout NodeReader
+    )
         -> DetailsConfig?
     {
         guard let members = reader.object(node, path) else { return nil }
@@ -340,7 +400,13 @@ public enum ConfigDecoder {
         if let appsNode = node["apps"] {
             details.apps = resolveApps(appsNode, path.key("apps"), aliases: aliases, &reader)
         } else {
-            reader.report(.error, "details.no-app", "this entry has no \"apps\"; name the apps its components apply to", node.location, path)
+            reader.report(
+                .error,
+                "details.no-app",
+                "this entry has no \"apps\"; name the apps its components apply to",
+                node.location,
+                path
+            )
         }
         if let componentsNode = node["components"] {
             if let items = componentsNode.arrayValue {

@@ -201,7 +201,13 @@ public enum ConfigLoader {
             if parsesPerSite {
                 let (start, lineStart) = siteStarts[index]
                 let parsed = JSONParser.parseValue(
-                    in: configBytes, span: spans[index], start: start, lineStart: lineStart, depth: 2, duplicateKeys: .error)
+                    in: configBytes,
+                    span: spans[index],
+                    start: start,
+                    lineStart: lineStart,
+                    depth: 2,
+                    duplicateKeys: .error
+                )
                 guard let root = parsed.root, parsed.diagnostics.isEmpty else {
                     outcomes[index] = SiteOutcome(syntaxFinding: true)
                     return
@@ -409,7 +415,9 @@ public enum ConfigLoader {
         var parts: [(String, Int)] = []
         if let applinks = document.applinks {
             for details in applinks.details {
-                let name = details.appIDs != nil ? "details entry for \(details.effectiveAppIDs.joined(separator: ", "))"
+                let name =
+                    details.appIDs != nil
+                    ? "details entry for \(details.effectiveAppIDs.joined(separator: ", "))"
                     : "legacy entry for \(details.appID?.value ?? "?")"
                 parts.append((name + " (\(details.origin.path))", JSONWriter.bytes(AASARenderer.render(details)).count))
             }

@@ -125,7 +125,7 @@ public struct HostTable<Value: Sendable>: Sendable {
     init(capacity: Int) { exact.reserveCapacity(capacity) }
 
     /// Inserts `value` for `pattern` unless the pattern is there already; then returns what it maps to.
-    mutating func insertIfAbsent(_ pattern: HostPattern, _ value: Value) -> Value? {
+    package mutating func insertIfAbsent(_ pattern: HostPattern, _ value: Value) -> Value? {
         switch pattern {
         case .exact(let name):
             if let existing = exact[name] { return existing }
@@ -185,13 +185,27 @@ public struct HostTable<Value: Sendable>: Sendable {
 
     /// Lower-cases and strips the port and one trailing dot; keeps IPv6 literals in brackets intact.
     public static func normalize(_ host: String) -> String {
-        var name = host.lowercased()
-        if name.hasPrefix("[") {
-            if let close = name.firstIndex(of: "]") { name = String(name[...close]) }
-        } else if let colon = name.lastIndex(of: ":") {
-            name = String(name[..<colon])
+        var host = host
+        return host.withUTF8 { normalize(bytes: $0) }
+    }
+
+    /// The one host normaliser (config lookups, Host headers, TLS server names): ASCII lower case, no
+    /// port, no trailing dot, built from the bytes in one step.
+    public static func normalize(bytes: UnsafeBufferPointer<UInt8>) -> String {
+        guard !bytes.isEmpty else { return "" }
+        var end = bytes.count
+        if bytes[0] == UInt8(ascii: "[") {
+            if let close = bytes.firstIndex(of: UInt8(ascii: "]")) { end = close + 1 }
+        } else if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
+            end = colon
         }
-        if name.hasSuffix(".") { name.removeLast() }
-        return name
+        if end > 0 && bytes[end - 1] == UInt8(ascii: ".") { end -= 1 }
+        return String(unsafeUninitializedCapacity: end) { output in
+            for offset in 0..<end {
+                let byte = bytes[offset]
+                output[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            }
+            return end
+        }
     }
 }

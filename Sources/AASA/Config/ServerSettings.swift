@@ -129,9 +129,10 @@ extension ServerSettings {
                 && text.filter({ $0 == ":" }).count >= 2
         }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in
-            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && Int(part).map { $0 <= 255 } == true
-        }
+        return parts.count == 4
+            && parts.allSatisfy { part in
+                !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && Int(part).map { $0 <= 255 } == true
+            }
     }
 }
 
@@ -201,7 +202,13 @@ extension ConfigDecoder {
                 settings.listeners = items.enumerated().compactMap { listener($1, memberPath.index($0)) }
                 settings.listenersConfigured = true
                 if items.isEmpty {
-                    reader.report(.error, "server.listen", "\"listen\" is empty; the server would accept nothing", value.location, memberPath)
+                    reader.report(
+                        .error,
+                        "server.listen",
+                        "\"listen\" is empty; the server would accept nothing",
+                        value.location,
+                        memberPath
+                    )
                 }
             case "admin":
                 if value.boolValue == false || value.stringValue == "off" {
@@ -219,8 +226,10 @@ extension ConfigDecoder {
                 for field in fields {
                     let fieldPath = memberPath.key(field.key)
                     switch field.key {
-                    case "requestLineBytes": settings.maxRequestLineBytes = positiveInt(field.value, fieldPath, minimum: 64) ?? settings.maxRequestLineBytes
-                    case "headerBytes": settings.maxHeaderBytes = positiveInt(field.value, fieldPath, minimum: 64) ?? settings.maxHeaderBytes
+                    case "requestLineBytes":
+                        settings.maxRequestLineBytes = positiveInt(field.value, fieldPath, minimum: 64) ?? settings.maxRequestLineBytes
+                    case "headerBytes":
+                        settings.maxHeaderBytes = positiveInt(field.value, fieldPath, minimum: 64) ?? settings.maxHeaderBytes
                     case "headerCount": settings.maxHeaderCount = positiveInt(field.value, fieldPath) ?? settings.maxHeaderCount
                     case "bodyBytes": settings.maxBodyBytes = positiveInt(field.value, fieldPath, minimum: 0) ?? settings.maxBodyBytes
                     default: break
@@ -242,7 +251,13 @@ extension ConfigDecoder {
             case "cacheControl":
                 if let text = reader.string(value, memberPath) {
                     if text.value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value > 0x7E }) {
-                        reader.report(.error, "server.cache-control", "\"cacheControl\" must be printable ASCII on one line", value.location, memberPath)
+                        reader.report(
+                            .error,
+                            "server.cache-control",
+                            "\"cacheControl\" must be printable ASCII on one line",
+                            value.location,
+                            memberPath
+                        )
                     } else {
                         settings.cacheControl = text.value
                     }
@@ -250,7 +265,13 @@ extension ConfigDecoder {
             case "healthPath":
                 if let text = reader.string(value, memberPath) {
                     if !text.value.hasPrefix("/") || text.value.contains("?") || text.value.contains(" ") {
-                        reader.report(.error, "server.health-path", "\"healthPath\" must be a path such as \"/healthz\"", value.location, memberPath)
+                        reader.report(
+                            .error,
+                            "server.health-path",
+                            "\"healthPath\" must be a path such as \"/healthz\"",
+                            value.location,
+                            memberPath
+                        )
                     } else if text.value.hasSuffix("apple-app-site-association") {
                         reader.report(.error, "server.health-path", "\"healthPath\" cannot be an AASA path", value.location, memberPath)
                     } else {
@@ -280,14 +301,20 @@ extension ConfigDecoder {
                     for host in reader.stringArray(hostsNode, itemPath.key("hosts")) ?? [] {
                         switch HostPattern.parse(host.value) {
                         case .success(let pattern): hosts.append(pattern.description)
-                        case .failure(let error): reader.report(.error, "host.invalid", error.message, host.origin.location, host.origin.path)
+                        case .failure(let error):
+                            reader.report(.error, "host.invalid", error.message, host.origin.location, host.origin.path)
                         }
                     }
                     guard let certificate = reader.string(certificateNode, itemPath.key("certificate")),
                         let key = reader.string(keyNode, itemPath.key("key"))
                     else { continue }
                     settings.certificates.append(
-                        ServerSettings.CertificateEntry(hosts: hosts, certificate: certificate.value, key: key.value, origin: Origin(item.location, itemPath))
+                        ServerSettings.CertificateEntry(
+                            hosts: hosts,
+                            certificate: certificate.value,
+                            key: key.value,
+                            origin: Origin(item.location, itemPath)
+                        )
                     )
                 }
             case "reload":

@@ -21,7 +21,15 @@ struct SiteReuse: Sendable {
         /// while that file's bytes are unchanged).
         let buildFindings: [Diagnostic]
 
-        init(span: Range<Int>, start: SourceLocation, index: Int, hash: UInt64, loaded: LoadedSite, decodeFindings: [Diagnostic], buildFindings: [Diagnostic]) {
+        init(
+            span: Range<Int>,
+            start: SourceLocation,
+            index: Int,
+            hash: UInt64,
+            loaded: LoadedSite,
+            decodeFindings: [Diagnostic],
+            buildFindings: [Diagnostic]
+        ) {
             self.span = span
             self.start = start
             self.index = index
@@ -83,7 +91,7 @@ struct SiteReuse: Sendable {
     /// step, so hashing a 1.6 MB config takes a fraction of a millisecond.
     static func hash(_ bytes: [UInt8], _ span: Range<Int>) -> UInt64 {
         bytes.withUnsafeBytes { buffer in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(span.count)
+            var hash: UInt64 = FNV1a.offsetBasis ^ UInt64(span.count)
             var offset = span.lowerBound
             while offset + 8 <= span.upperBound {
                 hash = (hash ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
@@ -91,7 +99,7 @@ struct SiteReuse: Sendable {
                 offset += 8
             }
             while offset < span.upperBound {
-                hash = (hash ^ UInt64(buffer[offset])) &* 0x0000_0100_0000_01B3
+                hash = (hash ^ UInt64(buffer[offset])) &* FNV1a.prime
                 offset += 1
             }
             return hash
@@ -103,7 +111,8 @@ struct SiteReuse: Sendable {
     /// then nothing is reused and the full parse reports what is wrong.
     static func siteSpans(_ bytes: [UInt8]) -> [Range<Int>]? {
         bytes.withUnsafeBufferPointer { text -> [Range<Int>]? in
-            let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+            let quote = UInt8(ascii: "\"")
+            let backslash = UInt8(ascii: "\\")
             var spans: [Range<Int>] = []
             var depth = 0
             var expectingKey = false
@@ -125,7 +134,8 @@ struct SiteReuse: Sendable {
                     }
                     guard cursor < text.count else { return nil }
                     if depth == 1 && expectingKey {
-                        lastKeyIsSites = cursor - start == 5 && text[start] == UInt8(ascii: "s") && text[start + 1] == UInt8(ascii: "i")
+                        lastKeyIsSites =
+                            cursor - start == 5 && text[start] == UInt8(ascii: "s") && text[start + 1] == UInt8(ascii: "i")
                             && text[start + 2] == UInt8(ascii: "t") && text[start + 3] == UInt8(ascii: "e")
                             && text[start + 4] == UInt8(ascii: "s")
                         expectingKey = false

@@ -50,7 +50,9 @@ public enum EntitlementsValidator {
         var rest = source[keyRange.upperBound...]
         guard let arrayStart = rest.firstRange(of: "<array>"), let arrayEnd = rest.firstRange(of: "</array>") else {
             let location = position(of: keyRange.lowerBound, in: source)
-            return ([], [Diagnostic(.error, "entitlement.format", "\(entitlementKey) must be an <array> of <string> entries", at: location)])
+            return (
+                [], [Diagnostic(.error, "entitlement.format", "\(entitlementKey) must be an <array> of <string> entries", at: location)]
+            )
         }
         rest = rest[arrayStart.upperBound..<arrayEnd.lowerBound]
         var entries: [(String, SourceLocation)] = []
@@ -182,7 +184,12 @@ public enum EntitlementsValidator {
         var findings = parseFindings
         if raw.isEmpty && parseFindings.isEmpty {
             findings.append(
-                Diagnostic(.warning, "entitlement.empty", "no associated-domain entries found", at: SourceLocation(offset: 0, line: 1, column: 1))
+                Diagnostic(
+                    .warning,
+                    "entitlement.empty",
+                    "no associated-domain entries found",
+                    at: SourceLocation(offset: 0, line: 1, column: 1)
+                )
             )
         }
         var seen = Set<String>()

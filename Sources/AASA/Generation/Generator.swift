@@ -80,7 +80,13 @@ public enum Generator {
         let origin = component.origin
         func warn(_ rule: String, _ message: String) {
             findings.append(
-                Diagnostic(.warning, rule, "legacy format: \(component.summary) \(message)", at: origin.location, path: origin.path.description)
+                Diagnostic(
+                    .warning,
+                    rule,
+                    "legacy format: \(component.summary) \(message)",
+                    at: origin.location,
+                    path: origin.path.description
+                )
             )
         }
         let queryIsVacuous = AASAValidator.hasVacuousQuery(component)

@@ -53,7 +53,14 @@ public struct JSONParser {
     /// how deeply it is nested (so the depth limit
     /// holds as in a whole-file parse). Lets a large config's sites be parsed in parallel; a value that
     /// does not end exactly at the span's end is a `json.syntax` error.
-    static func parseValue(in bytes: [UInt8], span: Range<Int>, start: SourceLocation, lineStart: Int, depth: Int, duplicateKeys: Severity)
+    static func parseValue(
+        in bytes: [UInt8],
+        span: Range<Int>,
+        start: SourceLocation,
+        lineStart: Int,
+        depth: Int,
+        duplicateKeys: Severity
+    )
         -> JSONParseResult
     {
         var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
@@ -68,7 +75,9 @@ public struct JSONParser {
         do throws(SyntaxError) {
             let value = try parser.parseValue()
             if parser.index != span.upperBound {
-                throw SyntaxError(diagnostic: Diagnostic(.error, "json.syntax", "the value does not end where expected", at: parser.location()))
+                throw SyntaxError(
+                    diagnostic: Diagnostic(.error, "json.syntax", "the value does not end where expected", at: parser.location())
+                )
             }
             return JSONParseResult(root: value, diagnostics: parser.findings)
         } catch {
@@ -482,7 +491,9 @@ public struct JSONParser {
             let high = try parseHex4(escapeStart: escapeStart)
             if (0xD800..<0xDC00).contains(high) {
                 guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
-                else { throw invalidEscape(at: escapeStart, "a high surrogate \\u\(hex(high, width: 4)) must be followed by a low surrogate") }
+                else {
+                    throw invalidEscape(at: escapeStart, "a high surrogate \\u\(hex(high, width: 4)) must be followed by a low surrogate")
+                }
                 index += 2
                 let low = try parseHex4(escapeStart: escapeStart)
                 guard (0xDC00..<0xE000).contains(low) else {
@@ -664,7 +675,7 @@ public struct JSONParser {
     }
 }
 
-func hex(_ value: UInt32, width: Int) -> String {
+func hex(_ value: some BinaryInteger, width: Int) -> String {
     let digits = String(value, radix: 16, uppercase: true)
     return String(repeating: "0", count: max(0, width - digits.count)) + digits
 }

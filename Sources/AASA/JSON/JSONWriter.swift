@@ -174,3 +174,14 @@ struct CompactJSONWriter {
         closeArray()
     }
 }
+
+/// JSON text for values built outside a document (log lines, error bodies): one escaper for the project.
+public enum JSONText {
+    /// `text` as a JSON string literal, quotes included.
+    public static func quoted(_ text: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 2)
+        JSONWriter.writeString(text, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -310,7 +310,9 @@ public struct Matcher: Sendable {
         case .query(let position?):
             let item = rule.queryItems[position]
             let name = show(item.name)
-            let values = text.items.filter { (rule.caseSensitive ? $0.name : $0.name.map(foldCase)) == item.name }.map { "\"\(show($0.value))\"" }
+            let values = text.items.filter { (rule.caseSensitive ? $0.name : $0.name.map(foldCase)) == item.name }.map {
+                "\"\(show($0.value))\""
+            }
             if values.isEmpty {
                 return "query item \"\(name)\" is absent (counts as \"\") and \"\(item.pattern.source)\" needs a value"
             }

@@ -145,8 +145,7 @@ public enum AASADecoder {
         return reader.options(from: members, path)
     }
 
-    static func decodeVariables(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> [SubstitutionVariable]
-    {
+    static func decodeVariables(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> [SubstitutionVariable] {
         guard let members = reader.object(node, path, what: "an object such as {\"food\": [\"taco\", \"pizza\"]}")
         else { return [] }
         var variables: [SubstitutionVariable] = []

@@ -28,9 +28,10 @@ public enum AASARenderer {
             writer.key("applinks")
             write(applinks, to: &writer)
         }
-        for (name, service) in [("webcredentials", document.webcredentials), ("appclips", document.appclips),
-            ("activitycontinuation", document.activitycontinuation)]
-        {
+        for (name, service) in [
+            ("webcredentials", document.webcredentials), ("appclips", document.appclips),
+            ("activitycontinuation", document.activitycontinuation),
+        ] {
             guard let service else { continue }
             writer.key(name)
             writer.openObject()

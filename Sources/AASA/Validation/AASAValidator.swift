@@ -141,7 +141,9 @@ public enum AASAValidator {
         let prefix = scalars[..<dot]
         let bundle = scalars[(dot + 1)...]
         if prefix.count != 10 || !prefix.allSatisfy(isAlphanumeric) {
-            let looksLikeBundle = ["com", "org", "net", "io", "de", "uk", "co", "app"].contains(String(String.UnicodeScalarView(prefix)).lowercased())
+            let looksLikeBundle = ["com", "org", "net", "io", "de", "uk", "co", "app"].contains(
+                String(String.UnicodeScalarView(prefix)).lowercased()
+            )
             let detail =
                 looksLikeBundle
                 ? "it starts with a bundle ID and lacks the Team ID prefix"
@@ -512,7 +514,8 @@ public enum AASAValidator {
                 "pattern.query-in-path",
                 "path pattern \"\(pattern)\" looks like it includes a query string, but '?' is a one-character "
                     + "wildcard in a path and the query is never part of the path; "
-                    + (legacy ? "legacy paths cannot test the query — use components with \"?\" (iOS 13+)"
+                    + (legacy
+                        ? "legacy paths cannot test the query — use components with \"?\" (iOS 13+)"
                         : "move it to the \"?\" key"),
                 origin()
             )

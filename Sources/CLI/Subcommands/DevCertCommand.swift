@@ -21,7 +21,12 @@ enum DevState {
     }
 
     /// Makes (or reuses) the CA, and a leaf for `hosts` unless a valid one covering them exists.
-    static func ensure(hosts: [String], directory: String, now: Int, days: Int = 825) throws -> (Files, createdAuthority: Bool, createdLeaf: Bool) {
+    static func ensure(
+        hosts: [String],
+        directory: String,
+        now: Int,
+        days: Int = 825
+    ) throws -> (Files, createdAuthority: Bool, createdLeaf: Bool) {
         let paths = files(in: directory)
         try Posix.makeDirectories(directory)
         var authority: DevCertificates.PEMPair
@@ -98,7 +103,9 @@ enum DevCertCommand {
                 days: days
             )
             console.err(createdAuthority ? "created a new CA\n" : "reusing the CA in \(directory)\n")
-            console.err(createdLeaf ? "created a certificate for \(hosts.joined(separator: ", "))\n" : "the existing certificate is still valid\n")
+            console.err(
+                createdLeaf ? "created a certificate for \(hosts.joined(separator: ", "))\n" : "the existing certificate is still valid\n"
+            )
             console.out("\(files.caCertificate)\n\(files.certificate)\n\(files.key)\n")
             return ExitStatus.success
         } catch {

@@ -1,5 +1,4 @@
 import AASA
-import Glibc
 import Posix
 import Server
 import TLS
@@ -70,7 +69,9 @@ enum DevCommand {
         do {
             let (made, createdAuthority, createdLeaf) = try DevState.ensure(hosts: hosts, directory: stateDirectory, now: now)
             files = made
-            console.err(createdAuthority ? "created a local CA: \(files.caCertificate)\n" : "reusing the local CA: \(files.caCertificate)\n")
+            console.err(
+                createdAuthority ? "created a local CA: \(files.caCertificate)\n" : "reusing the local CA: \(files.caCertificate)\n"
+            )
             if createdLeaf { console.err("created a certificate for \(hosts.joined(separator: ", "))\n") }
         } catch {
             console.err("error: cannot create certificates in \(stateDirectory): \(error)\n")
@@ -93,64 +94,48 @@ enum DevCommand {
                 }
             }
             if app == placeholderApp {
-                console.err("warning: the starter config lists the placeholder app \(placeholderApp); pass --app TEAMID.bundle or edit \(configPath)\n")
+                console.err(
+                    "warning: the starter config lists the placeholder app \(placeholderApp); pass --app TEAMID.bundle or edit \(configPath)\n"
+                )
             }
         }
-        guard let (initial, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
-        var loaded = initial
-        let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
+        // Serving settings: HTTPS only, with the dev certificate; the rest of the user's server settings
+        // (cache control, limits) apply, and keep applying across reloads.
+        let certificate = ServerSettings.CertificateEntry(
+            hosts: hosts,
+            // Absolute paths: certificate paths are resolved against the config's directory otherwise.
+            certificate: Posix.canonicalPath(files.certificate),
+            key: Posix.canonicalPath(files.key)
+        )
+        let source = ConfigSource(path: configPath) { [addresses] configured in
+            var settings = configured
+            settings.listeners = addresses.map { ServerSettings.Listener(address: $0, port: port, tls: true) }
+            settings.listenersConfigured = true
+            settings.admin = nil
+            settings.certificates = [certificate]
+            return settings
+        }
+        guard let loaded = ConfigFiles.load(source, console: console) else { return ExitStatus.usage }
+        let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: loaded.sources)
         printer.print(loaded.diagnostics.sortedForDisplay(), to: console)
-        if loaded.hasErrors { return ExitStatus.failure }
-        for host in hosts where loaded.site(forHost: host) == nil {
+        if loaded.diagnostics.hasErrors { return ExitStatus.failure }
+        for host in hosts where loaded.config.site(forHost: host) == nil {
             console.err("warning: \(configPath) has no site for \(host); it will get the unknownHost answer\n")
         }
 
-        // Serving settings: HTTPS only, with the dev certificate.
-        var settings = loaded.config?.server ?? ServerSettings()
-        settings.listeners = addresses.map { ServerSettings.Listener(address: $0, port: port, tls: true) }
-        settings.admin = nil
-        // Absolute paths: certificate paths are resolved against the config's directory otherwise.
-        settings.certificates = [
-            ServerSettings.CertificateEntry(
-                hosts: hosts,
-                certificate: Posix.canonicalPath(files.certificate),
-                key: Posix.canonicalPath(files.key)
-            )
-        ]
-        loaded.config?.server = settings
-        let tls = TLSSetup.load(settings, configPath: configPath, now: now)
-        for finding in tls.diagnostics { console.err(printer.human(finding) + "\n") }
-        guard let contexts = tls.contexts else { return ExitStatus.failure }
-
         let profilePath = stateDirectory + "/aasa-dev-ca.mobileconfig"
-        if let caPEM = try? Posix.readFile(files.caCertificate) {
+        if let caPEM = try? Posix.readFile(files.caCertificate, limit: Posix.ReadLimit.certificate) {
             try? Posix.writeFileAtomically(Array(mobileConfig(caPEM: caPEM).utf8), to: profilePath)
         }
         console.out(instructions(hosts: hosts, files: files, profilePath: profilePath, port: port))
 
-        // Binding to 443 without privilege: say exactly how to fix it.
-        let reloadPath = configPath
-        let devSettings = settings
-        return HTTPServer.run(
-            initial: loaded,
-            tls: contexts,
-            loadMicroseconds: 0,
-            options: HTTPServer.Options(),
-            watchedFiles: ServeCommand.watchedFiles(configPath, loaded),
-            reload: { [lastLoaded = ServeCommand.LastLoadedConfig(loaded)] in
-                // The dev listeners and certificate stay in force across reloads of the config.
-                let result = ServeCommand.reloadConfig(reloadPath, reusing: lastLoaded)
-                guard case .loaded(var reloaded, _, let microseconds, let files, let replaced) = result else { return result }
-                reloaded.config?.server = devSettings
-                return .loaded(reloaded, tls: nil, microseconds: microseconds, files: files, replaced: replaced)
-            },
-            bindFailureHint: { code in
-                guard code == EACCES, port < 1024 else { return nil }
-                return " — binding port \(port) needs privilege: run `sudo setcap cap_net_bind_service=+ep "
-                    + "\(CommandLine.arguments.first ?? "aasa-server")` once, or run as root, or use --port 8443 "
-                    + "(fine for curl, but a device cannot use it: entitlements carry no port)"
-            }
-        )
+        return HTTPServer.run(source: source, initial: loaded) { error in
+            // Binding to 443 without privilege: say exactly how to fix it.
+            guard error.isPermissionDenied, port < 1024 else { return nil }
+            return "binding port \(port) needs privilege: run `sudo setcap cap_net_bind_service=+ep "
+                + "\(Posix.executablePath() ?? "aasa-server")` once, or run as root, or use --port 8443 "
+                + "(fine for curl, but a device cannot use it: entitlements carry no port)"
+        }
     }
 
     static func starterConfig(hosts: [String], app: String) -> String {
@@ -197,7 +182,8 @@ enum DevCommand {
 
             """
         for host in hosts {
-            text += "    curl --cacert \(files.caCertificate) --resolve \(host):\(port):127.0.0.1 -sI https://\(host)\(shownPort)/.well-known/apple-app-site-association\n"
+            text +=
+                "    curl --cacert \(files.caCertificate) --resolve \(host):\(port):127.0.0.1 -sI https://\(host)\(shownPort)/.well-known/apple-app-site-association\n"
         }
         return text + "\n"
     }

@@ -91,7 +91,11 @@ enum MatchCommand {
             } else if let loaded = loadedConfig {
                 let host = arguments.value("--host") ?? url.host ?? ""
                 if host.isEmpty {
-                    return CommandLineTool.usageError("\"\(urlText)\" has no host; give a full URL or --host", console: console, usage: usage)
+                    return CommandLineTool.usageError(
+                        "\"\(urlText)\" has no host; give a full URL or --host",
+                        console: console,
+                        usage: usage
+                    )
                 }
                 if let index = loaded.sites.firstIndex(where: { site in loaded.site(forHost: host)?.site.origin == site.site.origin }),
                     let document = loaded.sites[index].document

@@ -1,8 +1,6 @@
 import AASA
 import Posix
 import Server
-import Synchronization
-import TLS
 
 enum ServeCommand {
     static let defaultConfig = "config/example.json"
@@ -67,98 +65,28 @@ enum ServeCommand {
             }
         }
         if arguments.value("--config") == nil && !Files.exists(configPath) {
-            console.err("error: no --config given and \(defaultConfig) does not exist here; run from the repository root or pass --config FILE\n")
+            console.err(
+                "error: no --config given and \(defaultConfig) does not exist here; run from the repository root or pass --config FILE\n"
+            )
             return ExitStatus.usage
         }
 
-        let clock = ContinuousClock()
-        let start = clock.now
-        guard let (loaded, tls, diagnostics, sources) = ConfigFiles.loadServing(configPath, console: console, now: Int(Posix.unixTime()))
-        else { return ExitStatus.usage }
-        let elapsed = start.duration(to: clock.now)
-        let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
-        printer.print(diagnostics.sortedForDisplay(), to: console)
-        if diagnostics.hasErrors {
-            console.err("\(configPath): \(diagnostics.errorCount) error(s); not serving\n")
+        let source = ConfigSource(path: configPath, adjustSettings: options.apply)
+        guard let loaded = ConfigFiles.load(source, console: console) else { return ExitStatus.usage }
+        let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: loaded.sources)
+        printer.print(loaded.diagnostics.sortedForDisplay(), to: console)
+        if loaded.diagnostics.hasErrors {
+            console.err("\(configPath): \(loaded.diagnostics.errorCount) error(s); not serving\n")
             return ExitStatus.failure
         }
         if arguments.has("--check-config") {
-            let hosts = loaded.sites.reduce(0) { $0 + $1.site.hosts.count }
+            let hosts = loaded.config.sites.reduce(0) { $0 + $1.site.hosts.count }
             console.err(
-                "\(configPath): ok — \(loaded.sites.count) site(s), \(hosts) host(s), "
+                "\(configPath): ok — \(loaded.config.sites.count) site(s), \(hosts) host(s), "
                     + "\(loaded.diagnostics.warningCount) warning(s)\n"
             )
             return ExitStatus.success
         }
-        return HTTPServer.run(
-            initial: loaded,
-            tls: tls,
-            loadMicroseconds: microseconds(elapsed),
-            options: options,
-            watchedFiles: watchedFiles(configPath, loaded),
-            reload: { [lastLoaded = LastLoadedConfig(loaded)] in reloadConfig(configPath, reusing: lastLoaded) }
-        )
-    }
-
-    /// The config, every hosted document and every certificate and key: what a reload reads.
-    static func watchedFiles(_ configPath: String, _ loaded: LoadedConfig) -> [String] {
-        var files = [configPath]
-        files += loaded.sites.compactMap(\.file)
-        for certificate in loaded.config?.server.certificates ?? [] {
-            files.append(ConfigLoader.resolve(certificate.certificate, relativeTo: configPath))
-            files.append(ConfigLoader.resolve(certificate.key, relativeTo: configPath))
-        }
-        var seen = Set<String>()
-        return files.filter { seen.insert($0).inserted }
-    }
-
-    static func microseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds) * 1_000_000 + Int(duration.components.attoseconds / 1_000_000_000_000)
-    }
-
-    /// The config the running snapshot was built from: a reload takes over every site whose bytes it
-    /// did not change (see `ConfigLoader.load(configBytes:configPath:readFile:reusing:)`).
-    final class LastLoadedConfig: Sendable {
-        let config: Mutex<LoadedConfig>
-        init(_ config: LoadedConfig) { self.config = Mutex(config) }
-    }
-
-    /// Re-reads the config for a reload: the new config, or the error lines that keep the old one serving.
-    static func reloadConfig(_ path: String, reusing lastLoaded: LastLoadedConfig) -> HTTPServer.LoadResult {
-        let clock = ContinuousClock()
-        let start = clock.now
-        guard case .success(let bytes) = Files.read(path) else {
-            return .rejected(["cannot read \(path): \(Files.readErrorMessage(path))"])
-        }
-        let previous = lastLoaded.config.withLock { $0 }
-        let loaded = ConfigLoader.load(
-            configBytes: bytes,
-            configPath: path,
-            readFile: { Files.read($0) },
-            reusing: previous,
-            parallel: { Posix.parallelFor($0, $1) }
-        )
-        var diagnostics = loaded.diagnostics
-        var contexts: TLSContexts?
-        if let settings = loaded.config?.server, !loaded.hasErrors {
-            let tls = TLSSetup.load(settings, configPath: path, now: Int(Posix.unixTime()))
-            diagnostics += tls.diagnostics
-            contexts = tls.contexts
-        }
-        let errors = diagnostics.filter { $0.severity == .error }
-        if !errors.isEmpty {
-            return .rejected(errors.sortedForDisplay().prefix(10).map(\.description))
-        }
-        let replaced = lastLoaded.config.withLock { current in
-            defer { current = loaded }
-            return current
-        }
-        return .loaded(
-            loaded,
-            tls: contexts,
-            microseconds: microseconds(start.duration(to: clock.now)),
-            files: watchedFiles(path, loaded),
-            replaced: replaced
-        )
+        return HTTPServer.run(source: source, initial: loaded)
     }
 }

@@ -1,5 +1,6 @@
 import AASA
 import Posix
+import Server
 
 enum ValidateCommand {
     static let subcommand = CommandLineTool.Subcommand(
@@ -55,11 +56,10 @@ enum ValidateCommand {
         var sources: [String: [UInt8]] = [:]
         var loadedConfig: LoadedConfig?
         if let config {
-            guard let (loaded, _, diagnostics, configSources) = ConfigFiles.loadServing(config, console: console, now: Int(Posix.unixTime()))
-            else { return ExitStatus.usage }
-            loadedConfig = loaded
-            sources.merge(configSources) { first, _ in first }
-            findings += diagnostics
+            guard let loaded = ConfigFiles.load(ConfigSource(path: config), console: console) else { return ExitStatus.usage }
+            loadedConfig = loaded.config
+            sources.merge(loaded.sources) { first, _ in first }
+            findings += loaded.diagnostics
         }
         if let file {
             guard let bytes = Files.readArgument(file, console: console) else { return ExitStatus.usage }

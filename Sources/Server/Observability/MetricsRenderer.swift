@@ -1,66 +1,5 @@
 import Synchronization
 
-/// Counters one event loop updates without contention (its own Mutex), merged when `/metrics` is read.
-struct LoopStats {
-    struct RequestKey: Hashable {
-        var site: String
-        var pathClass: PathClass
-        var status: Int
-    }
-
-    var requests: [RequestKey: Int] = [:]
-    var responseBytes = 0
-    var botFetches: [String: Int] = [:]
-    var botLastFetch: [String: Double] = [:]
-    var connectionsAccepted = 0
-    var connectionsEvicted = 0
-    var timeouts: [String: Int] = [:]
-
-    mutating func merge(_ other: LoopStats) {
-        requests.merge(other.requests, uniquingKeysWith: +)
-        responseBytes += other.responseBytes
-        botFetches.merge(other.botFetches, uniquingKeysWith: +)
-        botLastFetch.merge(other.botLastFetch, uniquingKeysWith: max)
-        connectionsAccepted += other.connectionsAccepted
-        connectionsEvicted += other.connectionsEvicted
-        timeouts.merge(other.timeouts, uniquingKeysWith: +)
-    }
-}
-
-/// Identifies the connection waiting for a `POST /reload` answer.
-struct AdminReloadTicket: Sendable, Equatable {
-    var loop: Int
-    var slot: Int
-    var serial: Int
-}
-
-/// Process-wide state shared by all loops and the main thread.
-final class ServerState: Sendable {
-    let snapshot: Mutex<Snapshot>
-    let openConnections = Atomic<Int>(0)
-    let draining = Atomic<Bool>(false)
-    let reloadSuccesses = Atomic<Int>(0)
-    let reloadFailures = Atomic<Int>(0)
-    /// Microseconds the last successful load took.
-    let lastLoadMicroseconds = Atomic<Int>(0)
-    let lastReloadFailed = Atomic<Bool>(false)
-    /// Unix time (milliseconds) of the last reload attempt, 0 before the first.
-    let lastReloadAttemptMilliseconds = Atomic<Int>(0)
-    let startedAt: Double
-    /// `POST /reload` requests waiting for the main thread, and their answers for the loops.
-    let adminReloadRequests = Mutex<[AdminReloadTicket]>([])
-    let adminReloadResults = Mutex<[(AdminReloadTicket, String)]>([])
-    let mainWakeFD: Int32
-
-    init(snapshot: Snapshot, startedAt: Double, mainWakeFD: Int32) {
-        self.snapshot = Mutex(snapshot)
-        self.startedAt = startedAt
-        self.mainWakeFD = mainWakeFD
-    }
-
-    var current: Snapshot { snapshot.withLock { $0 } }
-}
-
 /// Prometheus text exposition (version 0.0.4) of the merged counters.
 enum MetricsRenderer {
     static func render(_ stats: LoopStats, state: ServerState) -> String {
@@ -70,7 +9,9 @@ enum MetricsRenderer {
         var out = ""
         out += "# HELP aasa_requests_total Requests answered, by site (first host of the site), path class and status.\n"
         out += "# TYPE aasa_requests_total counter\n"
-        for (key, count) in stats.requests.sorted(by: { ($0.key.site, $0.key.pathClass.rawValue, $0.key.status) < ($1.key.site, $1.key.pathClass.rawValue, $1.key.status) }) {
+        for (key, count) in stats.requests.sorted(by: {
+            ($0.key.site, $0.key.pathClass.rawValue, $0.key.status) < ($1.key.site, $1.key.pathClass.rawValue, $1.key.status)
+        }) {
             out += "aasa_requests_total{host=\"\(escape(key.site))\",path=\"\(key.pathClass.label)\",status=\"\(key.status)\"} \(count)\n"
         }
         out += "# HELP aasa_bot_fetches_total AASA fetches by Apple's CDN (User-Agent AASA-Bot/...), by site.\n"
@@ -102,16 +43,19 @@ enum MetricsRenderer {
         out += "# HELP aasa_config_loaded_timestamp_seconds When the config in force was loaded.\n"
         out += "# TYPE aasa_config_loaded_timestamp_seconds gauge\naasa_config_loaded_timestamp_seconds \(format3(snapshot.loadedAt))\n"
         out += "# HELP aasa_config_load_seconds How long loading the config in force took.\n"
-        out += "# TYPE aasa_config_load_seconds gauge\naasa_config_load_seconds \(format6(Double(state.lastLoadMicroseconds.load(ordering: .relaxed)) / 1e6))\n"
+        out +=
+            "# TYPE aasa_config_load_seconds gauge\naasa_config_load_seconds \(format6(Double(state.lastLoadMicroseconds.load(ordering: .relaxed)) / 1e6))\n"
         out += "# HELP aasa_reload_success_total Successful config reloads.\n"
         out += "# TYPE aasa_reload_success_total counter\naasa_reload_success_total \(state.reloadSuccesses.load(ordering: .relaxed))\n"
         out += "# HELP aasa_reload_failure_total Rejected config reloads (the previous config kept serving).\n"
         out += "# TYPE aasa_reload_failure_total counter\naasa_reload_failure_total \(state.reloadFailures.load(ordering: .relaxed))\n"
         out += "# HELP aasa_reload_last_success 1 if the last reload attempt succeeded (or none was made), 0 if it was rejected.\n"
-        out += "# TYPE aasa_reload_last_success gauge\naasa_reload_last_success \(state.lastReloadFailed.load(ordering: .relaxed) ? 0 : 1)\n"
+        out +=
+            "# TYPE aasa_reload_last_success gauge\naasa_reload_last_success \(state.lastReloadFailed.load(ordering: .relaxed) ? 0 : 1)\n"
         out += "# HELP aasa_reload_last_attempt_timestamp_seconds When the last reload was attempted (0: never).\n"
         out += "# TYPE aasa_reload_last_attempt_timestamp_seconds gauge\n"
-        out += "aasa_reload_last_attempt_timestamp_seconds \(format3(Double(state.lastReloadAttemptMilliseconds.load(ordering: .relaxed)) / 1000))\n"
+        out +=
+            "aasa_reload_last_attempt_timestamp_seconds \(format3(Double(state.lastReloadAttemptMilliseconds.load(ordering: .relaxed)) / 1000))\n"
         out += "# HELP aasa_draining 1 while shutting down.\n"
         out += "# TYPE aasa_draining gauge\naasa_draining \(state.draining.load(ordering: .relaxed) ? 1 : 0)\n"
         return out

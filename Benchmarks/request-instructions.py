@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Instructions the server executes per request, counted by valgrind's callgrind: unlike CPU time
+these repeat exactly for the same binary and inputs, so two builds (or two ideas) can be compared
+on a noisy machine to within a fraction of a percent.
+
+Each cell is measured as the difference between two runs of the server under callgrind, one with N
+requests and one with 6N, divided by 5N: start-up and shutdown cancel out.
+
+Cells: keep-alive (one connection, sequential requests), new connection (Connection: close, a
+connection per request), HTTPS keep-alive, a full TLS 1.3 handshake + GET per connection, and a ~101 KB
+document over keep-alive. Only user-space instructions are counted: the kernel's share of a request
+(the system calls) is the same for every build that makes the same calls.
+
+Usage: Benchmarks/request-instructions.py [--requests 2000] [--binary PATH]... [--tests keep-alive,...]
+With no --binary, builds this checkout in release mode. Needs valgrind. Loopback only.
+"""
+import argparse
+import json
+import os
+import re
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchcommon import free_port, release_binary  # noqa: E402
+
+REQUEST = b"GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n"
+CLOSE = b"GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"
+
+
+def read_response(sock):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+    while len(rest) < length:
+        rest += sock.recv(65536)
+
+
+def keep_alive(port, count, tls=False):
+    sock = socket.create_connection(("127.0.0.1", port))
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        sock = context.wrap_socket(sock, server_hostname="example.com")
+    for _ in range(count):
+        sock.sendall(REQUEST)
+        read_response(sock)
+    sock.close()
+
+
+def new_connections(port, count):
+    for _ in range(count):
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(CLOSE)
+            while sock.recv(65536):
+                pass
+
+
+def new_tls_connections(port, count):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    for _ in range(count):
+        # A fresh SSLSocket without a session: a full handshake every time.
+        with context.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="example.com") as sock:
+            sock.sendall(CLOSE)
+            while sock.recv(65536):
+                pass
+
+
+def large_keep_alive(port, count):
+    sock = socket.create_connection(("127.0.0.1", port))
+    request = REQUEST.replace(b"example.com", b"large.example.com")
+    for _ in range(count):
+        sock.sendall(request)
+        read_response(sock)
+    sock.close()
+
+
+CELLS = {
+    "keep-alive": lambda port, tls_port, n: keep_alive(port, n),
+    "new connection": lambda port, tls_port, n: new_connections(port, n),
+    "https keep-alive": lambda port, tls_port, n: keep_alive(tls_port, n, tls=True),
+    "tls handshake": lambda port, tls_port, n: new_tls_connections(tls_port, n // 10),
+    "101 KB keep-alive": lambda port, tls_port, n: large_keep_alive(port, n),
+}
+# Full handshakes are slow under valgrind: those cells run a tenth of the requests.
+DIVISOR = {"tls handshake": 10}
+
+
+def measure(binary, work, cell, count):
+    port, tls_port = free_port(), free_port()
+    config = f"{work}/config.json"
+    with open(config, "w") as f:
+        json.dump({"version": 1, "sites": [{"hosts": ["example.com"], "file": "doc"}, {"hosts": ["large.example.com"], "file": "large"}],
+                   "server": {"listen": [f"127.0.0.1:{port}", {"address": "127.0.0.1", "port": tls_port, "tls": True}],
+                              "admin": "off", "threads": 1, "accessLog": False, "reload": {"watch": False}, "maxRequestsPerConnection": 1000000,
+                              "certificates": [{"hosts": ["example.com", "large.example.com"], "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
+    out = f"{work}/callgrind.out"
+    process = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "serve", "--config", config],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise SystemExit("server did not start under valgrind")
+            time.sleep(0.2)
+    CELLS[cell](port, tls_port, count)
+    process.terminate()
+    process.wait(timeout=120)
+    with open(out) as f:
+        text = f.read()
+    return int(re.search(r"^summary: (\d+)", text, re.M).group(1))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--binary", action="append")
+    parser.add_argument("--tests", default=",".join(CELLS))
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="aasa-instr-")
+    # valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: measure copies without debug info.
+    binaries = []
+    for index, binary in enumerate(args.binary or [release_binary()]):
+        stripped = f"{work}/{index}-{os.path.basename(binary)}"
+        subprocess.run(["strip", "--strip-debug", "-o", stripped, binary], check=True)
+        binaries.append(stripped)
+    document = json.dumps({"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"],
+                           "components": [{"/": f"/c{i}/*"} for i in range(60)]}]}}, separators=(",", ":"))
+    with open(f"{work}/doc", "w") as f:
+        f.write(document)
+    large = json.dumps({"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"],
+                        "components": [{"/": f"/collection-{i}/*", "comment": f"collection {i} pages"} for i in range(1700)]}]}},
+                       separators=(",", ":"))
+    with open(f"{work}/large", "w") as f:
+        f.write(large)
+    subprocess.run([binaries[0], "dev-cert", "--host", "example.com", "--host", "large.example.com", "--out", f"{work}/tls"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    print("| cell | " + " | ".join(args.binary or ["this checkout"]) + " |")
+    print("|---|" + "---:|" * len(binaries))
+    for cell in args.tests.split(","):
+        row = []
+        for binary in binaries:
+            small = measure(binary, work, cell, args.requests)
+            many = measure(binary, work, cell, args.requests * 6)
+            row.append((many - small) / (args.requests * 5 / DIVISOR.get(cell, 1)))
+        print(f"| {cell}, instructions/request | " + " | ".join(f"{value:,.0f}" for value in row) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

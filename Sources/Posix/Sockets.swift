@@ -1,0 +1,213 @@
+internal import CLinux
+internal import Glibc
+
+extension Posix {
+    /// A bound, listening, non-blocking, close-on-exec TCP socket and the port it got (port 0 picks one).
+    /// No SO_REUSEPORT: a second server started by mistake must fail with "address in use", not share.
+    public static func listen(address: String, port: Int, backlog: Int32 = 4096) throws(SystemError) -> (fd: Int32, port: Int) {
+        let isV6 = address.contains(":")
+        let family = isV6 ? AF_INET6 : AF_INET
+        let fd = try check("socket") {
+            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        do throws(SystemError) {
+            try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+            // "::" must not also claim IPv4, so "0.0.0.0" and "::" can be listed side by side.
+            if isV6 { try setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
+            var storage = try socketAddress(address, port: port)
+            try check("bind") {
+                withUnsafePointer(to: &storage.address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, storage.length) }
+                }
+            }
+            try check("listen") { Glibc.listen(fd, backlog) }
+            return (fd, try localPort(fd))
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// A connected, non-blocking, close-on-exec TCP socket; the connection completes in the background
+    /// (wait for writable, then ``connectionError(_:)``).
+    public static func startConnect(address: String, port: Int) throws(SystemError) -> Int32 {
+        let family = address.contains(":") ? AF_INET6 : AF_INET
+        let fd = try check("socket") {
+            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        do throws(SystemError) {
+            var storage = try socketAddress(address, port: port)
+            let (result, code) = retrying {
+                withUnsafePointer(to: &storage.address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, storage.length) }
+                }
+            }
+            if result < 0 && code != EINPROGRESS { throw SystemError(call: "connect", code: code) }
+            return fd
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// The error of a background connect once the socket is writable (nil: connected).
+    public static func connectionError(_ fd: Int32) -> SystemError? {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &value, &length) == 0 else {
+            return SystemError(call: "getsockopt", code: errno)
+        }
+        return value == 0 ? nil : SystemError(call: "connect", code: value)
+    }
+
+    private static func socketAddress(_ address: String, port: Int) throws(SystemError) -> (address: sockaddr_storage, length: socklen_t) {
+        var storage = sockaddr_storage()
+        if address.contains(":") {
+            var address6 = sockaddr_in6()
+            address6.sin6_family = sa_family_t(AF_INET6)
+            address6.sin6_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET6, address, &address6.sin6_addr) == 1 else {
+                throw SystemError(call: "inet_pton(\(address))", code: EINVAL)
+            }
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address6, as: sockaddr_in6.self) }
+            return (storage, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
+        var address4 = sockaddr_in()
+        address4.sin_family = sa_family_t(AF_INET)
+        address4.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, address, &address4.sin_addr) == 1 else {
+            throw SystemError(call: "inet_pton(\(address))", code: EINVAL)
+        }
+        withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address4, as: sockaddr_in.self) }
+        return (storage, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+
+    public static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(SystemError) {
+        var value = value
+        try check("setsockopt") { setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) }
+    }
+
+    /// Small responses on a kept-alive connection must not wait for the client's delayed ACK (Nagle).
+    public static func setNoDelay(_ fd: Int32) {
+        var one: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    public static func localPort(_ fd: Int32) throws(SystemError) -> Int {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        try check("getsockname") {
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+        }
+        return withUnsafePointer(to: &storage) { pointer in
+            if Int32(pointer.pointee.ss_family) == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+        }
+    }
+
+    public enum AcceptResult {
+        case accepted(fd: Int32, peer: String)
+        case wouldBlock
+    }
+
+    /// Accepts one connection, non-blocking and close-on-exec, with the peer's address as text.
+    public static func accept(_ listener: Int32) throws(SystemError) -> AcceptResult {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let (fd, code) = retrying {
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    CLinux_accept4(listener, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                }
+            }
+        }
+        if fd >= 0 { return .accepted(fd: fd, peer: addressText(&storage)) }
+        switch code {
+        // ECONNABORTED: the client gave up while queued; nothing to accept, not an error.
+        case EAGAIN, EWOULDBLOCK, ECONNABORTED: return .wouldBlock
+        default: throw SystemError(call: "accept4", code: code)
+        }
+    }
+
+    static func addressText(_ storage: inout sockaddr_storage) -> String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        func decoded() -> String { String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        return withUnsafePointer(to: &storage) { pointer -> String in
+            if Int32(pointer.pointee.ss_family) == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    var raw = address.pointee.sin6_addr
+                    inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+                    return decoded()
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                var raw = address.pointee.sin_addr
+                inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+                return decoded()
+            }
+        }
+    }
+
+    /// One read into `buffer`; `.closed` at end of stream.
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        receive(fd, into: buffer, flags: 0, call: "read")
+    }
+
+    /// Copies what is waiting without consuming it (a PROXY header must be read before OpenSSL reads the socket).
+    public static func peek(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        receive(fd, into: buffer, flags: Int32(MSG_PEEK), call: "recv")
+    }
+
+    private static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, flags: Int32, call: String) -> IOResult {
+        let (count, code) = retrying { recv(fd, buffer.baseAddress, buffer.count, flags) }
+        if count > 0 { return .bytes(count) }
+        if count == 0 { return .closed }
+        if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock(.readable) }
+        return .failed(SystemError(call: call, code: code).description)
+    }
+
+    /// One write, without raising SIGPIPE on a closed peer.
+    public static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> IOResult {
+        let (count, code) = retrying { send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
+        if count >= 0 { return .bytes(count) }
+        if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock(.writable) }
+        if code == EPIPE || code == ECONNRESET { return .closed }
+        return .failed(SystemError(call: "send", code: code).description)
+    }
+
+    /// Writes all of `bytes` to a blocking descriptor (stderr, stdout, a file); false if it failed.
+    @discardableResult
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { writeAll(fd, $0) == nil }
+    }
+
+    static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < raw.count {
+            let (count, code) = retrying { Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset) }
+            if count <= 0 { return count < 0 ? code : EIO }
+            offset += count
+        }
+        return nil
+    }
+
+    public static func close(_ fd: Int32) {
+        // EINTR on close: the descriptor is gone either way on Linux; retrying could close another's fd.
+        _ = Glibc.close(fd)
+    }
+
+    public static func shutdownWrite(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Close with RST: frees kernel buffers at once for connections we give up on (timeouts, eviction).
+    public static func abort(_ fd: Int32) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        _ = Glibc.close(fd)
+    }
+}

@@ -1,0 +1,87 @@
+import HTTP1
+import Posix
+import Synchronization
+
+/// Counting and logging what a loop answered.
+extension EventLoop {
+    static let botPrefix = Array("AASA-Bot/".utf8)
+
+    func record(_ connection: Connection, _ head: RequestHead, status: Int, bytes: Int, site: String, pathClass: PathClass) {
+        connection.machine.input.withUnsafeBufferPointer { buffer in
+            let isBot =
+                head.userAgentRange.map { range in
+                    range.count >= 9
+                        && Router.equal(
+                            UnsafeBufferPointer(rebasing: buffer[range.lowerBound..<(range.lowerBound + 9)]),
+                            EventLoop.botPrefix
+                        )
+                } ?? false
+            let wallTime = isBot || settings.accessLog ? Posix.unixTime() : 0
+            pendingStats.count(LoopStats.RequestKey(site: site, pathClass: pathClass, status: status), bytes: bytes)
+            if isBot && pathClass == .aasa {
+                pendingStats.add { stats in
+                    stats.botFetches[site, default: 0] += 1
+                    stats.botLastFetch[site] = wallTime
+                }
+            }
+            guard settings.accessLog else { return }
+            func text(_ range: Range<Int>?) -> String {
+                range.map { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) } ?? "-"
+            }
+            var client = connection.clientAddress
+            if settings.trustForwardedHeaders, let forwarded = head.forwardedForRange,
+                let first = text(forwarded).split(separator: ",").first
+            {
+                client = first.trimmingSpaces()
+            }
+            accessLog.append(
+                AccessLog.Entry(
+                    client: client,
+                    host: text(head.hostRange),
+                    method: head.method == .unknown ? text(head.methodRange) : head.method.name,
+                    target: text(head.targetRange),
+                    status: status,
+                    bytes: bytes,
+                    userAgent: text(head.userAgentRange),
+                    durationMicros: duration(connection)
+                ),
+                unixTime: wallTime
+            )
+        }
+    }
+
+    /// A request refused before it could be routed (malformed, too large, too slow).
+    func recordRejected(_ connection: Connection, status: Int, bytes: Int) {
+        pendingStats.count(LoopStats.RequestKey(site: "-", pathClass: .other, status: status), bytes: bytes)
+        guard settings.accessLog else { return }
+        accessLog.append(
+            AccessLog.Entry(
+                client: connection.clientAddress,
+                host: "-",
+                method: "-",
+                target: "-",
+                status: status,
+                bytes: bytes,
+                userAgent: "-",
+                durationMicros: duration(connection)
+            ),
+            unixTime: Posix.unixTime()
+        )
+    }
+
+    /// Adds what this batch counted to the loop's shared counters (read by `/metrics`).
+    func publishStats() { pendingStats.publish(into: stats.stats) }
+
+    private func duration(_ connection: Connection) -> Int64 {
+        connection.machine.requestStartedAt.map { max(0, Posix.monotonicMicroseconds() - $0) } ?? 0
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> String {
+        var text = self
+        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
+        while text.last == " " || text.last == "\t" { text = text.dropLast() }
+        return String(text)
+    }
+}

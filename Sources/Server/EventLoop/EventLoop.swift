@@ -1,0 +1,296 @@
+import AASA
+import HTTP1
+import Posix
+import Synchronization
+import TLS
+
+/// One thread's epoll loop. It accepts on its listeners, then for every connection reports what the
+/// socket did to the connection's state machine and carries out the actions it asks for. Nothing here
+/// decides about the protocol, and nothing blocks except `epoll_wait`.
+final class EventLoop {
+    static let listenerTokenBase: UInt64 = 1 << 40
+    /// How often deadlines are checked; timeouts are accurate to this.
+    static let sweepMilliseconds: Int32 = 100
+
+    let index: Int
+    let epoll: Epoll
+    let state: ServerState
+    let settings: LoopSettings
+    let stats: StatsRegistry.Box
+    let registry: StatsRegistry
+    let clock: LoopClock
+    private(set) var listeners: [ListenerSocket]
+    var connections: [Connection?] = []
+    var freeSlots: [Int] = []
+    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    var accessLog = AccessLog()
+    private var lastSweep: Int64 = 0
+    private var clockIsFresh = false
+    /// The snapshot this batch of events answers from: taken once per batch, not once per request.
+    private var batchSnapshot: Snapshot?
+    /// Counters gathered during a batch, added to the shared ones once at its end (one lock per batch).
+    var pendingStats = PendingStats()
+    private var observedDraining = false
+    var nextSerial = 1
+    private(set) var mainConnectionCount = 0
+
+    let stopped = Atomic<Bool>(false)
+    let drained = Atomic<Bool>(false)
+    /// Set once this loop no longer uses the main listening sockets (during a drain).
+    let releasedListeners = Atomic<Bool>(false)
+
+    init(index: Int, listeners: [ListenerSocket], state: ServerState, settings: LoopSettings, registry: StatsRegistry) throws(SystemError) {
+        self.index = index
+        self.listeners = listeners
+        self.state = state
+        self.settings = settings
+        self.registry = registry
+        stats = registry.loops[index]
+        clock = LoopClock(now: Posix.monotonicMicroseconds(), unixSeconds: Int(Posix.unixTime()))
+        epoll = try Epoll()
+        for (position, listener) in listeners.enumerated() {
+            try epoll.addShared(listener.fd, token: EventLoop.listenerTokenBase + UInt64(position))
+        }
+    }
+
+    // MARK: - Running
+
+    func run() {
+        while !stopped.load(ordering: .acquiring) {
+            clockIsFresh = false
+            batchSnapshot = nil
+            do {
+                try epoll.wait(timeoutMilliseconds: EventLoop.sweepMilliseconds) { event in handle(event) }
+            } catch {
+                Log.error("event loop \(index): \(error)")
+            }
+            refreshClock()
+            if clock.now - lastSweep >= Int64(EventLoop.sweepMilliseconds) * 1000 {
+                lastSweep = clock.now
+                sweep()
+            }
+            if !observedDraining && state.draining.load(ordering: .acquiring) { beginDrain() }
+            if observedDraining && mainConnectionCount == 0 { drained.store(true, ordering: .releasing) }
+            publishStats()
+            accessLog.flush()
+        }
+        for case let connection? in connections { close(connection) }
+        accessLog.flush()
+    }
+
+    /// Once per batch of events: the time every state machine of this loop reads.
+    private func refreshClock() {
+        guard !clockIsFresh else { return }
+        clockIsFresh = true
+        clock.set(now: Posix.monotonicMicroseconds(), unixSeconds: Int(Posix.unixTime()))
+    }
+
+    private func handle(_ event: Epoll.Event) {
+        refreshClock()
+        if event.token == Epoll.wakeToken {
+            deliverReloadAnswers()
+            return
+        }
+        if event.token >= EventLoop.listenerTokenBase {
+            acceptConnections(listenerAt: Int(event.token - EventLoop.listenerTokenBase))
+            return
+        }
+        let slot = Int(event.token)
+        guard slot < connections.count, let connection = connections[slot] else { return }
+        connection.machine.socketReady(readable: event.readable, writable: event.writable)
+        drive(connection)
+    }
+
+    // MARK: - Carrying out actions
+
+    /// Asks the connection's state machine what to do and does it, until it says wait (or the
+    /// connection is gone).
+    func drive(_ connection: Connection) {
+        while true {
+            switch connection.machine.nextAction() {
+            case .wait:
+                return
+            case .stepHandshake:
+                connection.machine.handshakeStepped(connection.transport.handshake())
+            case .read:
+                read(connection)
+            case .peekProxyHeader:
+                let result = scratch.withUnsafeMutableBytes { Posix.peek(connection.fd, into: $0) }
+                switch result {
+                case .bytes(let count):
+                    scratch.withUnsafeBufferPointer { connection.machine.peeked(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+                case .wouldBlock(let readiness): connection.machine.readBlocked(until: .init(readiness))
+                case .closed: connection.machine.readEnded()
+                case .failed: connection.machine.failed(nil)
+                }
+            case .consumeRaw(let count):
+                // Already peeked, so all of it is in the socket buffer.
+                let result = scratch.withUnsafeMutableBytes {
+                    Posix.read(connection.fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]))
+                }
+                if result == .bytes(count) { connection.machine.consumedRaw() } else { connection.machine.failed(nil) }
+            case .answer:
+                answer(connection, connection.machine.request)
+            case .rejected(let error, let bytes):
+                if connection.listener == .main { recordRejected(connection, status: error.status, bytes: bytes) }
+            case .timedOut(let kind):
+                pendingStats.add { $0.timeouts[kind.rawValue, default: 0] += 1 }
+            case .submitReload:
+                state.reloads.submit(ReloadMailbox.Ticket(loop: index, slot: connection.slot, serial: connection.serial))
+                state.supervisorWake.signal()
+            case .setNoDelay:
+                Posix.setNoDelay(connection.fd)
+            case .write:
+                write(connection)
+            case .setInterest(let interest):
+                setInterest(connection, interest)
+            case .shutdownWrite:
+                Posix.shutdownWrite(connection.fd)
+            case .close:
+                close(connection)
+                return
+            case .abort(let reason):
+                if let reason { Log.error("closing \(connection.clientAddress): \(reason)") }
+                abort(connection)
+                return
+            }
+        }
+    }
+
+    private func read(_ connection: Connection) {
+        let result = scratch.withUnsafeMutableBytes { connection.transport.read(connection.fd, into: $0) }
+        switch result {
+        case .bytes(let count):
+            scratch.withUnsafeBytes {
+                connection.machine.received(
+                    UnsafeRawBufferPointer(rebasing: $0[0..<count]),
+                    moreBuffered: connection.transport.hasBufferedInput
+                )
+            }
+        case .wouldBlock(let readiness):
+            connection.machine.readBlocked(until: .init(readiness))
+        case .closed:
+            connection.machine.readEnded()
+        case .failed:
+            connection.machine.failed(nil)
+        }
+    }
+
+    private func write(_ connection: Connection) {
+        let result = connection.machine.output.withUnsafeBytes { raw in
+            connection.transport.write(connection.fd, UnsafeRawBufferPointer(rebasing: raw[connection.machine.outputOffset...]))
+        }
+        switch result {
+        case .bytes(let count): connection.machine.wrote(count)
+        case .wouldBlock(let readiness): connection.machine.writeBlocked(until: .init(readiness))
+        case .closed, .failed: connection.machine.failed(nil)
+        }
+    }
+
+    private func setInterest(_ connection: Connection, _ interest: ConnectionStateMachine.Interest) {
+        do {
+            if connection.registered {
+                try epoll.modify(connection.fd, token: UInt64(connection.slot), readable: interest.readable, writable: interest.writable)
+            } else {
+                try epoll.add(connection.fd, token: UInt64(connection.slot), readable: interest.readable, writable: interest.writable)
+                connection.registered = true
+            }
+        } catch {
+            connection.machine.failed(nil)
+        }
+    }
+
+    private func answer(_ connection: Connection, _ head: RequestHead) {
+        let snapshot = batchSnapshot ?? state.current
+        batchSnapshot = snapshot
+        let route = connection.machine.input.withUnsafeBufferPointer { buffer in
+            Router.route(head, in: buffer, listener: connection.listener, snapshot: snapshot, admin: adminView)
+        }
+        switch route {
+        case .reload:
+            connection.machine.respondWithReload()
+        case .respond(let response, let site, let pathClass):
+            let bytes = connection.machine.respond(response)
+            // The request's bytes stay in the input until the next action, so they can be logged now.
+            if connection.listener == .main {
+                record(connection, head, status: response.status, bytes: bytes, site: site, pathClass: pathClass)
+            }
+        }
+    }
+
+    private func adminView() -> AdminView {
+        AdminView(
+            isDraining: state.draining.load(ordering: .relaxed),
+            lastReloadFailed: state.lastReloadFailed.load(ordering: .relaxed),
+            metrics: { [registry, state] in MetricsRenderer.render(registry.merged(), state: state) }
+        )
+    }
+
+    /// Writes the answers of finished `POST /reload` requests held by this loop.
+    private func deliverReloadAnswers() {
+        // Requests pipelined after POST /reload are answered from the config it put in force.
+        batchSnapshot = nil
+        for (ticket, outcome) in state.reloads.takeAnswers(forLoop: index) {
+            guard ticket.slot < connections.count, let connection = connections[ticket.slot], connection.serial == ticket.serial,
+                case .awaitingReload = connection.machine.phase
+            else { continue }
+            connection.machine.respond(AdminResponses.reload(outcome))
+            drive(connection)
+        }
+    }
+
+    // MARK: - Timers and drain
+
+    private func sweep() {
+        for case let connection? in connections where connection.machine.tick() {
+            drive(connection)
+        }
+    }
+
+    private func beginDrain() {
+        observedDraining = true
+        // Stop accepting on the main listeners (the admin listener stays, for /readyz). The sockets are
+        // shared by all loops, so the supervisor closes them once every loop has let go.
+        for position in listeners.indices where listeners[position].role == .main && listeners[position].fd >= 0 {
+            epoll.remove(listeners[position].fd)
+            listeners[position].fd = -1
+        }
+        releasedListeners.store(true, ordering: .releasing)
+        for case let connection? in connections where connection.listener == .main {
+            connection.machine.beginDrain()
+            drive(connection)
+        }
+    }
+
+    // MARK: - Closing
+
+    private func release(_ connection: Connection) {
+        // No EPOLL_CTL_DEL: closing the only descriptor of a socket removes it from every epoll set.
+        connections[connection.slot] = nil
+        freeSlots.append(connection.slot)
+        if connection.listener == .main {
+            mainConnectionCount -= 1
+            state.openConnections.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    func adopt(_ connection: Connection) {
+        connections[connection.slot] = connection
+        if connection.listener == .main {
+            mainConnectionCount += 1
+            state.openConnections.add(1, ordering: .relaxed)
+        }
+    }
+
+    func close(_ connection: Connection) {
+        guard connections[connection.slot] === connection else { return }
+        release(connection)
+        connection.transport.close(connection.fd)
+    }
+
+    func abort(_ connection: Connection) {
+        guard connections[connection.slot] === connection else { return }
+        release(connection)
+        Posix.abort(connection.fd)
+    }
+}

@@ -1,0 +1,135 @@
+public import AASA
+public import Posix
+import Synchronization
+
+/// Runs `serve`: binds every listener, starts one event loop per thread, and hands the main thread to
+/// the ``Supervisor`` (reloads on SIGHUP, file changes and `POST /reload`; drain on SIGTERM, SIGINT).
+public enum HTTPServer {
+    /// The command line's overrides of the config's server settings.
+    public struct Options: Sendable {
+        /// Replaces the config's plain listeners (`--listen`); TLS listeners stay as configured.
+        public var listen: [ServerSettings.Listener]?
+        /// `.some(nil)` turns the admin listener off (`--admin off`).
+        public var admin: ServerSettings.Listener??
+
+        public init(listen: [ServerSettings.Listener]? = nil, admin: ServerSettings.Listener?? = nil) {
+            self.listen = listen
+            self.admin = admin
+        }
+
+        /// The settings the server runs with: the config's, with these overrides applied.
+        public func apply(to settings: ServerSettings) -> ServerSettings {
+            var effective = settings
+            if let listen { effective.listeners = listen + settings.listeners.filter(\.tls) }
+            if let admin { effective.admin = admin }
+            return effective
+        }
+    }
+
+    /// Runs until drained; returns the process exit status. `initial` is `source`'s first load, already
+    /// reported and free of errors. `bindFailureHint` may replace the advice for a listener that cannot
+    /// be opened.
+    public static func run(
+        source: ConfigSource,
+        initial: ConfigSource.Loaded,
+        bindFailureHint: @escaping (SystemError) -> String? = { _ in nil }
+    ) -> Int32 {
+        // Before any thread exists: these signals then arrive only through the signalfd.
+        let signals: SignalFD
+        do {
+            signals = try SignalFD([.hangup, .terminate, .interrupt])
+        } catch {
+            Log.error("cannot set up signal handling: \(error)")
+            return 1
+        }
+        let settings = initial.settings
+        let fileLimit = Posix.raiseOpenFileLimit()
+        if fileLimit < settings.maxConnections + 64 {
+            Log.error(
+                "the open-file limit is \(fileLimit), below maxConnections (\(settings.maxConnections)) plus headroom; "
+                    + "raise it (systemd LimitNOFILE=, docker --ulimit nofile=) or lower maxConnections"
+            )
+        }
+        let startedAt = Posix.unixTime()
+        let state: ServerState
+        do {
+            state = try ServerState(
+                snapshot: Snapshot(config: initial.config, settings: settings, tls: initial.tls, generation: 1, now: startedAt),
+                startedAt: startedAt
+            )
+        } catch {
+            Log.error("cannot start: \(error)")
+            return 1
+        }
+        state.lastLoadMicroseconds.store(initial.microseconds, ordering: .relaxed)
+        source.commit(initial)
+
+        let bound: BoundListeners
+        switch BoundListeners.bind(settings, hint: bindFailureHint) {
+        case .success(let listeners): bound = listeners
+        case .failure(let failure):
+            Log.error("cannot listen: \(failure.message)")
+            return 1
+        }
+        let threadCount = settings.threads ?? Posix.availableCPUs()
+        var perLoop = [[ListenerSocket]](repeating: bound.main, count: threadCount)
+        if let admin = bound.admin { perLoop[0].append(admin) }
+        let registry = StatsRegistry(count: threadCount)
+        let loopSettings = LoopSettings(
+            connection: ConnectionSettings(settings),
+            maxConnections: settings.maxConnections,
+            accessLog: settings.accessLog,
+            trustForwardedHeaders: settings.trustForwardedHeaders
+        )
+        var loops: [EventLoop] = []
+        do {
+            for index in 0..<threadCount {
+                loops.append(
+                    try EventLoop(index: index, listeners: perLoop[index], state: state, settings: loopSettings, registry: registry)
+                )
+            }
+        } catch {
+            bound.closeAll()
+            Log.error("cannot start event loops: \(error)")
+            return 1
+        }
+        let runners = LoopHandoff(loops)
+        var threads: [Posix.Thread] = []
+        for index in 0..<threadCount {
+            do {
+                threads.append(try Posix.Thread { runners.loops[index].run() })
+            } catch {
+                Log.error("cannot start thread: \(error)")
+                return 1
+            }
+        }
+        // Reloads run on this thread; at a lower priority they take spare CPU rather than serving CPU
+        // (the event-loop threads, already started, keep the normal priority).
+        Posix.lowerCurrentThreadPriority()
+        for line in bound.announcements { Log.info(line) }
+        let sites = initial.config.sites.count
+        Log.info(
+            "serving \(sites) site\(sites == 1 ? "" : "s") with \(threadCount) event loop\(threadCount == 1 ? "" : "s") (config generation 1)"
+        )
+
+        let supervisor = Supervisor(source: source, state: state, loops: loops, signals: signals, mainSockets: bound.main, initial: initial)
+        supervisor.run()
+
+        for loop in loops {
+            loop.stopped.store(true, ordering: .releasing)
+            loop.epoll.wake()
+        }
+        for thread in threads { thread.join() }
+        supervisor.closeListeners()
+        if let admin = bound.admin { Posix.close(admin.fd) }
+        Log.info("stopped")
+        return 0
+    }
+}
+
+/// Hands the loops to their threads; each loop is touched by exactly one thread after start-up (the
+/// supervisor only wakes them and reads their atomics).
+private final class LoopHandoff: @unchecked Sendable {
+    let loops: [EventLoop]
+    init(_ loops: [EventLoop]) { self.loops = loops }
+}

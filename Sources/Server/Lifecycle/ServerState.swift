@@ -1,0 +1,39 @@
+import Posix
+import Synchronization
+
+/// What the event loops and the supervisor share: the snapshot in force, counters, the drain flag.
+final class ServerState: Sendable {
+    private let snapshot: Mutex<Snapshot>
+    let openConnections = Atomic<Int>(0)
+    let draining = Atomic<Bool>(false)
+    let reloadSuccesses = Atomic<Int>(0)
+    let reloadFailures = Atomic<Int>(0)
+    /// Microseconds the last successful load took.
+    let lastLoadMicroseconds = Atomic<Int>(0)
+    let lastReloadFailed = Atomic<Bool>(false)
+    /// Unix time (milliseconds) of the last reload attempt, 0 before the first.
+    let lastReloadAttemptMilliseconds = Atomic<Int>(0)
+    let startedAt: Double
+    let reloads = ReloadMailbox()
+    /// Wakes the supervisor when a loop posts a reload request.
+    let supervisorWake: EventFDBox
+
+    init(snapshot: Snapshot, startedAt: Double) throws(SystemError) {
+        self.snapshot = Mutex(snapshot)
+        self.startedAt = startedAt
+        supervisorWake = try EventFDBox()
+    }
+
+    var current: Snapshot { snapshot.withLock { $0 } }
+
+    func publish(_ next: Snapshot) { snapshot.withLock { $0 = next } }
+}
+
+/// An eventfd shared between threads (the noncopyable ``EventFD`` in a class).
+final class EventFDBox: Sendable {
+    let event: EventFD
+    init() throws(SystemError) { event = try EventFD() }
+    var fd: Int32 { event.fd }
+    func signal() { event.signal() }
+    func drain() { event.drain() }
+}

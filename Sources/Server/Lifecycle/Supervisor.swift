@@ -1,0 +1,174 @@
+import AASA
+import Posix
+import Synchronization
+
+/// The main thread once the loops run: waits for signals, file changes and `POST /reload` requests,
+/// reloads (so no event loop ever stalls on it), and runs the drain on SIGTERM/SIGINT.
+final class Supervisor {
+    private let source: ConfigSource
+    private let state: ServerState
+    private let loops: [EventLoop]
+    private let signals: SignalFD
+    private var mainSockets: [ListenerSocket]
+    /// The effective settings the server runs with; only what a reload may change is ever replaced.
+    private var running: ServerSettings
+    private var certificateFingerprint: UInt64?
+    private var watch: FileWatch
+
+    init(
+        source: ConfigSource,
+        state: ServerState,
+        loops: [EventLoop],
+        signals: consuming SignalFD,
+        mainSockets: [ListenerSocket],
+        initial: ConfigSource.Loaded
+    ) {
+        self.source = source
+        self.state = state
+        self.loops = loops
+        self.signals = signals
+        self.mainSockets = mainSockets
+        running = initial.settings
+        certificateFingerprint = initial.certificateFingerprint
+        watch = FileWatch(files: initial.files, settings: initial.settings)
+    }
+
+    /// Returns when the drain is over.
+    func run() {
+        var pendingReloadAt: Int64?
+        // A reload frees what it replaced, but glibc keeps the pages; once reloads have been quiet for a
+        // while they go back to the kernel. Not at once: reloads in quick succession would fault the same
+        // pages in again each time.
+        var releaseMemoryAt: Int64? = Posix.monotonicMilliseconds() + 1_000
+        while true {
+            let ready = Posix.waitReadable([signals.fd, state.supervisorWake.fd] + watch.descriptors, timeoutMilliseconds: 50)
+            let now = Posix.monotonicMilliseconds()
+            if let delay = watch.changed(readable: ready, now: now) { pendingReloadAt = now + delay }
+            if ready.contains(state.supervisorWake.fd) {
+                state.supervisorWake.drain()
+                let tickets = state.reloads.takeRequests()
+                if !tickets.isEmpty {
+                    let outcome = reload(trigger: "POST /reload")
+                    releaseMemoryAt = Posix.monotonicMilliseconds() + 5_000
+                    state.reloads.answer(tickets, with: outcome)
+                    for loop in Set(tickets.map(\.loop)) { loops[loop].epoll.wake() }
+                }
+            }
+            if let due = pendingReloadAt, now >= due {
+                pendingReloadAt = nil
+                reload(trigger: "file change")
+                releaseMemoryAt = Posix.monotonicMilliseconds() + 5_000
+            }
+            if let due = releaseMemoryAt, now >= due {
+                releaseMemoryAt = nil
+                Posix.releaseFreeMemory()
+            }
+            switch signals.next() {
+            case .hangup?:
+                reload(trigger: "SIGHUP")
+                releaseMemoryAt = Posix.monotonicMilliseconds() + 5_000
+            case .terminate?, .interrupt?:
+                drain()
+                return
+            case nil:
+                break
+            }
+        }
+    }
+
+    /// Reads the config again and, if it has no errors, publishes it in one atomic swap; otherwise the
+    /// running config keeps serving. Logs one line either way.
+    @discardableResult
+    func reload(trigger: String) -> ReloadOutcome {
+        let started = Posix.monotonicMilliseconds()
+        state.lastReloadAttemptMilliseconds.store(Int(Posix.unixTime() * 1000), ordering: .relaxed)
+        let previous = state.current
+        let outcome: ReloadOutcome
+        switch source.load(now: Int(Posix.unixTime())) {
+        case .failure(let error):
+            outcome = .rejected(.init(generation: previous.generation, errors: ["cannot read \(error.path): \(error.message)"]))
+        case .success(let loaded):
+            let errors = loaded.diagnostics.filter { $0.severity == .error }
+            if !errors.isEmpty {
+                outcome = .rejected(.init(generation: previous.generation, errors: errors.sortedForDisplay().prefix(10).map(\.description)))
+                break
+            }
+            let incoming = loaded.settings
+            let needsRestart = RestartRequirements.settingsNeedingRestart(running: running, incoming: incoming)
+            // What a reload applies; the rest waits for a restart (and keeps its running value).
+            running.cacheControl = incoming.cacheControl
+            running.healthPath = incoming.healthPath
+            running.certificates = incoming.certificates
+            running.watchFiles = incoming.watchFiles
+            running.forcePolling = incoming.forcePolling
+            running.pollInterval = incoming.pollInterval
+            let next = Snapshot(
+                config: loaded.config,
+                settings: running,
+                tls: loaded.tls ?? previous.tls,
+                generation: previous.generation + 1,
+                now: Posix.unixTime(),
+                previous: previous
+            )
+            state.publish(next)
+            // Freed here, after the swap: freeing a large config takes milliseconds nobody should wait for.
+            _ = source.commit(loaded)
+            let replacedCertificates = loaded.certificateFingerprint != nil && loaded.certificateFingerprint != certificateFingerprint
+            certificateFingerprint = loaded.certificateFingerprint ?? certificateFingerprint
+            watch.update(files: loaded.files, settings: running)
+            state.lastLoadMicroseconds.store(loaded.microseconds, ordering: .relaxed)
+            outcome = .reloaded(
+                .init(
+                    generation: next.generation,
+                    milliseconds: Posix.monotonicMilliseconds() - started,
+                    changes: next.changes,
+                    certificatesReplaced: replacedCertificates,
+                    needsRestart: needsRestart
+                )
+            )
+        }
+        switch outcome {
+        case .reloaded:
+            state.reloadSuccesses.add(1, ordering: .relaxed)
+            state.lastReloadFailed.store(false, ordering: .relaxed)
+            Log.info(outcome.logLine(trigger: trigger))
+        case .rejected(let refused):
+            state.reloadFailures.add(1, ordering: .relaxed)
+            state.lastReloadFailed.store(true, ordering: .relaxed)
+            Log.error(outcome.logLine(trigger: trigger))
+            for line in refused.errors.dropFirst() { Log.error("  " + line) }
+        }
+        watch.rememberCurrentFiles()
+        return outcome
+    }
+
+    /// Stops accepting, lets in-flight requests finish (up to the drain timeout), then returns.
+    private func drain() {
+        Log.info("draining: stopped accepting, finishing in-flight requests (up to \(running.drainTimeout) s)")
+        state.draining.store(true, ordering: .releasing)
+        for loop in loops { loop.epoll.wake() }
+        let deadline = Posix.monotonicMilliseconds() + Int64(running.drainTimeout * 1000)
+        while Posix.monotonicMilliseconds() < deadline {
+            // Close the listening sockets as soon as every loop has let go of them, so new connections are
+            // refused (not left in the backlog) while the drain runs.
+            if !mainSockets.isEmpty && loops.allSatisfy({ $0.releasedListeners.load(ordering: .acquiring) }) {
+                for socket in mainSockets { Posix.close(socket.fd) }
+                mainSockets = []
+            }
+            if loops.allSatisfy({ $0.drained.load(ordering: .acquiring) }) { return }
+            // A second SIGTERM or SIGINT ends the drain at once.
+            if Posix.waitReadable([signals.fd], timeoutMilliseconds: 10).contains(signals.fd),
+                let signal = signals.next(), signal != .hangup
+            {
+                break
+            }
+        }
+        Log.info("drain timeout reached; closing the remaining connections")
+    }
+
+    /// Closes what the drain did not (a drain cut short).
+    func closeListeners() {
+        for socket in mainSockets { Posix.close(socket.fd) }
+        mainSockets = []
+    }
+}

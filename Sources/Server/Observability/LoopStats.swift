@@ -1,0 +1,96 @@
+import Synchronization
+
+/// Counters one event loop updates without contention (its own Mutex), merged when `/metrics` is read.
+struct LoopStats {
+    struct RequestKey: Hashable {
+        var site: String
+        var pathClass: PathClass
+        var status: Int
+    }
+
+    var requests: [RequestKey: Int] = [:]
+    var responseBytes = 0
+    var botFetches: [String: Int] = [:]
+    var botLastFetch: [String: Double] = [:]
+    var connectionsAccepted = 0
+    var connectionsEvicted = 0
+    var timeouts: [String: Int] = [:]
+
+    mutating func merge(_ other: LoopStats) {
+        requests.merge(other.requests, uniquingKeysWith: +)
+        responseBytes += other.responseBytes
+        botFetches.merge(other.botFetches, uniquingKeysWith: +)
+        botLastFetch.merge(other.botLastFetch, uniquingKeysWith: max)
+        connectionsAccepted += other.connectionsAccepted
+        connectionsEvicted += other.connectionsEvicted
+        timeouts.merge(other.timeouts, uniquingKeysWith: +)
+    }
+}
+
+/// What one loop counts during a batch of events, without a lock, folded into its shared counters once
+/// per batch. Requests to the same site, path and status in a row (the common case) cost a comparison;
+/// the batch then costs one lock and one dictionary update.
+struct PendingStats {
+    private var responseBytes = 0
+    private var connectionsAccepted = 0
+    private var lastKey: LoopStats.RequestKey?
+    private var lastKeyCount = 0
+    /// Other keys seen in this batch (kept allocated between batches).
+    private var otherRequests: [LoopStats.RequestKey: Int] = [:]
+    /// Rare counters: timeouts, evictions, fetches by Apple's CDN.
+    private var rare: LoopStats?
+
+    mutating func count(_ key: LoopStats.RequestKey, bytes: Int) {
+        responseBytes += bytes
+        if key == lastKey {
+            lastKeyCount += 1
+            return
+        }
+        if let lastKey, lastKeyCount > 0 { otherRequests[lastKey, default: 0] += lastKeyCount }
+        lastKey = key
+        lastKeyCount = 1
+    }
+
+    mutating func countAccepted() { connectionsAccepted += 1 }
+
+    mutating func add(_ change: (inout LoopStats) -> Void) {
+        var stats = rare ?? LoopStats()
+        change(&stats)
+        rare = stats
+    }
+
+    /// Folds what was counted into `stats` and starts over.
+    mutating func publish(into shared: borrowing Mutex<LoopStats>) {
+        guard responseBytes > 0 || connectionsAccepted > 0 || lastKeyCount > 0 || rare != nil else { return }
+        shared.withLock { stats in
+            stats.responseBytes += responseBytes
+            stats.connectionsAccepted += connectionsAccepted
+            if let lastKey, lastKeyCount > 0 { stats.requests[lastKey, default: 0] += lastKeyCount }
+            if !otherRequests.isEmpty { stats.requests.merge(otherRequests, uniquingKeysWith: +) }
+            if let rare { stats.merge(rare) }
+        }
+        responseBytes = 0
+        connectionsAccepted = 0
+        lastKeyCount = 0
+        if !otherRequests.isEmpty { otherRequests.removeAll(keepingCapacity: true) }
+        rare = nil
+    }
+}
+
+/// Every loop's counters, so the admin listener can merge them.
+final class StatsRegistry: Sendable {
+    /// A Mutex cannot live in an array (it is not copyable), so each sits in its own box.
+    final class Box: Sendable {
+        let stats = Mutex(LoopStats())
+    }
+
+    let loops: [Box]
+
+    init(count: Int) { loops = (0..<count).map { _ in Box() } }
+
+    func merged() -> LoopStats {
+        var total = LoopStats()
+        for loop in loops { loop.stats.withLock { total.merge($0) } }
+        return total
+    }
+}

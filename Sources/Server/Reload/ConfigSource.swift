@@ -1,0 +1,103 @@
+public import AASA
+public import Posix
+import Synchronization
+import TLS
+
+/// Where the served configuration comes from: the config file, every document it references and its
+/// certificates. The first load and every reload go through ``load(now:)``; a load that succeeded is
+/// remembered, so the next one takes over every site whose bytes did not change.
+public final class ConfigSource: Sendable {
+    public let path: String
+    /// Applied to the config's server settings after every load: the command line's `--listen` and
+    /// `--admin`, or `dev`'s own listeners and certificate. Everything downstream (serving, restart
+    /// checks) sees only the effective settings.
+    let adjustSettings: @Sendable (ServerSettings) -> ServerSettings
+    private let lastGood = Mutex<LoadedConfig?>(nil)
+
+    public init(path: String, adjustSettings: @escaping @Sendable (ServerSettings) -> ServerSettings = { $0 }) {
+        self.path = path
+        self.adjustSettings = adjustSettings
+    }
+
+    /// A config as read, with what its certificates and files add.
+    public struct Loaded: Sendable {
+        public var config: LoadedConfig
+        var tls: TLSContexts?
+        /// The config's findings and the certificates'.
+        public var diagnostics: [Diagnostic]
+        /// The config, every hosted document and every certificate and key: what a reload reads.
+        public var files: [String]
+        /// The bytes of every file read, to quote their lines in findings.
+        public var sources: [String: [UInt8]]
+        public var microseconds: Int
+        var certificateFingerprint: UInt64?
+
+        /// The server settings in force for this config (after the source's adjustments).
+        public var settings: ServerSettings { config.config?.server ?? ServerSettings() }
+    }
+
+    /// Reads and checks everything. `nil` and the error when the config file itself cannot be read.
+    public func load(now: Int) -> Result<Loaded, FileError> {
+        let started = Posix.monotonicMicroseconds()
+        let bytes: [UInt8]
+        do {
+            bytes = try Posix.readFile(path, limit: Posix.ReadLimit.config)
+        } catch {
+            return .failure(error)
+        }
+        let read = ReadFiles()
+        var config = ConfigLoader.load(
+            configBytes: bytes,
+            configPath: path,
+            readFile: { file in
+                do throws(FileError) {
+                    let contents = try Posix.readFile(file, limit: Posix.ReadLimit.document)
+                    read.files.withLock { $0[file] = contents }
+                    return .success(contents)
+                } catch {
+                    return .failure(FileReadError(error.message))
+                }
+            },
+            reusing: lastGood.withLock { $0 },
+            parallel: { Posix.parallelFor($0, $1) }
+        )
+        if let server = config.config?.server { config.config?.server = adjustSettings(server) }
+        var diagnostics = config.diagnostics
+        var certificates = CertificateLoader.Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: [])
+        if let settings = config.config?.server, !config.hasErrors {
+            certificates = CertificateLoader.load(settings, configPath: path, now: now)
+            diagnostics += certificates.diagnostics
+        }
+        var files = [path] + config.sites.compactMap { $0.file } + certificates.files
+        var seen = Set<String>()
+        files.removeAll { !seen.insert($0).inserted }
+        var sources = read.files.withLock { $0 }
+        sources[path] = bytes
+        return .success(
+            Loaded(
+                config: config,
+                tls: certificates.contexts,
+                diagnostics: diagnostics,
+                files: files,
+                sources: sources,
+                microseconds: Int(Posix.monotonicMicroseconds() - started),
+                certificateFingerprint: certificates.fingerprint
+            )
+        )
+    }
+
+    /// Remembers `loaded` as the config in force: the next load reuses its unchanged sites. Returns the
+    /// config it replaces, for the caller to free once the new one serves.
+    @discardableResult
+    func commit(_ loaded: Loaded) -> LoadedConfig? {
+        lastGood.withLock { current in
+            defer { current = loaded.config }
+            return current
+        }
+    }
+
+    /// Every file a load read, gathered from the threads that read them.
+    private final class ReadFiles: Sendable {
+        let files = Mutex<[String: [UInt8]]>([:])
+    }
+}

@@ -1,0 +1,179 @@
+import AASA
+import HTTP1
+
+/// Which listener a request came in on: the main listeners serve documents, the admin listener serves
+/// health, readiness, metrics and reloads.
+enum ListenerRole: Sendable, Equatable {
+    case main
+    case admin
+}
+
+/// What a request was, for metrics and logs.
+enum PathClass: UInt8, Sendable {
+    case aasa
+    case health
+    case admin
+    case other
+
+    var label: String {
+        switch self {
+        case .aasa: return "aasa"
+        case .health: return "health"
+        case .admin: return "admin"
+        case .other: return "other"
+        }
+    }
+}
+
+/// What the router decided for a request.
+enum Route {
+    case respond(PreparedResponse, site: String, pathClass: PathClass)
+    /// `POST /reload` on the admin listener: answered once the reload is done.
+    case reload
+}
+
+/// What the admin routes report, read only when an admin request asks for it.
+struct AdminView {
+    var isDraining: Bool
+    var lastReloadFailed: Bool
+    var metrics: () -> String
+}
+
+/// Every route of both listeners, in one place, with no I/O: a request head and its bytes in, a decision
+/// out (tested without a socket in `RouterTests`). The AASA path allocates nothing but the host name.
+enum Router {
+    static let wellKnownPath: [UInt8] = Array("/.well-known/apple-app-site-association".utf8)
+    static let rootPath: [UInt8] = Array("/apple-app-site-association".utf8)
+    static let reloadPath: [UInt8] = Array("/reload".utf8)
+
+    static func route(
+        _ head: RequestHead,
+        in buffer: UnsafeBufferPointer<UInt8>,
+        listener: ListenerRole,
+        snapshot: Snapshot,
+        admin: () -> AdminView
+    ) -> Route {
+        if head.method == .unknown {
+            return .respond(StandardResponses.notImplemented, site: "-", pathClass: .other)
+        }
+        if head.isAsteriskForm {
+            // The parser admits '*' only with OPTIONS.
+            let answer = listener == .admin ? StandardResponses.adminOptions : StandardResponses.serverOptions
+            return .respond(answer, site: "-", pathClass: .other)
+        }
+        let path = UnsafeBufferPointer(rebasing: buffer[head.pathRange])
+        switch listener {
+        case .main: return routeMain(head, path, buffer, snapshot)
+        case .admin: return routeAdmin(head, path, snapshot, admin)
+        }
+    }
+
+    private static func routeMain(
+        _ head: RequestHead,
+        _ path: UnsafeBufferPointer<UInt8>,
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        _ snapshot: Snapshot
+    ) -> Route {
+        if equal(path, wellKnownPath) || equal(path, rootPath) {
+            guard head.method == .get || head.method == .head else {
+                return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .aasa)
+            }
+            let site = head.hostRange.flatMap { range in
+                snapshot.hosts.lookup(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
+            }
+            guard let responses = site.map({ snapshot.sites[$0] }) ?? snapshot.unknownHost else {
+                return .respond(StandardResponses.notFound, site: "unknown", pathClass: .aasa)
+            }
+            let response = head.acceptsGzip ? responses.gzip ?? responses.identity : responses.identity
+            return .respond(response, site: responses.label, pathClass: .aasa)
+        }
+        if let health = snapshot.healthPath, equal(path, health) {
+            guard head.method == .get || head.method == .head else {
+                return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .health)
+            }
+            return .respond(StandardResponses.health, site: "-", pathClass: .health)
+        }
+        return .respond(StandardResponses.notFound, site: "-", pathClass: .other)
+    }
+
+    private static func routeAdmin(
+        _ head: RequestHead,
+        _ path: UnsafeBufferPointer<UInt8>,
+        _ snapshot: Snapshot,
+        _ admin: () -> AdminView
+    ) -> Route {
+        if equal(path, reloadPath) {
+            guard head.method == .post else {
+                return .respond(AdminResponses.usePost, site: "-", pathClass: .admin)
+            }
+            return .reload
+        }
+        let resource = AdminResource(path)
+        guard let resource else { return .respond(StandardResponses.notFound, site: "-", pathClass: .admin) }
+        guard head.method == .get || head.method == .head else {
+            return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .admin)
+        }
+        switch resource {
+        case .health:
+            return .respond(StandardResponses.health, site: "-", pathClass: .admin)
+        case .readiness:
+            let view = admin()
+            return .respond(AdminResponses.readiness(view, generation: snapshot.generation), site: "-", pathClass: .admin)
+        case .metrics:
+            return .respond(AdminResponses.metrics(admin().metrics()), site: "-", pathClass: .admin)
+        }
+    }
+
+    private enum AdminResource {
+        case health, readiness, metrics
+
+        init?(_ path: UnsafeBufferPointer<UInt8>) {
+            if equal(path, Array("/healthz".utf8)) {
+                self = .health
+            } else if equal(path, Array("/readyz".utf8)) {
+                self = .readiness
+            } else if equal(path, Array("/metrics".utf8)) {
+                self = .metrics
+            } else {
+                return nil
+            }
+        }
+    }
+
+    @inline(__always)
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return b.withUnsafeBufferPointer { b in
+            for index in 0..<a.count where a[index] != b[index] { return false }
+            return true
+        }
+    }
+}
+
+/// The admin listener's answers.
+enum AdminResponses {
+    static let usePost = StandardResponses.error(status: 405, "use POST /reload", extraHeaders: [("Allow", "POST")])
+
+    static func readiness(_ view: AdminView, generation: Int) -> PreparedResponse {
+        if view.isDraining { return StandardResponses.json(status: 503, #"{"status":"draining"}"#) }
+        return StandardResponses.json(
+            status: 200,
+            "{\"status\":\"ready\",\"generation\":\(generation),\"lastReloadFailed\":\(view.lastReloadFailed)}"
+        )
+    }
+
+    static func metrics(_ text: String) -> PreparedResponse {
+        PreparedResponse(
+            status: 200,
+            headers: [
+                ("Server", "aasa-server"), ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Cache-Control", "no-store"),
+            ],
+            body: Array(text.utf8)
+        )
+    }
+
+    /// The answer to `POST /reload`: 200 with what changed, or 422 with why the config was refused.
+    static func reload(_ outcome: ReloadOutcome) -> PreparedResponse {
+        StandardResponses.json(status: outcome.isSuccess ? 200 : 422, outcome.json)
+    }
+}

@@ -1,0 +1,205 @@
+import AASA
+import HTTP1
+import Testing
+
+@testable import Server
+
+/// Routes requests without a socket (Hummingbird's `.router` mode): a request's bytes are parsed as the
+/// connection would, then routed against a snapshot built from a config.
+struct RouterHarness {
+    let snapshot: Snapshot
+    var view = AdminView(isDraining: false, lastReloadFailed: false, metrics: { "aasa_up 1\n" })
+
+    init(_ config: String = testConfig()) {
+        let loaded = ConfigLoader.load(
+            configBytes: Array(config.utf8),
+            configPath: "/config.json",
+            readFile: { _ in .failure(FileReadError("none")) }
+        )
+        precondition(!loaded.hasErrors, "\(loaded.diagnostics)")
+        snapshot = Snapshot(config: loaded, settings: loaded.config!.server, generation: 7, now: 1_764_500_000)
+    }
+
+    func route(_ request: String, on listener: ListenerRole = .main) -> Route {
+        var parser = RequestHeadParser()
+        let bytes = Array(request.utf8)
+        return bytes.withUnsafeBufferPointer { buffer in
+            guard case .complete(let head) = parser.parse(buffer) else { preconditionFailure("not a complete request: \(request)") }
+            return Router.route(head, in: buffer, listener: listener, snapshot: snapshot, admin: { view })
+        }
+    }
+
+    func response(_ request: String, on listener: ListenerRole = .main) -> (response: PreparedResponse, site: String, pathClass: PathClass)?
+    {
+        guard case .respond(let response, let site, let pathClass) = route(request, on: listener) else { return nil }
+        return (response, site, pathClass)
+    }
+}
+
+extension PreparedResponse {
+    var headText: String { String(decoding: head, as: UTF8.self) }
+    var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+@Suite("Router (no sockets)")
+struct RouterTests {
+    let router = RouterHarness()
+
+    @Test("Both AASA paths answer the site's document by Host: exact, any case, port, trailing dot")
+    func aasaByHost() throws {
+        for request in [
+            "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n",
+            "GET /apple-app-site-association HTTP/1.1\r\nHost: WWW.Example.COM.:8080\r\n\r\n",
+            "HEAD /.well-known/apple-app-site-association?x=1 HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        ] {
+            let answer = try #require(router.response(request))
+            #expect(answer.response.status == 200)
+            #expect(answer.site == "example.com")
+            #expect(answer.pathClass == .aasa)
+            #expect(answer.response.headText.contains("Content-Type: application/json\r\n"))
+            #expect(answer.response.bodyText.contains("ABCDE12345.com.example.shop"))
+        }
+    }
+
+    @Test("A wildcard site covers subdomains; an unknown host gets the empty document, or 404 when configured")
+    func wildcardAndUnknown() throws {
+        let tenant = try #require(
+            router.response("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: a.tenant.example.com\r\n\r\n")
+        )
+        #expect(tenant.site == "*.tenant.example.com")
+        let unknown = try #require(router.response("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: other.org\r\n\r\n"))
+        #expect(unknown.response.status == 200)
+        #expect(unknown.site == "unknown")
+        #expect(unknown.response.bodyText == #"{"applinks":{"details":[]}}"#)
+
+        let strict = RouterHarness(testConfig(unknownHost: "404"))
+        let refused = try #require(strict.response("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: other.org\r\n\r\n"))
+        #expect(refused.response.status == 404)
+    }
+
+    @Test("gzip only when the client accepts it, with its own ETag")
+    func gzip() throws {
+        let plain = try #require(router.response("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+        let zipped = try #require(
+            router.response(
+                "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: br, gzip\r\n\r\n"
+            )
+        )
+        #expect(!plain.response.headText.contains("Content-Encoding"))
+        #expect(zipped.response.headText.contains("Content-Encoding: gzip\r\n"))
+        #expect(zipped.response.headText.contains("-gz\"\r\n"))
+    }
+
+    @Test("Methods: POST on a document is 405 with Allow; an unknown method is 501; OPTIONS * lists what is allowed")
+    func methods() throws {
+        let post = try #require(router.response("POST /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+        #expect(post.response.status == 405)
+        #expect(post.response.headText.contains("Allow: GET, HEAD\r\n"))
+        #expect(post.response.headText.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
+        let brew = try #require(router.response("BREW / HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+        #expect(brew.response.status == 501)
+        let options = try #require(router.response("OPTIONS * HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+        #expect(options.response.status == 200)
+        #expect(options.response.headText.contains("Allow: GET, HEAD\r\n"))
+        let adminOptions = try #require(router.response("OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
+        #expect(adminOptions.response.headText.contains("Allow: GET, HEAD, POST\r\n"))
+    }
+
+    @Test("Other paths are 404 on the main listener; healthPath answers for load balancers")
+    func otherPaths() throws {
+        #expect(try #require(router.response("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")).response.status == 404)
+        #expect(try #require(router.response("GET /healthz HTTP/1.1\r\nHost: example.com\r\n\r\n")).response.status == 404)
+        let withHealth = RouterHarness(testConfig(server: #"{"healthPath": "/lb-health"}"#))
+        let health = try #require(withHealth.response("GET /lb-health HTTP/1.1\r\nHost: anything\r\n\r\n"))
+        #expect(health.response.status == 200)
+        #expect(health.pathClass == .health)
+    }
+
+    @Test("Admin: /healthz, /readyz (503 while draining), /metrics, POST /reload; GET /reload is 405 with Allow: POST")
+    func admin() throws {
+        #expect(try #require(router.response("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin)).response.status == 200)
+        let ready = try #require(router.response("GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
+        #expect(ready.response.bodyText.contains("\"generation\":7"))
+        var draining = router
+        draining.view.isDraining = true
+        #expect(try #require(draining.response("GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin)).response.status == 503)
+        let metrics = try #require(router.response("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
+        #expect(metrics.response.bodyText == "aasa_up 1\n")
+        guard case .reload = router.route("POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin) else {
+            Issue.record("POST /reload must ask for a reload")
+            return
+        }
+        let getReload = try #require(router.response("GET /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
+        #expect(getReload.response.status == 405)
+        #expect(getReload.response.headText.contains("Allow: POST\r\n"))
+        #expect(try #require(router.response("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin)).response.status == 405)
+        #expect(
+            try #require(router.response("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n", on: .admin))
+                .response.status == 404
+        )
+        // The main listener has no admin routes.
+        #expect(try #require(router.response("POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")).response.status == 404)
+    }
+
+    @Test("The reload answer: 200 with what changed, 422 with the errors, decided by the outcome's case")
+    func reloadAnswer() {
+        let applied = AdminResponses.reload(
+            .reloaded(
+                .init(
+                    generation: 3,
+                    milliseconds: 12,
+                    changes: SnapshotChanges(added: ["a.com"]),
+                    certificatesReplaced: true,
+                    needsRestart: ["server.listen"]
+                )
+            )
+        )
+        #expect(applied.status == 200)
+        #expect(applied.bodyText.contains(#""result":"reloaded""#))
+        #expect(applied.bodyText.contains(#""needsRestart":["server.listen"]"#))
+        let refused = AdminResponses.reload(.rejected(.init(generation: 2, errors: [#"config.json:3:5: error: "reloaded" is not a key"#])))
+        #expect(refused.status == 422)
+        #expect(refused.headText.hasPrefix("HTTP/1.1 422 Unprocessable Content\r\n"))
+        #expect(refused.bodyText.contains(#""result":"rejected""#))
+    }
+}
+
+@Suite("Reload decisions (no sockets)")
+struct ReloadDecisionTests {
+    @Test("Only settings a running server cannot apply need a restart; the effective settings are compared")
+    func restartRequirements() {
+        var running = ServerSettings()
+        running.listeners = [.init(address: "127.0.0.1", port: 8080)]
+        var incoming = running
+        incoming.cacheControl = "max-age=60"
+        incoming.healthPath = "/up"
+        incoming.pollInterval = 5
+        #expect(RestartRequirements.settingsNeedingRestart(running: running, incoming: incoming).isEmpty)
+        incoming.maxHeaderBytes = 1024
+        incoming.admin = nil
+        #expect(RestartRequirements.settingsNeedingRestart(running: running, incoming: incoming) == ["server.admin", "server limits"])
+
+        // `serve --listen 127.0.0.1:0` over a config that says 0.0.0.0:8080: not a change on reload.
+        var configured = ServerSettings()
+        configured.listeners = [.init(address: "0.0.0.0", port: 8080)]
+        let options = HTTPServer.Options(listen: [.init(address: "127.0.0.1", port: 0)], admin: .some(nil))
+        let effective = options.apply(to: configured)
+        #expect(RestartRequirements.settingsNeedingRestart(running: effective, incoming: options.apply(to: configured)).isEmpty)
+    }
+
+    @Test("The reload log line says what changed, or why the config was refused and what keeps serving")
+    func logLines() {
+        let applied = ReloadOutcome.reloaded(
+            .init(
+                generation: 4,
+                milliseconds: 9,
+                changes: SnapshotChanges(changed: ["b.com"]),
+                certificatesReplaced: false,
+                needsRestart: []
+            )
+        )
+        #expect(applied.logLine(trigger: "SIGHUP") == "reloaded (SIGHUP): generation 4 in 9 ms; hosts changed: b.com")
+        let refused = ReloadOutcome.rejected(.init(generation: 3, errors: ["first", "second"]))
+        #expect(refused.logLine(trigger: "file change").hasPrefix("reload (file change) rejected, still serving generation 3: first"))
+    }
+}
