@@ -154,24 +154,16 @@ TESTS = {
 }
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=int, default=8)
-    parser.add_argument("--repetitions", type=int, default=3)
-    parser.add_argument("--baseline", help="an earlier aasa-server binary to run beside this one")
-    parser.add_argument("--settle", type=int, default=30, help="seconds after the last test before 'after' RSS")
-    parser.add_argument("--tests", default=",".join(TESTS), help="comma-separated subset of: " + ", ".join(TESTS))
-    args = parser.parse_args()
-    tests = [t.strip() for t in args.tests.split(",")]
+def start_servers(names, baseline=None, connections=1024):
+    """Starts each named server (aasa-server, baseline, nginx, h2o) with the same documents and certificate;
+    returns ({name: {"process", "port", "tls_port"}}, work directory) once all of them accept."""
     for tool in ["nginx", "h2o", "wrk", "taskset"]:
         if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
             raise SystemExit(f"{tool} is missing: apt-get install nginx h2o wrk")
     binary = release_binary()
-
     work = tempfile.mkdtemp(prefix="aasa-bench-")
     os.chmod(work, 0o755)  # nginx workers run as www-data
-    small, large = aasa_document(30)[:2300], aasa_document(1700)
-    for host, body in (("example.com", small), ("large.example.com", large)):
+    for host, body in (("example.com", SMALL), ("large.example.com", LARGE)):
         os.makedirs(f"{work}/www/{host}/.well-known")
         with open(f"{work}/www/{host}/.well-known/apple-app-site-association", "w") as f:
             f.write(body)
@@ -179,7 +171,6 @@ def main():
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.chmod(f"{work}/tls", 0o755)
     os.chmod(f"{work}/tls/key.pem", 0o644)  # nginx reads keys as root at start; a throwaway directory
-
     servers = {}
 
     def aasa(name, path):
@@ -190,24 +181,27 @@ def main():
                 {"hosts": [host], "file": f"www/{host}/.well-known/apple-app-site-association"}
                 for host in ("example.com", "large.example.com")],
                 "server": {"listen": [f"127.0.0.1:{port}", {"address": "127.0.0.1", "port": tls_port, "tls": True}],
-                           "admin": "off", "threads": 1, "accessLog": False,
+                           "admin": "off", "threads": 1, "accessLog": False, "maxConnections": max(10000, connections),
                            "certificates": [{"hosts": ["example.com", "large.example.com"],
                                              "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
         process = subprocess.Popen(["taskset", "-c", "0", path, "serve", "--config", config],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         servers[name] = {"process": process, "port": port, "tls_port": tls_port}
 
-    aasa("aasa-server", binary)
-    if args.baseline:
-        aasa("baseline", args.baseline)
+    if "aasa-server" in names:
+        aasa("aasa-server", binary)
+    if baseline:
+        aasa("baseline", baseline)
 
-    port, tls_port = free_port(), free_port()
-    with open(f"{work}/nginx.conf", "w") as f:
-        f.write(f"""worker_processes 1;
+    if "nginx" in names:
+        port, tls_port = free_port(), free_port()
+        with open(f"{work}/nginx.conf", "w") as f:
+            f.write(f"""worker_processes 1;
 daemon off;
 pid {work}/nginx.pid;
 error_log {work}/nginx-error.log;
-events {{ worker_connections 1024; }}
+worker_rlimit_nofile {connections + 1000};
+events {{ worker_connections {connections + 100}; }}
 http {{
     access_log off;
     sendfile on;
@@ -233,20 +227,22 @@ http {{
     }}
 }}
 """)
-    servers["nginx"] = {"process": subprocess.Popen(["taskset", "-c", "0", "nginx", "-c", f"{work}/nginx.conf"],
-                                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-                        "port": port, "tls_port": tls_port}
+        servers["nginx"] = {"process": subprocess.Popen(["taskset", "-c", "0", "nginx", "-c", f"{work}/nginx.conf"],
+                                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+                            "port": port, "tls_port": tls_port}
 
-    port, tls_port = free_port(), free_port()
-    hosts = "".join(f"""  "{host}":
+    if "h2o" in names:
+        port, tls_port = free_port(), free_port()
+        hosts = "".join(f"""  "{host}":
     paths:
       /:
         file.dir: {work}/www/{host}
 """ for host in ("example.com", "large.example.com"))
-    with open(f"{work}/h2o.conf", "w") as f:
-        # user: root keeps H2O from switching to nobody, which could not write into the work directory.
-        f.write(f"""user: root
+        with open(f"{work}/h2o.conf", "w") as f:
+            # user: root keeps H2O from switching to nobody, which could not write into the work directory.
+            f.write(f"""user: root
 num-threads: 1
+max-connections: {connections + 100}
 pid-file: {work}/h2o.pid
 error-log: {work}/h2o-error.log
 file.mime.setdefaulttype: application/json
@@ -264,15 +260,46 @@ listen:
     minimum-version: TLSv1.2
 hosts:
 {hosts}""")
-    servers["h2o"] = {"process": subprocess.Popen(["taskset", "-c", "0", "h2o", "-c", f"{work}/h2o.conf"],
-                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-                      "port": port, "tls_port": tls_port}
-
-    results = {(name, test): [] for name in servers for test in tests}
+        servers["h2o"] = {"process": subprocess.Popen(["taskset", "-c", "0", "h2o", "-c", f"{work}/h2o.conf"],
+                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+                          "port": port, "tls_port": tls_port}
     try:
         for server in servers.values():
             wait_port(server["port"])
             wait_port(server["tls_port"])
+    except BaseException:
+        stop_servers(servers, work)
+        raise
+    return servers, work
+
+
+def stop_servers(servers, work):
+    for server in servers.values():
+        server["process"].send_signal(signal.SIGTERM)
+    for server in servers.values():
+        try:
+            server["process"].wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server["process"].kill()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+SMALL, LARGE = aasa_document(30)[:2300], aasa_document(1700)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--baseline", help="an earlier aasa-server binary to run beside this one")
+    parser.add_argument("--settle", type=int, default=30, help="seconds after the last test before 'after' RSS")
+    parser.add_argument("--tests", default=",".join(TESTS), help="comma-separated subset of: " + ", ".join(TESTS))
+    args = parser.parse_args()
+    tests = [t.strip() for t in args.tests.split(",")]
+    small, large = SMALL, LARGE
+    servers, work = start_servers(["aasa-server", "nginx", "h2o"], baseline=args.baseline)
+    results = {(name, test): [] for name in servers for test in tests}
+    try:
         time.sleep(1)
         idle = {name: rss_mb(s["process"].pid, "VmRSS") for name, s in servers.items()}
         import urllib.request
@@ -301,14 +328,7 @@ hosts:
         time.sleep(args.settle)
         after = {name: rss_mb(s["process"].pid, "VmRSS") for name, s in servers.items()}
     finally:
-        for server in servers.values():
-            server["process"].send_signal(signal.SIGTERM)
-        for server in servers.values():
-            try:
-                server["process"].wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server["process"].kill()
-        shutil.rmtree(work, ignore_errors=True)
+        stop_servers(servers, work)
 
     def median(name, test, key):
         return statistics.median(r[key] for r in results[(name, test)])

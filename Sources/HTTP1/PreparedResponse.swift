@@ -1,22 +1,46 @@
 /// A response built once (when the config loads, or once per error kind): the status line, every header
 /// but `Date` and `Connection`, `Content-Length`, and the body.
 ///
-/// Sending it copies these bytes and the lines that change per send into the connection's output
-/// (``ResponseEncoder``), so serving a document builds nothing.
-public final class PreparedResponse: Sendable {
+/// The bytes live in one allocation the object owns for its whole life, so a connection can hand them to
+/// the kernel (`writev`) by pointer: serving a document copies nothing but the per-send lines. The
+/// status line comes first; the lines that change per send (``ResponseEncoder``) go right after it.
+public final class PreparedResponse: @unchecked Sendable {
     public let status: Int
-    /// Status line and headers, each line ending in CRLF, without `Date`, `Connection` and the blank line.
-    public let head: [UInt8]
-    public let body: [UInt8]
+    /// `HTTP/1.1 200 OK\r\n`.
+    public let statusLine: UnsafeRawBufferPointer
+    /// The other header lines, the blank line, then the body.
+    public let rest: UnsafeRawBufferPointer
+    /// Where the body starts in ``rest``.
+    public let bodyOffset: Int
+    private let storage: UnsafeMutableRawBufferPointer
 
     /// `headers` must not include `Date`, `Connection` or `Content-Length`: the encoder owns those.
     public init(status: Int, headers: [(String, String)], body: [UInt8]) {
         self.status = status
-        var text = ResponseEncoder.statusLine(status)
-        for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        text += "Content-Length: \(body.count)\r\n"
-        head = Array(text.utf8)
-        self.body = body
+        let line = Array(ResponseEncoder.statusLine(status).utf8)
+        var fields = ""
+        for (name, value) in headers { fields += "\(name): \(value)\r\n" }
+        fields += "Content-Length: \(body.count)\r\n\r\n"
+        let head = Array(fields.utf8)
+        storage = .allocate(byteCount: line.count + head.count + body.count, alignment: 8)
+        storage.copyBytes(from: line)
+        UnsafeMutableRawBufferPointer(rebasing: storage[line.count...]).copyBytes(from: head)
+        UnsafeMutableRawBufferPointer(rebasing: storage[(line.count + head.count)...]).copyBytes(from: body)
+        statusLine = UnsafeRawBufferPointer(rebasing: storage[0..<line.count])
+        rest = UnsafeRawBufferPointer(rebasing: storage[line.count...])
+        bodyOffset = head.count
+    }
+
+    deinit { storage.deallocate() }
+
+    public var body: [UInt8] { Array(rest[bodyOffset...]) }
+
+    /// The status line and the header lines (without the blank line), as sent but for the per-send lines.
+    public var head: [UInt8] { Array(statusLine) + Array(rest[0..<(bodyOffset - 2)]) }
+
+    /// Bytes on the wire for one send (HEAD without the body).
+    public func byteCount(perSendLines: Int, includeBody: Bool) -> Int {
+        statusLine.count + perSendLines + (includeBody ? rest.count : bodyOffset)
     }
 }
 
@@ -27,9 +51,17 @@ public enum ConnectionDirective: Sendable, Equatable {
     case close
     /// Confirms a persistent HTTP/1.0 connection.
     case keepAlive
+
+    public var line: [UInt8] {
+        switch self {
+        case .none: return []
+        case .close: return ResponseEncoder.connectionClose
+        case .keepAlive: return ResponseEncoder.connectionKeepAlive
+        }
+    }
 }
 
-/// Frames responses: one status line format, one place that adds `Date`, `Connection` and the blank line.
+/// Frames responses: one status line format, one place that adds `Date` and `Connection`.
 public enum ResponseEncoder {
     /// `HTTP/1.1 404 Not Found\r\n`.
     public static func statusLine(_ status: Int) -> String {
@@ -50,16 +82,10 @@ public enum ResponseEncoder {
         to output: inout [UInt8]
     ) -> Int {
         let before = output.count
-        output.append(contentsOf: response.head)
+        output.append(contentsOf: response.statusLine)
         output.append(contentsOf: dateLine)
-        switch connection {
-        case .none: break
-        case .close: output.append(contentsOf: connectionClose)
-        case .keepAlive: output.append(contentsOf: connectionKeepAlive)
-        }
-        output.append(0x0D)
-        output.append(0x0A)
-        if includeBody { output.append(contentsOf: response.body) }
+        output.append(contentsOf: connection.line)
+        output.append(contentsOf: includeBody ? response.rest : UnsafeRawBufferPointer(rebasing: response.rest[0..<response.bodyOffset]))
         return output.count - before
     }
 }

@@ -40,6 +40,10 @@ public struct RequestHead: Sendable, Equatable {
     public var hostRange: Range<Int>?
     public var userAgentRange: Range<Int>?
     public var forwardedForRange: Range<Int>?
+    /// Present on every cross-origin request a browser makes (the admin listener refuses them).
+    public var originRange: Range<Int>?
+    public var contentTypeRange: Range<Int>?
+    public var authorizationRange: Range<Int>?
     public var body: BodyFraming = .none
     public var acceptsGzip = false
     var connectionClose = false
@@ -261,6 +265,12 @@ public struct RequestHeadParser: Sendable {
                 head.userAgentRange = value
             case .forwardedFor:
                 head.forwardedForRange = head.forwardedForRange ?? value
+            case .origin:
+                head.originRange = head.originRange ?? value
+            case .contentType:
+                head.contentTypeRange = head.contentTypeRange ?? value
+            case .authorization:
+                head.authorizationRange = head.authorizationRange ?? value
             case .other:
                 break
             }
@@ -405,7 +415,8 @@ func equalsLowercase(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, 
 }
 
 private enum KnownHeader {
-    case host, contentLength, transferEncoding, connection, acceptEncoding, userAgent, forwardedFor, other
+    case host, contentLength, transferEncoding, connection, acceptEncoding, userAgent, forwardedFor, origin, contentType, authorization
+    case other
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
         switch name.count {
@@ -416,6 +427,9 @@ private enum KnownHeader {
         case 15 where equalsLowercase(buffer, name, "accept-encoding"): self = .acceptEncoding
         case 15 where equalsLowercase(buffer, name, "x-forwarded-for"): self = .forwardedFor
         case 10 where equalsLowercase(buffer, name, "user-agent"): self = .userAgent
+        case 6 where equalsLowercase(buffer, name, "origin"): self = .origin
+        case 12 where equalsLowercase(buffer, name, "content-type"): self = .contentType
+        case 13 where equalsLowercase(buffer, name, "authorization"): self = .authorization
         default: self = .other
         }
     }

@@ -13,3 +13,10 @@ public enum IOResult: Sendable, Equatable {
     case closed
     case failed(String)
 }
+
+extension IOResult {
+    public var isWouldBlock: Bool {
+        if case .wouldBlock = self { return true }
+        return false
+    }
+}

@@ -98,7 +98,10 @@ final class TLSContext: @unchecked Sendable {
             throw TLSError("SSL_CTX_set1_groups_list")
         }
         _ = COpenSSL_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_SERVER))
-        _ = COpenSSL_SSL_CTX_sess_set_cache_size(context, 20_000)
+        // A small cache: devices and Apple's CDN fetch each host rarely, so resumption helps little, while
+        // every cached session holds memory for its whole lifetime (a burst of full handshakes would
+        // otherwise leave megabytes behind for minutes).
+        _ = COpenSSL_SSL_CTX_sess_set_cache_size(context, 1024)
         let sessionContext: [UInt8] = Array("aasa-server".utf8)
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
         SSL_CTX_set_alpn_select_cb(

@@ -303,7 +303,7 @@ struct NotHTTPTests {
 
 @Suite("Response framing")
 struct ResponseEncoderTests {
-    @Test("Status line with the registered reason, headers, Content-Length, Date, Connection, blank line, body")
+    @Test("Status line with the registered reason, Date, Connection, the prepared headers, Content-Length, blank line, body")
     func framing() {
         let response = PreparedResponse(status: 422, headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
         var output: [UInt8] = []
@@ -312,12 +312,53 @@ struct ResponseEncoderTests {
         #expect(count == output.count)
         #expect(
             String(decoding: output, as: UTF8.self)
-                == "HTTP/1.1 422 Unprocessable Content\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
-                + "Date: Thu, 01 Jan 1970 00:00:00 GMT\r\nConnection: close\r\n\r\n{}"
+                == "HTTP/1.1 422 Unprocessable Content\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nConnection: close\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
         )
         var head: [UInt8] = []
         ResponseEncoder.append(response, dateLine: date, connection: .keepAlive, includeBody: false, to: &head)
-        #expect(String(decoding: head, as: UTF8.self).hasSuffix("Connection: keep-alive\r\n\r\n"), "HEAD: same headers, no body")
+        #expect(String(decoding: head, as: UTF8.self).hasSuffix("Content-Length: 2\r\n\r\n"), "HEAD: same headers, no body")
+        #expect(String(decoding: head, as: UTF8.self).contains("Connection: keep-alive\r\n"))
+    }
+
+    @Test("The output queue writes exactly what the encoder would, however the writes are split; prepared bytes go by pointer")
+    func outputQueue() {
+        let big = PreparedResponse(
+            status: 200,
+            headers: [("Content-Type", "application/json")],
+            body: Array(repeating: UInt8(ascii: "x"), count: 5000)
+        )
+        let small = PreparedResponse(status: 404, headers: [], body: Array("{}".utf8))
+        let date = HTTPDate.line(unixSeconds: 86_400)
+        var expected: [UInt8] = []
+        ResponseEncoder.append(big, dateLine: date, connection: .none, includeBody: true, to: &expected)
+        ResponseEncoder.append(small, dateLine: date, connection: .close, includeBody: false, to: &expected)
+        ResponseEncoder.append(big, dateLine: date, connection: .keepAlive, includeBody: true, to: &expected)
+        for split in [1, 7, 100, 4096, 20000] {
+            var queue = OutputQueue()
+            queue.append(big, dateLine: date, connection: .none, includeBody: true)
+            queue.append(small, dateLine: date, connection: .close, includeBody: false)
+            queue.append(big, dateLine: date, connection: .keepAlive, includeBody: true)
+            #expect(queue.byteCount == expected.count)
+            var written: [UInt8] = []
+            while !queue.isEmpty {
+                var buffer = [UInt8](repeating: 0, count: split)
+                let count = buffer.withUnsafeMutableBytes { queue.gather(into: $0) }
+                written += buffer[0..<count]
+                queue.consume(count)
+            }
+            #expect(written == expected, "split \(split)")
+            #expect(queue.byteCount == 0)
+        }
+        var queue = OutputQueue()
+        queue.append(big, dateLine: date, connection: .none, includeBody: true)
+        var stablePieces = 0
+        queue.forEachPiece { piece, stable in
+            if stable { stablePieces += 1 }
+            #expect(!stable || piece.baseAddress == big.statusLine.baseAddress || piece.baseAddress == big.rest.baseAddress)
+            return true
+        }
+        #expect(stablePieces == 2)
     }
 
     @Test("Every status the server sends has its registered reason phrase")

@@ -91,7 +91,9 @@ final class ScriptedConnection {
             case .submitReload:
                 reloadRequested = true
             case .write:
-                let pending = Array(machine.output[machine.outputOffset...])
+                var pending = [UInt8](repeating: 0, count: machine.output.byteCount)
+                let gathered = pending.withUnsafeMutableBytes { machine.output.gather(into: $0) }
+                #expect(gathered == pending.count)
                 let count = min(pending.count, writeRoom ?? pending.count)
                 if count == 0 {
                     machine.writeBlocked(until: writeBlocksUntil)

@@ -44,6 +44,80 @@ struct OperationsTests {
         #expect(try curl("http://127.0.0.1:\(server.port)/metrics").status == 404)
     }
 
+    @Test(
+        "Admin listener against browsers and strangers: foreign Host, any Origin and form POSTs are refused; reload still works for tools"
+    )
+    func adminSecurity() throws {
+        let server = try ServerProcess(config: testConfig())
+        defer { server.stop() }
+        let reload = "http://127.0.0.1:\(server.adminPort)/reload"
+        // DNS rebinding: the page's own name arrives as Host.
+        let rebound = try curl(reload, ["-X", "POST", "-H", "Host: attacker.example"])
+        #expect(rebound.status == 403)
+        #expect(rebound.body.contains("DNS rebinding"))
+        // A cross-site page: text/plain needs no preflight, but the browser adds Origin.
+        let crossSite = try curl(reload, ["-X", "POST", "-H", "Origin: http://evil.example", "-H", "Content-Type: text/plain", "-d", "x"])
+        #expect(crossSite.status == 403)
+        let form = try curl(reload, ["-X", "POST", "-H", "Content-Type: application/x-www-form-urlencoded", "-d", "a=b"])
+        #expect(form.status == 415)
+        #expect(!server.stderr.contains("reloaded (POST /reload)"))
+        let tool = try curl(reload, ["-X", "POST"])
+        #expect(tool.status == 200)
+        #expect(tool.body.contains(#""result":"reloaded""#))
+        #expect(try curl("http://localhost:\(server.adminPort)/metrics").status == 200)
+    }
+
+    @Test("A non-loopback admin address needs adminExposed; exposed without a token it is read-only; with one, reload needs it")
+    func adminExposure() throws {
+        let refused = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "0.0.0.0:0"}"#),
+            waitForReady: false
+        )
+        defer { refused.stop() }
+        #expect(refused.waitForExit(10) == 1)
+        #expect(refused.stderr.contains("[server.admin-exposed]"))
+        #expect(refused.stderr.contains("reachable from other machines"))
+
+        let readOnly = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "0.0.0.0:0", "adminExposed": true}"#)
+        )
+        defer { readOnly.stop() }
+        #expect(readOnly.stderr.contains("exposed read-only"))
+        let port = try #require(
+            readOnly.stderr.split(separator: "\n").first { $0.contains("admin on http://0.0.0.0:") }
+                .flatMap { Int($0.split(separator: ":")[3].prefix { $0.isNumber }) }
+        )
+        #expect(try curl("http://127.0.0.1:\(port)/metrics").status == 200)
+        let denied = try curl("http://127.0.0.1:\(port)/reload", ["-X", "POST"])
+        #expect(denied.status == 403)
+        #expect(denied.body.contains("read-only"))
+
+        let token = "s3cr3t-token-0123456789"
+        let guarded = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "adminTokenFile": "admin.token"}"#),
+            files: ["admin.token": token + "\n"]
+        )
+        defer { guarded.stop() }
+        let admin = "http://127.0.0.1:\(guarded.adminPort)"
+        #expect(try curl(admin + "/healthz").status == 200, "probes need no token")
+        #expect(try curl(admin + "/metrics").status == 401)
+        #expect(try curl(admin + "/reload", ["-X", "POST", "-H", "Authorization: Bearer nope-nope-nope-nope"]).status == 401)
+        #expect(try curl(admin + "/metrics", ["-H", "Authorization: Bearer \(token)"]).status == 200)
+        // With a token, a name is fine as Host.
+        #expect(
+            try curl(admin + "/reload", ["-X", "POST", "-H", "Host: admin.internal", "-H", "Authorization: Bearer \(token)"]).status == 200
+        )
+
+        let weak = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "adminTokenFile": "admin.token"}"#),
+            files: ["admin.token": "short"],
+            waitForReady: false
+        )
+        defer { weak.stop() }
+        #expect(weak.waitForExit(10) == 1)
+        #expect(weak.stderr.contains("[server.admin-token]"))
+    }
+
     @Test("Access log: one JSON line per request on stdout with every field; off when accessLog is false")
     func accessLog() throws {
         let server = try ServerProcess(config: testConfig())

@@ -10,14 +10,14 @@ struct RouterHarness {
     let snapshot: Snapshot
     var view = AdminView(isDraining: false, lastReloadFailed: false, metrics: { "aasa_up 1\n" })
 
-    init(_ config: String = testConfig()) {
+    init(_ config: String = testConfig(), adminPolicy: AdminPolicy = AdminPolicy()) {
         let loaded = ConfigLoader.load(
             configBytes: Array(config.utf8),
             configPath: "/config.json",
             readFile: { _ in .failure(FileReadError("none")) }
         )
         precondition(!loaded.hasErrors, "\(loaded.diagnostics)")
-        snapshot = Snapshot(config: loaded, settings: loaded.config!.server, generation: 7, now: 1_764_500_000)
+        snapshot = Snapshot(config: loaded, settings: loaded.config!.server, adminPolicy: adminPolicy, generation: 7, now: 1_764_500_000)
     }
 
     func route(_ request: String, on listener: ListenerRole = .main) -> Route {
@@ -134,7 +134,7 @@ struct RouterTests {
         #expect(getReload.response.headText.contains("Allow: POST\r\n"))
         #expect(try #require(router.response("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin)).response.status == 405)
         #expect(
-            try #require(router.response("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n", on: .admin))
+            try #require(router.response("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
                 .response.status == 404
         )
         // The main listener has no admin routes.
@@ -161,6 +161,68 @@ struct RouterTests {
         #expect(refused.status == 422)
         #expect(refused.headText.hasPrefix("HTTP/1.1 422 Unprocessable Content\r\n"))
         #expect(refused.bodyText.contains(#""result":"rejected""#))
+    }
+}
+
+@Suite("Admin listener policy (no sockets)")
+struct AdminPolicyTests {
+    let local = RouterHarness()
+
+    func status(_ harness: RouterHarness, _ request: String) -> Int? {
+        switch harness.route(request, on: .admin) {
+        case .reload: return 0
+        case .respond(let response, _, _): return response.status
+        }
+    }
+
+    @Test("Any Origin header is refused, whatever the route (a browser page cannot drive the admin listener)")
+    func origin() {
+        #expect(status(local, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n\r\n") == 403)
+        #expect(status(local, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: null\r\n\r\n") == 403)
+        #expect(status(local, "GET /healthz HTTP/1.1\r\nHost: localhost:9090\r\nOrigin: http://localhost:9090\r\n\r\n") == 403)
+    }
+
+    @Test("Without a token, Host must be localhost or an IP literal (DNS rebinding); with a token any Host is fine")
+    func host() {
+        for host in ["127.0.0.1:9090", "localhost", "LOCALHOST.", "[::1]:9090", "10.1.2.3:9090"] {
+            #expect(status(local, "GET /healthz HTTP/1.1\r\nHost: \(host)\r\n\r\n") == 200, "\(host)")
+        }
+        for host in ["evil.example", "attacker.example:9090", "127.0.0.1.nip.io", "localhost.evil.example"] {
+            #expect(status(local, "POST /reload HTTP/1.1\r\nHost: \(host)\r\n\r\n") == 403, "\(host)")
+        }
+        let tokened = RouterHarness(adminPolicy: AdminPolicy(token: Array("0123456789abcdef0123".utf8)))
+        #expect(
+            status(tokened, "POST /reload HTTP/1.1\r\nHost: admin.internal:9090\r\nAuthorization: Bearer 0123456789abcdef0123\r\n\r\n") == 0
+        )
+    }
+
+    @Test("POST /reload refuses the content types a cross-site form can send without a preflight")
+    func formTypes() {
+        for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "Text/Plain;charset=utf-8"] {
+            #expect(status(local, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: \(type)\r\n\r\n") == 415, "\(type)")
+        }
+        #expect(status(local, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\r\n") == 0)
+        #expect(status(local, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 0)
+    }
+
+    @Test("A token guards /metrics and POST /reload (401 with WWW-Authenticate); probes need none")
+    func token() throws {
+        let tokened = RouterHarness(adminPolicy: AdminPolicy(token: Array("0123456789abcdef0123".utf8)))
+        #expect(status(tokened, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 401)
+        #expect(status(tokened, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong-token-wrong-to\r\n\r\n") == 401)
+        #expect(status(tokened, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic 0123456789abcdef0123\r\n\r\n") == 401)
+        #expect(status(tokened, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: bearer 0123456789abcdef0123\r\n\r\n") == 200)
+        #expect(status(tokened, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 200)
+        #expect(status(tokened, "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 200)
+        let response = try #require(tokened.response("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
+        #expect(response.response.headText.contains("WWW-Authenticate: Bearer"))
+    }
+
+    @Test("Exposed without a token: read-only (health, readiness, metrics); POST /reload is refused")
+    func readOnly() {
+        let exposed = RouterHarness(adminPolicy: AdminPolicy(token: nil, readOnly: true))
+        #expect(status(exposed, "GET /metrics HTTP/1.1\r\nHost: 10.0.0.5:9090\r\n\r\n") == 200)
+        #expect(status(exposed, "POST /reload HTTP/1.1\r\nHost: 10.0.0.5:9090\r\n\r\n") == 403)
     }
 }
 

@@ -409,6 +409,57 @@ struct ServeConnectionTests {
         #expect(String(decoding: metrics.stdout, as: UTF8.self).contains("aasa_connections_evicted_total 1"))
     }
 
+    @Test(
+        "Connection cap across event loops: clients stuck in their body are evicted (oldest first, on any loop) and new clients get in; the gauge never exceeds the cap"
+    )
+    func connectionCapBodies() throws {
+        let cap = 24
+        let server = try ServerProcess(
+            config: testConfig(
+                server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "maxConnections": \#(cap), "threads": 2, "accessLog": false}"#
+            )
+        )
+        defer { server.stop() }
+        func openConnections() throws -> Int {
+            let text = String(decoding: try runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/metrics"]).stdout, as: UTF8.self)
+            let line = text.split(separator: "\n").first { $0.hasPrefix("aasa_open_connections ") }
+            return line.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+        }
+        // Fill the server with clients that announce a 64 KB body and send one byte of it.
+        var stuck: [RawClient] = []
+        for _ in 0..<cap {
+            let client = try RawClient(port: server.port)
+            client.send("GET / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 65536\r\n\r\nx")
+            stuck.append(client)
+            usleep(2_000)
+        }
+        #expect(waitUntil(5) { (try? openConnections()) == cap })
+        // Loops learn each other's oldest connections on their timer tick (every 100 ms).
+        usleep(300_000)
+        // Every new client gets its answer, taking the place of the oldest stuck one; then the attacker
+        // reconnects (the newest stuck client), so the server is full again for the next round.
+        for round in 0..<10 {
+            let fresh = try RawClient(port: server.port)
+            fresh.send(Self.request.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n"))
+            #expect(fresh.readResponses(1, timeout: 5).first?.status == 200, "round \(round)")
+            _ = fresh.read(timeout: 2)
+            let open = try openConnections()
+            #expect(open <= cap, "round \(round): \(open) open")
+            let again = try RawClient(port: server.port)
+            again.send("GET / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 65536\r\n\r\nx")
+            stuck.append(again)
+            #expect(waitUntil(5) { (try? openConnections()) == cap })
+            usleep(150_000)
+        }
+        // The ten oldest were evicted, in order of age, whichever loop held them.
+        for (position, client) in stuck.enumerated() {
+            let (_, closed) = client.read(timeout: position < 10 ? 2 : 0.05)
+            #expect(closed == (position < 10), "stuck client \(position)")
+        }
+        let metrics = String(decoding: try runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/metrics"]).stdout, as: UTF8.self)
+        #expect(metrics.contains("aasa_connections_evicted_total 10"))
+    }
+
     @Test("No descriptor leaks: 200 connections later the server holds as many fds as before")
     func noDescriptorLeaks() throws {
         let server = try ServerProcess(config: testConfig())

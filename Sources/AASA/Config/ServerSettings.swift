@@ -29,6 +29,12 @@ public struct ServerSettings: Sendable, Equatable {
     public var certificates: [CertificateEntry] = []
     /// Nil turns the admin listener off.
     public var admin: Listener? = Listener(address: "127.0.0.1", port: 9090)
+    /// The admin listener may listen on a non-loopback address (it is then read-only unless
+    /// `adminTokenFile` is set). Without this, such an address is a config error.
+    public var adminExposed = false
+    /// A file holding the bearer token that admin requests other than `/healthz` and `/readyz` must
+    /// carry (relative to the config).
+    public var adminTokenFile: String?
     /// Event-loop threads; nil means one per CPU core.
     public var threads: Int?
     public var maxConnections = 10_000
@@ -83,7 +89,8 @@ public struct ServerSettings: Sendable, Equatable {
 extension ServerSettings {
     static let certificateKeys = ["hosts", "certificate", "key", "comment"]
     static let keys = [
-        "certificates", "listen", "admin", "threads", "maxConnections", "maxRequestsPerConnection", "limits", "timeouts", "cacheControl",
+        "certificates", "listen", "admin", "adminExposed", "adminTokenFile", "threads", "maxConnections", "maxRequestsPerConnection",
+        "limits", "timeouts", "cacheControl",
         "healthPath", "accessLog", "trustForwardedHeaders", "reload", "comment",
     ]
     static let reloadKeys = ["watch", "pollSeconds"]
@@ -121,6 +128,11 @@ extension ServerSettings {
             )
         }
         return .success(Listener(address: String(address), port: port))
+    }
+
+    /// 127.0.0.0/8 and ::1: what only this machine can reach.
+    public static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || (isIPLiteral(address) && address.hasPrefix("127."))
     }
 
     public static func isIPLiteral(_ text: String) -> Bool {
@@ -336,10 +348,58 @@ extension ConfigDecoder {
                     default: break
                     }
                 }
+            case "adminExposed": settings.adminExposed = reader.bool(value, memberPath) ?? settings.adminExposed
+            case "adminTokenFile":
+                if let text = reader.string(value, memberPath) {
+                    if text.value.isEmpty {
+                        reader.report(
+                            .error,
+                            "server.admin-token",
+                            "\"adminTokenFile\" is empty; name the file holding the token",
+                            value.location,
+                            memberPath
+                        )
+                    } else {
+                        settings.adminTokenFile = text.value
+                    }
+                }
             case "accessLog": settings.accessLog = reader.bool(value, memberPath) ?? settings.accessLog
             case "trustForwardedHeaders":
                 settings.trustForwardedHeaders = reader.bool(value, memberPath) ?? settings.trustForwardedHeaders
             default: break
+            }
+        }
+        if let admin = settings.admin, !ServerSettings.isLoopback(admin.address) {
+            let location = node["admin"]?.location ?? node.location
+            if !settings.adminExposed {
+                reader.report(
+                    .error,
+                    "server.admin-exposed",
+                    "the admin listener \(admin.description) is reachable from other machines, and it answers reloads and lists "
+                        + "host names in /metrics; keep it on 127.0.0.1, or set \"adminExposed\": true (then it is read-only "
+                        + "unless \"adminTokenFile\" names a bearer token)",
+                    location,
+                    path.key("admin")
+                )
+            } else if settings.adminTokenFile == nil {
+                reader.report(
+                    .warning,
+                    "server.admin-exposed",
+                    "the admin listener \(admin.description) is exposed read-only: /healthz, /readyz and /metrics (host names, "
+                        + "counts) answer anyone who can reach it, and POST /reload is refused; set \"adminTokenFile\" to allow "
+                        + "reloads with a bearer token",
+                    location,
+                    path.key("admin")
+                )
+            } else {
+                reader.report(
+                    .warning,
+                    "server.admin-exposed",
+                    "the admin listener \(admin.description) is exposed: everything but /healthz and /readyz needs the bearer token "
+                        + "from adminTokenFile; keep it off the public internet all the same",
+                    location,
+                    path.key("admin")
+                )
             }
         }
         if settings.listeners.contains(where: \.tls) && settings.certificates.isEmpty {

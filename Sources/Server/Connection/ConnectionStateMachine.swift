@@ -87,8 +87,8 @@ struct ConnectionStateMachine {
     let usesTLS: Bool
     private(set) var phase: Phase
     private(set) var input: [UInt8] = []
-    private(set) var output: [UInt8] = []
-    private(set) var outputOffset = 0
+    /// Answers waiting to be written, by reference to their prepared bytes.
+    private(set) var output = OutputQueue()
     private var parser: RequestHeadParser
     /// The request being read (its body), answered, or waiting for a reload. Kept out of ``Phase`` so
     /// that looking at the phase copies nothing.
@@ -227,17 +227,8 @@ struct ConnectionStateMachine {
     }
 
     mutating func wrote(_ count: Int) {
-        outputOffset += count
+        output.consume(count)
         writeStalledSince = nil
-        if outputOffset == output.count {
-            // Everything written. A buffer grown by a burst of pipelined answers is not kept for an idle connection.
-            if output.capacity > 64 * 1024 {
-                output = []
-            } else {
-                output.removeAll(keepingCapacity: true)
-            }
-            outputOffset = 0
-        }
     }
 
     mutating func writeBlocked(until readiness: Readiness) {
@@ -258,13 +249,7 @@ struct ConnectionStateMachine {
         requests += 1
         let close = !head.keepAlive || requests >= settings.maxRequests || draining || peerClosed
         let directive: ConnectionDirective = close ? .close : head.isHTTP10 ? .keepAlive : .none
-        let bytes = ResponseEncoder.append(
-            response,
-            dateLine: clock.dateLine,
-            connection: directive,
-            includeBody: head.method != .head,
-            to: &output
-        )
+        let bytes = output.append(response, dateLine: clock.dateLine, connection: directive, includeBody: head.method != .head)
         if close {
             closeAfterWrite = true
         } else if !noDelaySet {
@@ -325,9 +310,9 @@ struct ConnectionStateMachine {
 
     // MARK: - Queries
 
-    var hasPendingOutput: Bool { outputOffset < output.count }
+    var hasPendingOutput: Bool { !output.isEmpty }
 
-    var pendingOutputCount: Int { output.count - outputOffset }
+    var pendingOutputCount: Int { output.byteCount }
 
     var isClosed: Bool {
         if case .closed = phase { return true }
@@ -470,8 +455,8 @@ struct ConnectionStateMachine {
         if input.isEmpty {
             requestStartedAt = nil
             if !closeAfterWrite { idleSince = clock.now }
-            // An idle connection keeps no read buffer grown by a large request.
-            if input.capacity > 4096 { input = [] }
+            // An idle connection keeps no read buffer (10,000 idle connections must stay small).
+            input = []
         } else {
             // The next pipelined request is already here: its clocks start now.
             headerStartedAt = clock.now
@@ -547,13 +532,7 @@ struct ConnectionStateMachine {
     /// Queues the answer to a request that cannot be served, and closes after it: the framing of
     /// whatever follows is in doubt (RFC 9112 §2.2).
     private mutating func reject(_ error: HTTPError) -> Action {
-        let bytes = ResponseEncoder.append(
-            ErrorResponses.response(for: error),
-            dateLine: clock.dateLine,
-            connection: .close,
-            includeBody: true,
-            to: &output
-        )
+        let bytes = output.append(ErrorResponses.response(for: error), dateLine: clock.dateLine, connection: .close, includeBody: true)
         requests += 1
         closeAfterWrite = true
         phase = .head

@@ -66,6 +66,8 @@ final class Connection {
     var machine: ConnectionStateMachine
     /// Added to the loop's epoll set (a connection answered by its first, optimistic read never is).
     var registered = false
+    /// TLS: the length of a write that would have blocked, which must be retried with the same bytes.
+    var tlsRetryLength: Int?
 
     init(fd: Int32, slot: Int, serial: Int, listener: ListenerRole, peer: String, transport: Transport, machine: ConnectionStateMachine) {
         self.fd = fd

@@ -17,12 +17,17 @@ final class EventLoop {
     let state: ServerState
     let settings: LoopSettings
     let stats: StatsRegistry.Box
+    /// What other loops see of this one (its eviction candidate) and may ask of it.
+    let handle: LoopHandle
     let registry: StatsRegistry
     let clock: LoopClock
-    private(set) var listeners: [ListenerSocket]
+    var listeners: [ListenerSocket]
     var connections: [Connection?] = []
     var freeSlots: [Int] = []
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Where the per-send lines of queued answers are copied for `writev` (the rest goes by pointer).
+    private let lineScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 8 * 1024, alignment: 8)
+    private var gather = GatherList(capacity: 64)
     var accessLog = AccessLog()
     private var lastSweep: Int64 = 0
     private var clockIsFresh = false
@@ -32,12 +37,16 @@ final class EventLoop {
     var pendingStats = PendingStats()
     private var observedDraining = false
     var nextSerial = 1
+    /// Connections accepted at the cap while another loop makes room (see `acceptConnections`).
+    var waitingForRoom: [Arrival] = []
     private(set) var mainConnectionCount = 0
 
     let stopped = Atomic<Bool>(false)
     let drained = Atomic<Bool>(false)
     /// Set once this loop no longer uses the main listening sockets (during a drain).
     let releasedListeners = Atomic<Bool>(false)
+
+    deinit { lineScratch.deallocate() }
 
     init(index: Int, listeners: [ListenerSocket], state: ServerState, settings: LoopSettings, registry: StatsRegistry) throws(SystemError) {
         self.index = index
@@ -48,6 +57,7 @@ final class EventLoop {
         stats = registry.loops[index]
         clock = LoopClock(now: Posix.monotonicMicroseconds(), unixSeconds: Int(Posix.unixTime()))
         epoll = try Epoll()
+        handle = LoopHandle(epoll: epoll)
         for (position, listener) in listeners.enumerated() {
             try epoll.addShared(listener.fd, token: EventLoop.listenerTokenBase + UInt64(position))
         }
@@ -75,6 +85,7 @@ final class EventLoop {
             accessLog.flush()
         }
         for case let connection? in connections { close(connection) }
+        for arrival in waitingForRoom { Posix.abort(arrival.fd) }
         accessLog.flush()
     }
 
@@ -89,6 +100,8 @@ final class EventLoop {
         refreshClock()
         if event.token == Epoll.wakeToken {
             deliverReloadAnswers()
+            evictOnRequest()
+            admitWaiting(askForRoom: false)
             return
         }
         if event.token >= EventLoop.listenerTokenBase {
@@ -177,14 +190,47 @@ final class EventLoop {
     }
 
     private func write(_ connection: Connection) {
-        let result = connection.machine.output.withUnsafeBytes { raw in
-            connection.transport.write(connection.fd, UnsafeRawBufferPointer(rebasing: raw[connection.machine.outputOffset...]))
+        let result: IOResult
+        switch connection.transport {
+        case .plain:
+            result = writePlain(connection)
+        case .tls(let session):
+            // A TLS record holds up to 16 KB; OpenSSL copies what it encrypts, so the pieces are gathered
+            // here. A write that could not finish is retried with exactly the same bytes, as OpenSSL asks.
+            let length = scratch.withUnsafeMutableBytes { raw in
+                connection.machine.output.gather(
+                    into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<(connection.tlsRetryLength ?? 16 * 1024)])
+                )
+            }
+            result = scratch.withUnsafeBytes { session.write(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+            connection.tlsRetryLength = result.isWouldBlock ? length : nil
         }
         switch result {
         case .bytes(let count): connection.machine.wrote(count)
         case .wouldBlock(let readiness): connection.machine.writeBlocked(until: .init(readiness))
         case .closed, .failed: connection.machine.failed(nil)
         }
+    }
+
+    /// One `writev` of the queued answers: the prepared bytes by pointer, the per-send lines copied into
+    /// the loop's line buffer.
+    private func writePlain(_ connection: Connection) -> IOResult {
+        gather.removeAll()
+        var linesUsed = 0
+        let lines = lineScratch
+        connection.machine.output.forEachPiece { piece, stable in
+            if stable {
+                gather.append(piece)
+            } else {
+                guard linesUsed + piece.count <= lines.count else { return false }
+                let target = UnsafeMutableRawBufferPointer(rebasing: lines[linesUsed..<(linesUsed + piece.count)])
+                target.copyMemory(from: piece)
+                gather.append(UnsafeRawBufferPointer(target))
+                linesUsed += piece.count
+            }
+            return !gather.isFull
+        }
+        return gather.write(to: connection.fd)
     }
 
     private func setInterest(_ connection: Connection, _ interest: ConnectionStateMachine.Interest) {
@@ -245,6 +291,8 @@ final class EventLoop {
         for case let connection? in connections where connection.machine.tick() {
             drive(connection)
         }
+        publishOldestCandidate()
+        admitWaiting(askForRoom: true)
     }
 
     private func beginDrain() {
@@ -256,6 +304,8 @@ final class EventLoop {
             listeners[position].fd = -1
         }
         releasedListeners.store(true, ordering: .releasing)
+        for arrival in waitingForRoom { Posix.abort(arrival.fd) }
+        waitingForRoom = []
         for case let connection? in connections where connection.listener == .main {
             connection.machine.beginDrain()
             drive(connection)
@@ -270,16 +320,14 @@ final class EventLoop {
         freeSlots.append(connection.slot)
         if connection.listener == .main {
             mainConnectionCount -= 1
-            state.openConnections.subtract(1, ordering: .relaxed)
+            state.connections.release()
         }
     }
 
+    /// Takes over an accepted connection (a main one already holds its place under the cap).
     func adopt(_ connection: Connection) {
         connections[connection.slot] = connection
-        if connection.listener == .main {
-            mainConnectionCount += 1
-            state.openConnections.add(1, ordering: .relaxed)
-        }
+        if connection.listener == .main { mainConnectionCount += 1 }
     }
 
     func close(_ connection: Connection) {

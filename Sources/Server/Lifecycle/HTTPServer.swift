@@ -54,8 +54,16 @@ public enum HTTPServer {
         let state: ServerState
         do {
             state = try ServerState(
-                snapshot: Snapshot(config: initial.config, settings: settings, tls: initial.tls, generation: 1, now: startedAt),
-                startedAt: startedAt
+                snapshot: Snapshot(
+                    config: initial.config,
+                    settings: settings,
+                    tls: initial.tls,
+                    adminPolicy: initial.adminPolicy,
+                    generation: 1,
+                    now: startedAt
+                ),
+                startedAt: startedAt,
+                maxConnections: settings.maxConnections
             )
         } catch {
             Log.error("cannot start: \(error)")
@@ -93,6 +101,7 @@ public enum HTTPServer {
             Log.error("cannot start event loops: \(error)")
             return 1
         }
+        state.loopHandles = loops.map(\.handle)
         let runners = LoopHandoff(loops)
         var threads: [Posix.Thread] = []
         for index in 0..<threadCount {
@@ -106,13 +115,13 @@ public enum HTTPServer {
         // Reloads run on this thread; at a lower priority they take spare CPU rather than serving CPU
         // (the event-loop threads, already started, keep the normal priority).
         Posix.lowerCurrentThreadPriority()
+        // Watching starts before readiness is announced: a change written right after it is seen.
+        let supervisor = Supervisor(source: source, state: state, loops: loops, signals: signals, mainSockets: bound.main, initial: initial)
         for line in bound.announcements { Log.info(line) }
         let sites = initial.config.sites.count
         Log.info(
             "serving \(sites) site\(sites == 1 ? "" : "s") with \(threadCount) event loop\(threadCount == 1 ? "" : "s") (config generation 1)"
         )
-
-        let supervisor = Supervisor(source: source, state: state, loops: loops, signals: signals, mainSockets: bound.main, initial: initial)
         supervisor.run()
 
         for loop in loops {

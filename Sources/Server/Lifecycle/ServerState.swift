@@ -4,7 +4,9 @@ import Synchronization
 /// What the event loops and the supervisor share: the snapshot in force, counters, the drain flag.
 final class ServerState: Sendable {
     private let snapshot: Mutex<Snapshot>
-    let openConnections = Atomic<Int>(0)
+    let connections: ConnectionCap
+    /// Every loop's handle, by loop index; set once, before the loops start.
+    private let handles = Mutex<[LoopHandle]>([])
     let draining = Atomic<Bool>(false)
     let reloadSuccesses = Atomic<Int>(0)
     let reloadFailures = Atomic<Int>(0)
@@ -18,8 +20,9 @@ final class ServerState: Sendable {
     /// Wakes the supervisor when a loop posts a reload request.
     let supervisorWake: EventFDBox
 
-    init(snapshot: Snapshot, startedAt: Double) throws(SystemError) {
+    init(snapshot: Snapshot, startedAt: Double, maxConnections: Int) throws(SystemError) {
         self.snapshot = Mutex(snapshot)
+        connections = ConnectionCap(limit: maxConnections)
         self.startedAt = startedAt
         supervisorWake = try EventFDBox()
     }
@@ -27,6 +30,11 @@ final class ServerState: Sendable {
     var current: Snapshot { snapshot.withLock { $0 } }
 
     func publish(_ next: Snapshot) { snapshot.withLock { $0 = next } }
+
+    var loopHandles: [LoopHandle] {
+        get { handles.withLock { $0 } }
+        set { handles.withLock { $0 = newValue } }
+    }
 }
 
 /// An eventfd shared between threads (the noncopyable ``EventFD`` in a class).

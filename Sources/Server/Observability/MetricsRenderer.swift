@@ -27,7 +27,7 @@ enum MetricsRenderer {
         out += "# HELP aasa_response_bytes_total Bytes of responses queued for sending (headers and bodies).\n"
         out += "# TYPE aasa_response_bytes_total counter\naasa_response_bytes_total \(stats.responseBytes)\n"
         out += "# HELP aasa_open_connections Client connections currently open.\n"
-        out += "# TYPE aasa_open_connections gauge\naasa_open_connections \(state.openConnections.load(ordering: .relaxed))\n"
+        out += "# TYPE aasa_open_connections gauge\naasa_open_connections \(state.connections.count)\n"
         out += "# HELP aasa_connections_accepted_total Connections accepted.\n"
         out += "# TYPE aasa_connections_accepted_total counter\naasa_connections_accepted_total \(stats.connectionsAccepted)\n"
         out += "# HELP aasa_connections_evicted_total Connections closed to stay under maxConnections.\n"

@@ -23,6 +23,7 @@ public final class ConfigSource: Sendable {
     public struct Loaded: Sendable {
         public var config: LoadedConfig
         var tls: TLSContexts?
+        var adminPolicy: AdminPolicy
         /// The config's findings and the certificates'.
         public var diagnostics: [Diagnostic]
         /// The config, every hosted document and every certificate and key: what a reload reads.
@@ -64,11 +65,17 @@ public final class ConfigSource: Sendable {
         if let server = config.config?.server { config.config?.server = adjustSettings(server) }
         var diagnostics = config.diagnostics
         var certificates = CertificateLoader.Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: [])
+        var adminPolicy = AdminPolicy()
+        var secretFiles: [String] = []
         if let settings = config.config?.server, !config.hasErrors {
             certificates = CertificateLoader.load(settings, configPath: path, now: now)
             diagnostics += certificates.diagnostics
+            let admin = Self.adminPolicy(settings, configPath: path)
+            adminPolicy = admin.policy
+            diagnostics += admin.diagnostics
+            secretFiles = admin.files
         }
-        var files = [path] + config.sites.compactMap { $0.file } + certificates.files
+        var files = [path] + config.sites.compactMap { $0.file } + certificates.files + secretFiles
         var seen = Set<String>()
         files.removeAll { !seen.insert($0).inserted }
         var sources = read.files.withLock { $0 }
@@ -77,6 +84,7 @@ public final class ConfigSource: Sendable {
             Loaded(
                 config: config,
                 tls: certificates.contexts,
+                adminPolicy: adminPolicy,
                 diagnostics: diagnostics,
                 files: files,
                 sources: sources,
@@ -84,6 +92,34 @@ public final class ConfigSource: Sendable {
                 certificateFingerprint: certificates.fingerprint
             )
         )
+    }
+
+    /// The admin listener's policy: the token from `adminTokenFile` (at least 16 printable characters,
+    /// surrounding whitespace ignored), read-only when exposed without one.
+    static func adminPolicy(
+        _ settings: ServerSettings,
+        configPath: String
+    ) -> (policy: AdminPolicy, diagnostics: [Diagnostic], files: [String]) {
+        guard let name = settings.adminTokenFile else {
+            return (AdminPolicy(token: nil, readOnly: settings.adminExposed), [], [])
+        }
+        let file = ConfigLoader.resolve(name, relativeTo: configPath)
+        func refuse(_ message: String) -> (policy: AdminPolicy, diagnostics: [Diagnostic], files: [String]) {
+            (AdminPolicy(token: nil, readOnly: true), [Diagnostic(.error, "server.admin-token", message, file: file)], [file])
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try Posix.readFile(file, limit: 4096)
+        } catch {
+            return refuse("cannot read the admin token: \(error.message)")
+        }
+        var token = ArraySlice(bytes)
+        while let first = token.first, first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D { token.removeFirst() }
+        while let last = token.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { token.removeLast() }
+        guard token.count >= 16, token.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return refuse("the admin token must be at least 16 printable characters without spaces (e.g. `openssl rand -hex 32`)")
+        }
+        return (AdminPolicy(token: Array(token), readOnly: false), [], [file])
     }
 
     /// Remembers `loaded` as the config in force: the next load reuses its unchanged sites. Returns the

@@ -64,7 +64,7 @@ enum Router {
         let path = UnsafeBufferPointer(rebasing: buffer[head.pathRange])
         switch listener {
         case .main: return routeMain(head, path, buffer, snapshot)
-        case .admin: return routeAdmin(head, path, snapshot, admin)
+        case .admin: return routeAdmin(head, path, buffer, snapshot, admin)
         }
     }
 
@@ -99,16 +99,41 @@ enum Router {
     private static func routeAdmin(
         _ head: RequestHead,
         _ path: UnsafeBufferPointer<UInt8>,
+        _ buffer: UnsafeBufferPointer<UInt8>,
         _ snapshot: Snapshot,
         _ admin: () -> AdminView
     ) -> Route {
-        if equal(path, reloadPath) {
+        let policy = snapshot.adminPolicy
+        // A browser page, whatever site it came from, must not drive the admin listener: every cross-origin
+        // request a browser makes carries Origin, and nothing else that talks to this listener sends one.
+        if head.originRange != nil {
+            return .respond(AdminResponses.crossOrigin, site: "-", pathClass: .admin)
+        }
+        // DNS rebinding points a name the attacker controls at 127.0.0.1; the browser then sends that name.
+        // Without a token, only names that cannot be rebound are accepted.
+        if policy.token == nil, let host = head.hostRange,
+            !isRebindingSafe(HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[host])))
+        {
+            return .respond(AdminResponses.foreignHost, site: "-", pathClass: .admin)
+        }
+        let isReload = equal(path, reloadPath)
+        let resource = AdminResource(path)
+        if let token = policy.token, isReload || resource == .metrics,
+            !bearerMatches(head.authorizationRange.map { UnsafeBufferPointer(rebasing: buffer[$0]) }, token)
+        {
+            return .respond(AdminResponses.unauthorized, site: "-", pathClass: .admin)
+        }
+        if isReload {
             guard head.method == .post else {
                 return .respond(AdminResponses.usePost, site: "-", pathClass: .admin)
             }
+            if policy.readOnly { return .respond(AdminResponses.readOnly, site: "-", pathClass: .admin) }
+            // The content types a cross-site HTML form can send without a preflight.
+            if let type = head.contentTypeRange, isSimpleFormType(UnsafeBufferPointer(rebasing: buffer[type])) {
+                return .respond(AdminResponses.formContentType, site: "-", pathClass: .admin)
+            }
             return .reload
         }
-        let resource = AdminResource(path)
         guard let resource else { return .respond(StandardResponses.notFound, site: "-", pathClass: .admin) }
         guard head.method == .get || head.method == .head else {
             return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .admin)
@@ -124,7 +149,36 @@ enum Router {
         }
     }
 
-    private enum AdminResource {
+    /// `localhost` or an IP literal: names no attacker can point somewhere else.
+    static func isRebindingSafe(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        if host.hasPrefix("[") && host.hasSuffix("]") { return ServerSettings.isIPLiteral(String(host.dropFirst().dropLast())) }
+        return ServerSettings.isIPLiteral(host)
+    }
+
+    /// `Authorization: Bearer <token>`, compared in constant time.
+    static func bearerMatches(_ value: UnsafeBufferPointer<UInt8>?, _ token: [UInt8]) -> Bool {
+        guard let value else { return false }
+        let scheme = Array("bearer ".utf8)
+        guard value.count == scheme.count + token.count else { return false }
+        var difference: UInt8 = 0
+        for index in 0..<scheme.count {
+            let byte = value[index]
+            difference |= (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) ^ scheme[index]
+        }
+        for index in 0..<token.count { difference |= value[scheme.count + index] ^ token[index] }
+        return difference == 0
+    }
+
+    /// `application/x-www-form-urlencoded`, `multipart/form-data`, `text/plain` (any parameters, any case).
+    static func isSimpleFormType(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        var end = value.firstIndex(of: UInt8(ascii: ";")) ?? value.count
+        while end > 0 && (value[end - 1] == 0x20 || value[end - 1] == 0x09) { end -= 1 }
+        let type = String(decoding: UnsafeBufferPointer(rebasing: value[0..<end]), as: UTF8.self).lowercased()
+        return type == "application/x-www-form-urlencoded" || type == "multipart/form-data" || type == "text/plain"
+    }
+
+    private enum AdminResource: Equatable {
         case health, readiness, metrics
 
         init?(_ path: UnsafeBufferPointer<UInt8>) {
@@ -153,6 +207,29 @@ enum Router {
 /// The admin listener's answers.
 enum AdminResponses {
     static let usePost = StandardResponses.error(status: 405, "use POST /reload", extraHeaders: [("Allow", "POST")])
+    static let crossOrigin = StandardResponses.error(
+        status: 403,
+        "cross-origin requests are refused: the admin listener is for tools and probes, not web pages (the request carried Origin)"
+    )
+    static let foreignHost = StandardResponses.error(
+        status: 403,
+        "the admin listener answers only Host: localhost or an IP address (protection against DNS rebinding); "
+            + "set adminTokenFile to reach it by name"
+    )
+    static let unauthorized = StandardResponses.error(
+        status: 401,
+        "this admin request needs Authorization: Bearer <the token in adminTokenFile>",
+        extraHeaders: [("WWW-Authenticate", "Bearer realm=\"aasa-server admin\"")]
+    )
+    static let readOnly = StandardResponses.error(
+        status: 403,
+        "the admin listener is exposed read-only (adminExposed without adminTokenFile): reload with SIGHUP, a file change, "
+            + "or set adminTokenFile"
+    )
+    static let formContentType = StandardResponses.error(
+        status: 415,
+        "POST /reload takes no form: send it without a body, or with Content-Type: application/json"
+    )
 
     static func readiness(_ view: AdminView, generation: Int) -> PreparedResponse {
         if view.isDraining { return StandardResponses.json(status: 503, #"{"status":"draining"}"#) }

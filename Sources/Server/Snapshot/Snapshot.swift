@@ -19,6 +19,8 @@ final class Snapshot: Sendable {
     let changes: SnapshotChanges
     /// Certificates for TLS listeners; swapped with the rest of the config on reload.
     let tls: TLSContexts?
+    /// Who may use the admin listener for what (the token rotates with a reload).
+    let adminPolicy: AdminPolicy
 
     /// Builds every response for `config`. `previous` supplies `Last-Modified` for documents that did not
     /// change; `now` is the time a changed document is stamped with.
@@ -26,11 +28,13 @@ final class Snapshot: Sendable {
         config: LoadedConfig,
         settings: ServerSettings,
         tls: TLSContexts? = nil,
+        adminPolicy: AdminPolicy = AdminPolicy(),
         generation: Int,
         now: Double,
         previous: Snapshot? = nil
     ) {
         self.tls = tls
+        self.adminPolicy = adminPolicy
         self.generation = generation
         loadedAt = now
         let previousSites = previous?.sites ?? []
@@ -83,7 +87,8 @@ final class Snapshot: Sendable {
             let unchanged = previousIndex.flatMap { previousSites[$0].bodyHash == hash ? previousSites[$0] : nil }
             let hosts = loaded.site.hosts
             if let unchanged, let previousIndex, unchanged.cacheControl == settings.cacheControl, unchanged.hosts.count == hosts.count,
-                zip(unchanged.hosts, hosts).allSatisfy({ $0 == $1.value }), unchanged.identity.body == loaded.bytes
+                zip(unchanged.hosts, hosts).allSatisfy({ $0 == $1.value }),
+                unchanged.identity.rest[unchanged.identity.bodyOffset...].elementsEqual(loaded.bytes)
             {
                 // Same hosts, same bytes, same headers: the prepared responses (and their gzip) carry over.
                 plans.append(.carried(unchanged.builtFrom === loaded ? unchanged : SiteResponses(unchanged, builtFrom: loaded)))

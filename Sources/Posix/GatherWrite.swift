@@ -1,0 +1,42 @@
+internal import Glibc
+
+/// Pieces of memory written with one `writev`: the responses a connection has queued go to the kernel
+/// by pointer, without being copied together first.
+public struct GatherList: ~Copyable {
+    private let vectors: UnsafeMutablePointer<iovec>
+    public let capacity: Int
+    public private(set) var count = 0
+    public private(set) var byteCount = 0
+
+    public init(capacity: Int = 64) {
+        self.capacity = capacity
+        vectors = .allocate(capacity: capacity)
+    }
+
+    deinit { vectors.deallocate() }
+
+    public var isFull: Bool { count == capacity }
+
+    /// The memory must stay valid and unchanged until the write is done.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        precondition(count < capacity)
+        vectors[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+        count += 1
+        byteCount += bytes.count
+    }
+
+    public mutating func removeAll() {
+        count = 0
+        byteCount = 0
+    }
+
+    /// One `writev` of everything listed, without raising SIGPIPE on a closed peer (the sockets the
+    /// server writes to have it ignored process-wide, as OpenSSL's writes require too).
+    public func write(to fd: Int32) -> IOResult {
+        let (written, code) = Posix.retrying { writev(fd, vectors, Int32(count)) }
+        if written >= 0 { return .bytes(written) }
+        if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock(.writable) }
+        if code == EPIPE || code == ECONNRESET { return .closed }
+        return .failed(SystemError(call: "writev", code: code).description)
+    }
+}
