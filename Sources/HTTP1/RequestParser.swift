@@ -119,8 +119,9 @@ public struct RequestHeadParser: Sendable {
         }
         guard let start = headStart else { return .incomplete }
         if !methodChecked, let error = checkMethodBytes(buffer, from: max(index, start)) { return .failed(error) }
-        while index < count {
-            if buffer[index] == 0x0A {
+        while let lineFeed = firstLineFeed(buffer, from: index) {
+            index = lineFeed
+            do {
                 lineCount += 1
                 if requestLineEnd == nil {
                     requestLineEnd = index
@@ -142,6 +143,7 @@ public struct RequestHeadParser: Sendable {
             }
             index += 1
         }
+        index = count
         scanOffset = index
         if let lineEnd = requestLineEnd {
             if count - lineEnd > limits.headerBytes + 2 {
@@ -193,8 +195,8 @@ public struct RequestHeadParser: Sendable {
         var fieldCount = 0
         var lineStart = lineEndIndex + 1
         while lineStart < end {
-            var lineEnd = lineStart
-            while buffer[lineEnd] != 0x0A { lineEnd += 1 }
+            // The head was found complete, so every line in it ends.
+            let lineEnd = firstLineFeed(buffer, from: lineStart) ?? end - 1
             var contentEnd = lineEnd
             if contentEnd > lineStart && buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
             if contentEnd == lineStart { break }  // the empty line that ends the head
@@ -384,9 +386,36 @@ public struct RequestHeadParser: Sendable {
 
 // MARK: - Field helpers
 
+/// The index of the first LF at or after `start`, eight bytes at a time (the head of a request is
+/// scanned once, and this is most of the scanning).
+@inline(__always)
+func firstLineFeed(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    var index = start
+    let count = buffer.count
+    if let base = buffer.baseAddress {
+        let raw = UnsafeRawPointer(base)
+        // A word has a zero byte where it had a LF after XOR: the classic "has zero byte" test.
+        while index + 8 <= count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
+            let found = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+            if found != 0 { return index + found.trailingZeroBitCount / 8 }
+            index += 8
+        }
+    }
+    while index < count {
+        if buffer[index] == 0x0A { return index }
+        index += 1
+    }
+    return nil
+}
+
 /// tchar (RFC 9110 §5.6.2).
 @inline(__always)
-func isTokenByte(_ byte: UInt8) -> Bool {
+func isTokenByte(_ byte: UInt8) -> Bool { tokenBytes[Int(byte)] }
+
+private let tokenBytes: [Bool] = (0...255).map { isTokenByteSlow(UInt8($0)) }
+
+private func isTokenByteSlow(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
         return true

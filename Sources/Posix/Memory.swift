@@ -26,39 +26,78 @@ extension Posix {
     @discardableResult
     public static func releaseStartupPages() -> Int {
         guard let smaps = try? readFile("/proc/self/smaps", limit: 64 << 20) else { return 0 }
-        var advised = 0
-        // One mapping: its header line, then "Key: value kB" lines. A read-only mapping with private dirty
-        // pages was written before it was made read-only (relocations, RELRO): never dropped.
-        var candidate: (start: UInt, end: UInt)?
-        var clean = true
-        func finish() {
-            if let candidate, clean, let pointer = UnsafeMutableRawPointer(bitPattern: candidate.start),
-                madvise(pointer, Int(candidate.end - candidate.start), MADV_DONTNEED) == 0
-            {
-                advised += Int(candidate.end - candidate.start)
+        return smaps.withUnsafeBufferPointer { text in
+            var advised = 0
+            // One mapping: its header line ("start-end perms offset dev inode path"), then "Key: value kB"
+            // lines. A read-only mapping with dirty or anonymous pages was written before it was made
+            // read-only (relocations, RELRO): never dropped.
+            var candidate: (start: UInt, end: UInt)?
+            var clean = true
+            func finish() {
+                guard let mapping = candidate, clean, let pointer = UnsafeMutableRawPointer(bitPattern: mapping.start) else { return }
+                if madvise(pointer, Int(mapping.end - mapping.start), MADV_DONTNEED) == 0 { advised += Int(mapping.end - mapping.start) }
             }
-        }
-        for line in String(decoding: smaps, as: UTF8.self).split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard let first = fields.first else { continue }
-            if first.hasSuffix(":") {
-                if first == "Private_Dirty:" || first == "Anonymous:" || first == "Shared_Dirty:", fields.count > 1, fields[1] != "0" {
-                    clean = false
+            var lineStart = 0
+            while lineStart < text.count {
+                var lineEnd = lineStart
+                while lineEnd < text.count && text[lineEnd] != 0x0A { lineEnd += 1 }
+                let line = UnsafeBufferPointer(rebasing: text[lineStart..<lineEnd])
+                lineStart = lineEnd + 1
+                guard let first = line.first else { continue }
+                if first >= UInt8(ascii: "A") && first <= UInt8(ascii: "Z") {
+                    // "Private_Dirty:    12 kB": any non-zero dirty or anonymous count disqualifies the mapping.
+                    if startsWith(line, "Private_Dirty:") || startsWith(line, "Shared_Dirty:") || startsWith(line, "Anonymous:"),
+                        let colon = line.firstIndex(of: UInt8(ascii: ":")),
+                        line[(colon + 1)...].contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") })
+                    {
+                        clean = false
+                    }
+                    continue
                 }
-                continue
+                finish()
+                candidate = nil
+                clean = true
+                candidate = readOnlyFileMapping(line)
             }
             finish()
-            candidate = nil
-            clean = true
-            // address perms offset dev inode path
-            guard fields.count >= 6, fields[5].hasPrefix("/"), fields[1].hasPrefix("r"), !fields[1].contains("w") else { continue }
-            let range = first.split(separator: "-")
-            guard range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16), end > start else {
-                continue
-            }
-            candidate = (start, end)
+            return advised
         }
-        finish()
-        return advised
+    }
+
+    private static func startsWith(_ line: UnsafeBufferPointer<UInt8>, _ prefix: StaticString) -> Bool {
+        guard line.count >= prefix.utf8CodeUnitCount else { return false }
+        for index in 0..<prefix.utf8CodeUnitCount where line[index] != prefix.utf8Start[index] { return false }
+        return true
+    }
+
+    /// The address range of a header line for a read-only (not writable) mapping of a file.
+    private static func readOnlyFileMapping(_ line: UnsafeBufferPointer<UInt8>) -> (start: UInt, end: UInt)? {
+        var index = 0
+        func hex() -> UInt? {
+            var value: UInt = 0
+            var digits = 0
+            while index < line.count, let digit = hexDigit(line[index]) {
+                value = value << 4 | UInt(digit)
+                index += 1
+                digits += 1
+            }
+            return digits > 0 ? value : nil
+        }
+        guard let start = hex(), index < line.count, line[index] == UInt8(ascii: "-") else { return nil }
+        index += 1
+        guard let end = hex(), end > start, index + 5 < line.count else { return nil }
+        // " r-xp": readable, not writable.
+        guard line[index + 1] == UInt8(ascii: "r"), line[index + 2] != UInt8(ascii: "w") else { return nil }
+        // The path is the last field and starts with '/'.
+        guard line.contains(UInt8(ascii: "/")) else { return nil }
+        return (start, end)
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        default: return nil
+        }
     }
 }

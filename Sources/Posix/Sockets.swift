@@ -110,11 +110,12 @@ extension Posix {
     }
 
     public enum AcceptResult {
-        case accepted(fd: Int32, peer: String)
+        case accepted(fd: Int32, peer: SocketAddress)
         case wouldBlock
     }
 
-    /// Accepts one connection, non-blocking and close-on-exec, with the peer's address as text.
+    /// Accepts one connection, non-blocking and close-on-exec, with the peer's address (formatted only
+    /// when someone asks: most connections are never logged by address).
     public static func accept(_ listener: Int32) throws(SystemError) -> AcceptResult {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -125,30 +126,11 @@ extension Posix {
                 }
             }
         }
-        if fd >= 0 { return .accepted(fd: fd, peer: addressText(&storage)) }
+        if fd >= 0 { return .accepted(fd: fd, peer: SocketAddress(&storage)) }
         switch code {
         // ECONNABORTED: the client gave up while queued; nothing to accept, not an error.
         case EAGAIN, EWOULDBLOCK, ECONNABORTED: return .wouldBlock
         default: throw SystemError(call: "accept4", code: code)
-        }
-    }
-
-    static func addressText(_ storage: inout sockaddr_storage) -> String {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        func decoded() -> String { String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
-        return withUnsafePointer(to: &storage) { pointer -> String in
-            if Int32(pointer.pointee.ss_family) == AF_INET6 {
-                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
-                    var raw = address.pointee.sin6_addr
-                    inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
-                    return decoded()
-                }
-            }
-            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
-                var raw = address.pointee.sin_addr
-                inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-                return decoded()
-            }
         }
     }
 
@@ -209,5 +191,53 @@ extension Posix {
         var option = linger(l_onoff: 1, l_linger: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
         _ = Glibc.close(fd)
+    }
+}
+
+/// An IPv4 or IPv6 peer address, kept as bytes and formatted on demand.
+public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
+    private let isV6: Bool
+    private let high: UInt64
+    private let low: UInt64
+
+    init(_ storage: inout sockaddr_storage) {
+        let family = Int32(storage.ss_family)
+        if family == AF_INET6 {
+            isV6 = true
+            let bytes = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr.__in6_u.__u6_addr8 }
+            }
+            var parts: (UInt64, UInt64) = (0, 0)
+            withUnsafeBytes(of: bytes) { raw in
+                parts = (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+            (high, low) = parts
+        } else if family == AF_INET {
+            isV6 = false
+            high = 0
+            low = UInt64(
+                withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr } }
+            )
+        } else {
+            isV6 = false
+            high = 0
+            low = 0
+        }
+    }
+
+    public var description: String {
+        if !isV6 {
+            // Network byte order: the first octet is the lowest byte.
+            let address = UInt32(truncatingIfNeeded: low)
+            return "\(address & 0xFF).\(address >> 8 & 0xFF).\(address >> 16 & 0xFF).\(address >> 24)"
+        }
+        var address = in6_addr()
+        withUnsafeMutableBytes(of: &address) { raw in
+            raw.storeBytes(of: high, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: low, toByteOffset: 8, as: UInt64.self)
+        }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

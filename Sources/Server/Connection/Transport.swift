@@ -61,7 +61,7 @@ final class Connection {
     let serial: Int
     let listener: ListenerRole
     /// The socket's peer address.
-    let peer: String
+    let peer: SocketAddress
     let transport: Transport
     var machine: ConnectionStateMachine
     /// Added to the loop's epoll set (a connection answered by its first, optimistic read never is).
@@ -69,7 +69,15 @@ final class Connection {
     /// TLS: the length of a write that would have blocked, which must be retried with the same bytes.
     var tlsRetryLength: Int?
 
-    init(fd: Int32, slot: Int, serial: Int, listener: ListenerRole, peer: String, transport: Transport, machine: ConnectionStateMachine) {
+    init(
+        fd: Int32,
+        slot: Int,
+        serial: Int,
+        listener: ListenerRole,
+        peer: SocketAddress,
+        transport: Transport,
+        machine: ConnectionStateMachine
+    ) {
         self.fd = fd
         self.slot = slot
         self.serial = serial
@@ -80,5 +88,5 @@ final class Connection {
     }
 
     /// The client as logged: the PROXY header's address when there was one.
-    var clientAddress: String { machine.proxiedClient ?? peer }
+    var clientAddress: String { machine.proxiedClient ?? peer.description }
 }

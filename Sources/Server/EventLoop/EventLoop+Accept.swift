@@ -42,7 +42,7 @@ extension EventLoop {
     /// A connection accepted at the cap, waiting for a place.
     struct Arrival {
         var fd: Int32
-        var peer: String
+        var peer: SocketAddress
         var listener: ListenerSocket
         var since: Int64
     }

@@ -70,7 +70,9 @@ extension EventLoop {
     }
 
     /// Adds what this batch counted to the loop's shared counters (read by `/metrics`).
-    func publishStats() { pendingStats.publish(into: stats.stats) }
+    func publishStats() {
+        if pendingStats.publish(into: stats.stats) { state.activity.add(1, ordering: .relaxed) }
+    }
 
     private func duration(_ connection: Connection) -> Int64 {
         connection.machine.requestStartedAt.map { max(0, Posix.monotonicMicroseconds() - $0) } ?? 0

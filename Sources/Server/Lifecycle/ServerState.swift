@@ -8,6 +8,8 @@ final class ServerState: Sendable {
     /// Every loop's handle, by loop index; set once, before the loops start.
     private let handles = Mutex<[LoopHandle]>([])
     let draining = Atomic<Bool>(false)
+    /// Counts batches of events in which a loop did something (the supervisor tells quiet from busy).
+    let activity = Atomic<Int>(0)
     let reloadSuccesses = Atomic<Int>(0)
     let reloadFailures = Atomic<Int>(0)
     /// Microseconds the last successful load took.

@@ -66,9 +66,9 @@ final class Supervisor {
                 // Start-up and reloads run code serving never does (config decoding, validation, OpenSSL
                 // set-up); its pages go back to the page cache, and serving faults in what it uses.
                 Posix.releaseStartupPages()
-                memory.trimmed()
+                memory.released()
             }
-            memory.check(now: now, openConnections: state.connections.count)
+            memory.check(now: now, activity: state.activity.load(ordering: .relaxed))
             switch signals.next() {
             case .hangup?:
                 reload(trigger: "SIGHUP")
@@ -180,27 +180,31 @@ final class Supervisor {
     }
 }
 
-/// Gives memory back after a burst. glibc keeps freed heap pages (in every event loop's arena) mapped,
-/// so 10,000 connections that came and went would leave their memory resident for good; and code pages
-/// a burst faulted in (TLS handshakes, rarely used paths) stay resident too. Once the number of open
-/// connections has stopped rising and resident memory is more than a megabyte above what it was after
-/// the last trim, free heap pages go back to the kernel and read-only file pages to the page cache.
+/// Gives memory back once the server has gone quiet. glibc keeps freed heap pages (in every event
+/// loop's arena) mapped, so 10,000 connections that came and went would leave their memory resident for
+/// good; code pages a burst faulted in (TLS handshakes, rarely used paths) stay resident too. After ten
+/// seconds without any activity, if resident memory is more than a megabyte above what it was after the
+/// last release, free heap pages go back to the kernel and read-only file pages to the page cache. Under
+/// steady traffic nothing is released (those pages are in use).
 struct MemoryReturn {
     private var nextCheck: Int64 = 0
-    private var connectionsAtLastCheck = 0
-    private var residentAfterTrim = Posix.residentBytes()
+    private var activityAtLastCheck = -1
+    private var quietSince: Int64 = 0
+    private var residentAfterRelease = Posix.residentBytes()
 
-    mutating func check(now: Int64, openConnections: Int) {
+    mutating func check(now: Int64, activity: Int) {
         guard now >= nextCheck else { return }
-        nextCheck = now + 2_000
-        defer { connectionsAtLastCheck = openConnections }
-        guard openConnections <= connectionsAtLastCheck else { return }
-        if Posix.residentBytes() > residentAfterTrim + 1 << 20 {
-            Posix.releaseFreeMemory()
-            Posix.releaseStartupPages()
-            trimmed()
+        nextCheck = now + 1_000
+        if activity != activityAtLastCheck {
+            activityAtLastCheck = activity
+            quietSince = now
+            return
         }
+        guard now - quietSince >= 10_000, Posix.residentBytes() > residentAfterRelease + 1 << 20 else { return }
+        Posix.releaseFreeMemory()
+        Posix.releaseStartupPages()
+        released()
     }
 
-    mutating func trimmed() { residentAfterTrim = Posix.residentBytes() }
+    mutating func released() { residentAfterRelease = Posix.residentBytes() }
 }

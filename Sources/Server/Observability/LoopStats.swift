@@ -39,6 +39,9 @@ struct PendingStats {
     private var otherRequests: [LoopStats.RequestKey: Int] = [:]
     /// Rare counters: timeouts, evictions, fetches by Apple's CDN.
     private var rare: LoopStats?
+    /// Where `lastKey` sits in the shared dictionary: only this loop changes that dictionary, and an
+    /// index stays valid until a key is added, so the usual batch updates its count without hashing.
+    private var sharedIndex: Dictionary<LoopStats.RequestKey, Int>.Index?
 
     mutating func count(_ key: LoopStats.RequestKey, bytes: Int) {
         responseBytes += bytes
@@ -59,21 +62,38 @@ struct PendingStats {
         rare = stats
     }
 
-    /// Folds what was counted into `stats` and starts over.
-    mutating func publish(into shared: borrowing Mutex<LoopStats>) {
-        guard responseBytes > 0 || connectionsAccepted > 0 || lastKeyCount > 0 || rare != nil else { return }
+    /// Folds what was counted into `stats` and starts over; false when nothing was counted.
+    @discardableResult
+    mutating func publish(into shared: borrowing Mutex<LoopStats>) -> Bool {
+        guard responseBytes > 0 || connectionsAccepted > 0 || lastKeyCount > 0 || rare != nil else { return false }
         shared.withLock { stats in
             stats.responseBytes += responseBytes
             stats.connectionsAccepted += connectionsAccepted
-            if let lastKey, lastKeyCount > 0 { stats.requests[lastKey, default: 0] += lastKeyCount }
-            if !otherRequests.isEmpty { stats.requests.merge(otherRequests, uniquingKeysWith: +) }
-            if let rare { stats.merge(rare) }
+            if !otherRequests.isEmpty {
+                stats.requests.merge(otherRequests, uniquingKeysWith: +)
+                sharedIndex = nil
+            }
+            if let lastKey, lastKeyCount > 0 {
+                if let index = sharedIndex, stats.requests.keys[index] == lastKey {
+                    stats.requests.values[index] += lastKeyCount
+                } else {
+                    let before = stats.requests.count
+                    stats.requests[lastKey, default: 0] += lastKeyCount
+                    if stats.requests.count != before { sharedIndex = nil }
+                    sharedIndex = stats.requests.index(forKey: lastKey)
+                }
+            }
+            if let rare {
+                stats.merge(rare)
+                sharedIndex = nil
+            }
         }
         responseBytes = 0
         connectionsAccepted = 0
         lastKeyCount = 0
         if !otherRequests.isEmpty { otherRequests.removeAll(keepingCapacity: true) }
         rare = nil
+        return true
     }
 }
 
