@@ -105,10 +105,16 @@ public struct RequestHeadParser: Sendable {
         // RFC 9112 §2.2: ignore at least one empty line before the request line.
         if headStart == nil {
             while index < count && (buffer[index] == 0x0D || buffer[index] == 0x0A) {
-                if buffer[index] == 0x0D && index + 1 < count && buffer[index + 1] != 0x0A {
-                    return .failed(.badRequest("bare CR before the request line"))
+                if buffer[index] == 0x0D {
+                    // A CR is judged with the byte after it; when that has not arrived, neither has this one.
+                    guard index + 1 < count else { break }
+                    if buffer[index + 1] != 0x0A { return .failed(.badRequest("bare CR before the request line")) }
                 }
                 index += 1
+            }
+            if index < count && buffer[index] == 0x0D {
+                scanOffset = index
+                return .incomplete
             }
             if index > limits.requestLineBytes { return .failed(.badRequest("too many empty lines before the request")) }
             if index >= count {

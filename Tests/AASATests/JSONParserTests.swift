@@ -132,4 +132,15 @@ struct JSONParserTests {
         #expect(pretty.hasPrefix("{\n  \"/\": "))
         #expect(JSONOutput(try #require(JSONParser.parse(pretty).root)) == value)
     }
+
+    /// Found by the fuzzer (scripts/fuzz, FuzzConfigLoader): a number cut off by the end of the file read
+    /// past it and crashed `validate`, start-up, and a live reload of a config truncated to "-".
+    @Test(
+        "A number or literal cut off at the end of the file is a truncation finding, never a crash",
+        arguments: ["-", "1e", "1.", "-0.", "[1e+", "{\"a\":-", "1E-", "{\"a\": 1e"]
+    )
+    func truncatedNumber(text: String) throws {
+        let found = try #require(syntaxError(text))
+        #expect(found.0 == "json.truncated", "\(text)")
+    }
 }

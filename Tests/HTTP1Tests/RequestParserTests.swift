@@ -260,6 +260,25 @@ struct ParserFuzzTests {
 
 @Suite("Bytes that cannot start a request")
 struct NotHTTPTests {
+    /// Found by the fuzzer (FuzzRequestHead): a CR that ended one read was skipped, so "\r" then "\r"
+    /// waited for more instead of failing like "\r\r" in one read.
+    @Test(
+        "A CR before the request line is judged with the byte after it, however the bytes are split",
+        arguments: ["\r\r", "\n\n\rb\n", "\r\rGET / HTTP/1.1\r\n\r\n"]
+    )
+    func crAtBoundary(text: String) {
+        let bytes = Array(text.utf8)
+        var whole = RequestHeadParser()
+        let expected = bytes.withUnsafeBufferPointer { whole.parse($0) }
+        #expect(expected != .incomplete)
+        for split in 1..<bytes.count {
+            var parser = RequestHeadParser()
+            var result = bytes[0..<split].withUnsafeBufferPointer { parser.parse($0) }
+            if result == .incomplete { result = bytes.withUnsafeBufferPointer { parser.parse($0) } }
+            #expect(result == expected, "split at \(split)")
+        }
+    }
+
     @Test("A TLS ClientHello is refused at its first byte, naming the likely mistake")
     func clientHello() {
         var parser = RequestHeadParser()

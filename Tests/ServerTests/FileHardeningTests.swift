@@ -126,6 +126,13 @@ struct FileHardeningTests {
         }
         let ready = try runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/readyz"])
         #expect(String(decoding: ready.stdout, as: UTF8.self).contains(#""lastReloadFailed":true"#))
+        // A config cut down to "-" (once crashed the JSON parser, found by the fuzzer): rejected.
+        try atomicWrite("-", to: directory + "/config.json")
+        server.signal(SIGHUP)
+        rejections += 1
+        #expect(waitUntil(5) { server.stderr.components(separatedBy: "rejected, still serving generation 1").count - 1 == rejections })
+        #expect(server.stderr.contains("[json.truncated]"))
+        #expect(try fetch() == Self.document)
         // The config itself replaced by a FIFO: rejected too.
         try FileManager.default.removeItem(atPath: directory + "/config.json")
         #expect(mkfifo(directory + "/config.json", 0o644) == 0)

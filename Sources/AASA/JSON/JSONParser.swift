@@ -623,6 +623,8 @@ public struct JSONParser {
     }
 
     private mutating func unexpected(expecting: String, missingCommaHint: Bool = false) -> SyntaxError {
+        // A number or literal cut off by the end of the file ("-", "1e", "tru"): the file is what is short.
+        guard index < bytes.count else { return truncated(expecting: expecting) }
         let here = location()
         if isCommentStart() { return commentError(at: here) }
         let byte = bytes[index]
