@@ -36,8 +36,11 @@ let package = Package(
         // Composition: the epoll server, built from the pure and thin targets.
         .target(name: "Server", dependencies: ["AASA", "HTTP1", "Posix", "Gzip", "TLS"], swiftSettings: serverSettings),
 
+        // `check`: its own HTTP/1.1 and TLS client (Posix, TLS) and the pure evaluation of what it saw.
+        .target(name: "Check", dependencies: ["AASA", "HTTP1", "Posix", "TLS", "Gzip"], swiftSettings: strictSettings),
+
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
-        .target(name: "CLI", dependencies: ["AASA", "Server", "Posix", "TLS"], swiftSettings: strictSettings),
+        .target(name: "CLI", dependencies: ["AASA", "Server", "Check", "Posix", "TLS"], swiftSettings: strictSettings),
         .executableTarget(name: "aasa-server", dependencies: ["CLI"], swiftSettings: strictSettings),
 
         // Release-mode timing of the pure core; run by Benchmarks/core.sh, never by `swift test`.
@@ -58,7 +61,8 @@ let package = Package(
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "AASA", "HTTP1", "Gzip", "TLS", "Posix", "TestSupport"],
+            dependencies: ["Server", "Check", "AASA", "HTTP1", "Gzip", "TLS", "Posix", "TestSupport"],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["CLI", "AASA", "TestSupport"], swiftSettings: strictSettings),

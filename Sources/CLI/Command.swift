@@ -31,6 +31,7 @@ public enum CommandLineTool {
         ValidateCommand.subcommand,
         GenerateCommand.subcommand,
         MatchCommand.subcommand,
+        CheckCommand.subcommand,
         DevCommand.subcommand,
         DevCertCommand.subcommand,
     ]

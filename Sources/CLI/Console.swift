@@ -10,6 +10,12 @@ public protocol Console: AnyObject {
     func err(_ text: String)
     /// Colour is used only when stderr is a terminal and never with `--json`.
     var stderrIsTerminal: Bool { get }
+    /// Reports printed on stdout (`check`) are coloured only when stdout is a terminal.
+    var stdoutIsTerminal: Bool { get }
+}
+
+extension Console {
+    public var stdoutIsTerminal: Bool { false }
 }
 
 public final class StandardConsole: Console {
@@ -22,6 +28,8 @@ public final class StandardConsole: Console {
     public func err(_ text: String) { Posix.writeAll(2, Array(text.utf8)) }
 
     public var stderrIsTerminal: Bool { Posix.isTerminal(2) && Posix.environment("NO_COLOR") == nil }
+
+    public var stdoutIsTerminal: Bool { Posix.isTerminal(1) && Posix.environment("NO_COLOR") == nil }
 }
 
 /// File access at the CLI edge; the pure library receives the reader as a closure.

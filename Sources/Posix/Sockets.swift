@@ -39,7 +39,7 @@ extension Posix {
             var storage = try socketAddress(address, port: port)
             let (result, code) = retrying {
                 withUnsafePointer(to: &storage.address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, storage.length) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, storage.length) }
                 }
             }
             if result < 0 && code != EINPROGRESS { throw SystemError(call: "connect", code: code) }

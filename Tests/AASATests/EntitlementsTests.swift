@@ -32,7 +32,8 @@ struct EntitlementsTests {
         )
         #expect(entries[0].1.line == 7)
         #expect(entries[0].1.column == 11)
-        #expect(EntitlementsValidator.validate(Self.plist).isEmpty)
+        // Valid, with one warning: the developer-mode entry must not reach a release build.
+        #expect(EntitlementsValidator.validate(Self.plist).map(\.rule) == ["entitlement.mode-not-for-release"])
     }
 
     @Test("A plist without the entitlement says which key is missing")
@@ -73,7 +74,12 @@ struct EntitlementsTests {
             appclips:clip.example.com
             applinks:*.example.com
             """
-        #expect(EntitlementsValidator.validate(text).isEmpty)
+        let findings = EntitlementsValidator.validate(text)
+        #expect(findings.map(\.rule) == ["entitlement.mode-not-for-release"])
+        #expect(findings.first?.severity == .warning)
+        #expect(findings.first?.message.contains("Apple's CDN") == true)
+        #expect(findings.first?.message.contains("MDM") == true)
+        #expect(!findings.hasErrors)
     }
 
     @Test("Cross-check with a config: the host must be served and its document must list the app")

@@ -25,6 +25,32 @@ struct ValidatorTests {
 
     static let cases: [Case] = [
         Case(name: "root is an array", json: "[]", rule: "json.root-not-object", severity: .error),
+        Case(name: "an empty object associates no app", json: "{}", rule: "document.no-app", severity: .error),
+        Case(
+            name: "empty details alone associate no app",
+            json: #"{"applinks": {"details": []}}"#,
+            rule: "document.no-app",
+            severity: .error
+        ),
+        Case(
+            name: "details naming no app in a file with no app",
+            json: entry(#""appIDs": [], "components": [{"/": "/*"}]"#),
+            rule: "document.no-app",
+            severity: .error
+        ),
+        Case(name: "services without apps", json: #"{"webcredentials": {"apps": []}}"#, rule: "document.no-app", severity: .error),
+        Case(
+            name: "a component that constrains nothing",
+            json: entry(app + #", "components": [{"comment": "all"}]"#),
+            rule: "component.matches-everything",
+            severity: .warning
+        ),
+        Case(
+            name: "an exclusion that constrains nothing",
+            json: entry(app + #", "components": [{"exclude": true}, {"/": "/a"}]"#),
+            rule: "component.matches-everything",
+            severity: .warning
+        ),
         Case(name: "empty file", json: "", rule: "json.empty", severity: .error),
         Case(name: "mis-cased appId", json: entry(#""appId": "ABCDE12345.a.b", "paths": ["*"]"#), rule: "key.miscased", severity: .error),
         Case(name: "mis-cased appLinks", json: #"{"appLinks": {"details": []}}"#, rule: "key.miscased", severity: .error),
@@ -377,5 +403,16 @@ struct ValidatorTests {
                 #expect(fast.description == host)
             }
         }
+    }
+
+    @Test("Empty details next to a service that names an app is only a warning: password autofill without links is legitimate")
+    func emptyDetailsWithCredentials() {
+        let findings = Self.findings(#"{"applinks": {"details": []}, "webcredentials": {"apps": ["ABCDE12345.com.example.app"]}}"#)
+        #expect(findings.map(\.rule) == ["details.empty"])
+        #expect(findings.first?.severity == .warning)
+        // An entry without apps next to one with an app: the entry is a warning, the file is fine.
+        let mixed = Self.findings(Self.entry(Self.app + #", "components": [{"/": "/a"}]}, {"appIDs": [], "components": [{"/": "/b"}]"#))
+        #expect(mixed.contains { $0.rule == "details.no-app" && $0.severity == .warning })
+        #expect(!mixed.contains { $0.rule == "document.no-app" })
     }
 }

@@ -208,7 +208,7 @@ struct CLITests {
             }
             // A verbatim file that sits exactly where the output would go is protected.
             let hosted = directory + "/site/a.com/.well-known/apple-app-site-association"
-            let original = #"{"applinks": {"details": []}}"#
+            let original = #"{"applinks": {"details": []}, "webcredentials": {"apps": ["ABCDE12345.com.example.shop"]}}"#
             try write(original, to: hosted)
             let config = directory + "/site/config.json"
             try write(

@@ -11,6 +11,22 @@ public struct AssociatedDomain: Sendable, Equatable {
 
 /// Reads and checks the Associated Domains entitlement (spec §7.2).
 public enum EntitlementsValidator {
+    /// What a `?mode=` entry changes, and why it must not reach a release build.
+    static func modeWarning(raw: String, mode: String) -> String {
+        var effects: [String] = []
+        if mode.contains("developer") {
+            effects.append(
+                "developer mode fetches the file straight from the host (not Apple's CDN), accepts any certificate, and works only "
+                    + "for development-signed apps on devices with Associated Domains Development turned on"
+            )
+        }
+        if mode.contains("managed") {
+            effects.append("managed mode applies only on supervised devices whose MDM profile lists the app and the domain")
+        }
+        return "\"\(raw)\" must not ship in a release build: " + effects.joined(separator: "; ")
+            + ". Keep it in a Debug-only entitlements file"
+    }
+
     public static let entitlementKey = "com.apple.developer.associated-domains"
 
     /// Extracts the raw entries: from the XML plist Xcode writes, or one entry per line.
@@ -125,6 +141,8 @@ public enum EntitlementsValidator {
                         "unknown mode \"\(mode)\" in \"\(raw)\"; Apple defines ?mode=developer, ?mode=managed and "
                             + "?mode=developer+managed"
                     )
+                } else if let mode {
+                    report(.warning, "entitlement.mode-not-for-release", Self.modeWarning(raw: raw, mode: mode))
                 }
             } else {
                 report(.error, "entitlement.mode", "\"\(raw)\": the only query an entry may have is ?mode=…")

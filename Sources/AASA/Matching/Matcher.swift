@@ -52,6 +52,27 @@ public struct MatchOutcome: Sendable {
     }
 }
 
+extension RuleReference: CustomStringConvertible {
+    /// `details[0] component 1: {"/":"/product/*"} (line 19)`.
+    public var description: String {
+        var text = "details[\(detailsIndex)] \(kind.rawValue) \(ruleIndex): \(pattern)"
+        if let location = origin.location { text += " (line \(location.line))" }
+        return text
+    }
+}
+
+extension MatchOutcome {
+    /// Why the URL opens what it opens, in one line.
+    public var reason: String {
+        if app != nil, let rule = decidedBy {
+            return "decided by \(rule)" + (blockedApps.isEmpty ? "" : "; excluded earlier for \(blockedApps.joined(separator: ", "))")
+        }
+        if let rule = decidedBy { return "excluded by \(rule)" }
+        if let closest { return "no rule matches; closest: \(closest.rule) — \(closest.reason)" }
+        return "no rule matches"
+    }
+}
+
 public struct NearMiss: Sendable {
     public var rule: RuleReference
     public var reason: String

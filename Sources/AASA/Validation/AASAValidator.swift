@@ -39,6 +39,17 @@ public enum AASAValidator {
                 allAppIDs.append(app)
             }
         }
+        // A file that names no app anywhere does nothing at all: no link opens an app, no app gets
+        // passwords. (The server's own answer for an unknown host is such a file, on purpose: README.)
+        if allAppIDs.isEmpty && !(document.applinks?.details.contains { !$0.effectiveAppIDs.isEmpty } ?? false) {
+            report(
+                .error,
+                "document.no-app",
+                "this file associates no app: no URL on this host opens an app, and no app gets its passwords or "
+                    + "App Clips. Add an app ID (TEAMID.bundle.id) to \"applinks\".details (\"appIDs\") or to a service's \"apps\"",
+                Origin(SourceLocation(offset: 0, line: 1, column: 1), .root)
+            )
+        }
         // Bundle IDs are case-insensitive (spec C9): two IDs that differ only in case are one app
         // spelled two ways, which is a mistake somewhere.
         var firstSpelling = FirstSeen<String>()
@@ -404,6 +415,16 @@ public enum AASAValidator {
             case .key(let key): return Origin(component.origin.location, component.origin.path.key(key))
             case .item(let origin): return origin
             }
+        }
+        if component.path == nil && component.query == nil && component.fragment == nil {
+            report(
+                .warning,
+                "component.matches-everything",
+                "this component has no \"/\", \"?\" or \"#\", so it matches every URL on the host"
+                    + (component.exclude ? " and excludes all of them from this point on" : "")
+                    + "; write \"/\": \"*\" if that is meant, or add the part it should match",
+                component.origin
+            )
         }
         var patterns: [(String, Place)] = []
         if let path = component.path {

@@ -149,12 +149,7 @@ enum MatchCommand {
         return .object(members)
     }
 
-    static func describe(_ rule: RuleReference) -> String {
-        let kind = rule.kind == .component ? "component" : "path"
-        var text = "details[\(rule.detailsIndex)] \(kind) \(rule.ruleIndex): \(rule.pattern)"
-        if let location = rule.origin.location { text += " (line \(location.line))" }
-        return text
-    }
+    static func describe(_ rule: RuleReference) -> String { rule.description }
 
     static func humanOutcome(_ outcome: MatchOutcome, note: String?) -> String {
         var text = outcome.url + "\n"

@@ -1,0 +1,177 @@
+import AASA
+import Check
+import Posix
+
+enum CheckCommand {
+    static let subcommand = CommandLineTool.Subcommand(
+        name: "check",
+        abstract: "Check live hosts the way Apple's fetcher sees them (and against the config).",
+        help: """
+            OVERVIEW: Check a live host the way Apple's fetcher sees it — one command that fails CI for the right reason.
+
+            aasa-server uses its own HTTP/1.1 and TLS client: it sees the raw status line, every header and the
+            certificate, and never follows a redirect. Per host it checks: DNS, connection and TLS (what kind
+            of failure); the certificate (trusted chain, name, expiry; under 14 days left is a warning);
+            GET /.well-known/apple-app-site-association answers 200 — a redirect is an error that prints its
+            Location; Content-Type application/json (text/html, the web app catch-all, is an error; other types
+            a warning); Content-Length matches what arrived; chunked and gzip bodies are decoded and the
+            uncompressed size held to 128 KB; then every rule `validate` applies. HEAD must give GET's status
+            and headers, and User-Agent AASA-Bot/1.0.0 and a browser must get the same answer (a difference
+            means a WAF or bot rule blocks Apple). /apple-app-site-association may be 404; a redirect or a
+            different document there is an error.
+
+            USAGE: aasa-server check TARGET... [--config FILE] [--connect ADDR[:PORT]] [--app ID]... [--path URL_PATH]...
+                                     [--cdn] [--cdn-base URL] [--resolve HOST:PORT:ADDR]... [--cacert FILE | --insecure]
+                                     [--timeout SECONDS] [--json] [--junit FILE] [--strict]
+
+            ARGUMENTS:
+              TARGET                A host (staging.example.com), host:port, or a URL (https://host[:port]/…; only
+                                    the scheme, host and port count). http:// checks an origin behind a load
+                                    balancer (Apple fetches only https). Default port 443.
+
+            OPTIONS:
+              --config FILE         Compare each host's live document with what the config generates (as JSON; a
+                                    stale or wrong deployment is an error naming the first difference). With no
+                                    TARGET, check every exact host of the config.
+              --connect ADDR[:PORT] Connect every host to this address (SNI and Host stay the host's name): a
+                                    staging load balancer, or a new deployment before DNS points at it.
+              --resolve HOST:PORT:ADDR  Like curl: connect HOST:PORT to ADDR (repeatable).
+              --app ID              The app must be in applinks (reported for webcredentials and appclips too);
+                                    repeatable.
+              --path URL_PATH       Say which app opens this path on each host, with match's reasoning; repeatable.
+              --cdn                 Also fetch Apple's CDN copy (https://app-site-association.cdn-apple.com/a/v1/HOST)
+                                    and compare it with the origin: a difference is a warning (the CDN refreshes on
+                                    its own schedule); Apple-Failure-Reason/-Details headers are an error.
+              --cdn-base URL        Replace the CDN's scheme, host and port (for testing); the path stays /a/v1/HOST.
+              --cacert FILE         Trust this CA too (e.g. the dev CA of `aasa-server dev`); repeatable.
+              --insecure            Do not stop at certificate problems; they are still reported (as warnings).
+              --timeout SECONDS     Bound each host's whole check: DNS, connect, TLS, every request (default 10).
+              --json                {"hosts":[{"host","address","ok","findings":[{"rule","severity","message","evidence"}]}],
+                                     "errors":N,"warnings":N}
+              --junit FILE          Also write a JUnit XML report (one test case per host and check).
+              --strict              Warnings fail the check too.
+              --help                Show this help.
+
+            Hosts are checked concurrently and reported in the order given.
+
+            EXIT STATUS: 0 no errors (warnings allowed unless --strict), 1 errors (a host that cannot be reached
+            is an error), 2 usage error.
+
+            """,
+        spec: ArgumentSpec(
+            options: ["--config", "--connect", "--cdn-base", "--timeout", "--junit"],
+            repeatableOptions: ["--app", "--path", "--resolve", "--cacert"],
+            flags: ["--cdn", "--insecure", "--json", "--strict"],
+            positionalName: "TARGET"
+        ),
+        run: run
+    )
+
+    static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
+        let usage = subcommand.help
+        func usageError(_ message: String) -> Int32 { CommandLineTool.usageError(message, console: console, usage: usage) }
+        if !arguments.all("--cacert").isEmpty && arguments.has("--insecure") {
+            return usageError("--cacert and --insecure contradict each other; give one")
+        }
+        var options = ProbeOptions()
+        if let text = arguments.value("--timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
+                return usageError("--timeout takes seconds, from 0.1 to 600")
+            }
+            options.timeout = seconds
+        }
+        if let text = arguments.value("--connect") {
+            switch AddressOverride.parseConnect(text) {
+            case .success(let override): options.connect = override
+            case .failure(let error): return usageError(error.message)
+            }
+        }
+        for text in arguments.all("--resolve") {
+            switch AddressOverride.parseResolve(text) {
+            case .success(let override): options.resolve.append(override)
+            case .failure(let error): return usageError(error.message)
+            }
+        }
+        options.cdn = arguments.has("--cdn") || arguments.value("--cdn-base") != nil
+        if let base = arguments.value("--cdn-base") {
+            switch CheckTarget.parse(base) {
+            case .success(let target): options.cdnBase = target
+            case .failure(let error): return usageError("--cdn-base " + error.message)
+            }
+        }
+        for app in arguments.all("--app") {
+            var problems: [Diagnostic] = []
+            AASAValidator.validateAppID(Located(app)) { severity, rule, message, _ in problems.append(Diagnostic(severity, rule, message)) }
+            if problems.hasErrors { return usageError("--app \(problems[0].message)") }
+        }
+
+        var loaded: LoadedConfig?
+        if let configPath = arguments.value("--config") {
+            guard let (config, _) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+            if config.hasErrors {
+                console.err(
+                    "error: \(configPath) has errors (run `aasa-server validate --config \(configPath)`); not checking against it\n"
+                )
+                return ExitStatus.failure
+            }
+            loaded = config
+        }
+        var targets: [CheckTarget] = []
+        for text in arguments.positionals {
+            switch CheckTarget.parse(text) {
+            case .success(let target): targets.append(target)
+            case .failure(let error): return usageError(error.message)
+            }
+        }
+        if targets.isEmpty {
+            guard let loaded else { return usageError("give a TARGET (a host or URL), or --config FILE to check every host in it") }
+            for site in loaded.sites {
+                for host in site.site.hosts {
+                    if case .exact(let name) = host.value { targets.append(CheckTarget(host: name)) }
+                }
+            }
+            guard !targets.isEmpty else { return usageError("the config has no exact host to check (wildcards need a TARGET)") }
+        }
+
+        let apps = arguments.all("--app")
+        let paths = arguments.all("--path")
+        let insecure = arguments.has("--insecure")
+        let configPath = arguments.value("--config")
+        let config = loaded
+        let reports: [HostReport]
+        do {
+            reports = try Checker.run(targets, options: options, trustAnchors: arguments.all("--cacert")) { target in
+                var expectations = CheckExpectations()
+                expectations.apps = apps
+                expectations.paths = paths
+                expectations.insecure = insecure
+                expectations.configPath = configPath
+                if let config {
+                    expectations.expectedDocument =
+                        config.site(forHost: target.host)?.bytes
+                        ?? (config.config?.unknownHost == .notFound ? nil : LoadedConfig.emptyDocumentBytes)
+                }
+                return expectations
+            }
+        } catch {
+            console.err("error: \(error)\n")
+            return ExitStatus.usage
+        }
+        if arguments.has("--json") {
+            console.outBytes(CheckReport.json(reports))
+        } else {
+            console.out(CheckReport.human(reports, colour: console.stdoutIsTerminal))
+        }
+        if let junit = arguments.value("--junit") {
+            do {
+                try Files.writeAtomically(Array(CheckReport.junit(reports, strict: arguments.has("--strict")).utf8), to: junit)
+            } catch {
+                console.err("error: cannot write \(junit): \(error)\n")
+                return ExitStatus.usage
+            }
+        }
+        let errors = reports.reduce(0) { $0 + $1.errorCount }
+        let warnings = reports.reduce(0) { $0 + $1.warningCount }
+        return errors > 0 || (arguments.has("--strict") && warnings > 0) ? ExitStatus.failure : ExitStatus.success
+    }
+}

@@ -1,0 +1,41 @@
+import Posix
+import Synchronization
+public import TLS
+
+/// Checks hosts concurrently (at most 16 at a time, each bounded by its own deadline) and reports them
+/// in the order given.
+public enum Checker {
+    public static func run(
+        _ targets: [CheckTarget],
+        options: ProbeOptions,
+        trustAnchors: [String],
+        expectations: @escaping @Sendable (CheckTarget) -> CheckExpectations
+    ) throws(TLSError) -> [HostReport] {
+        let probe = HostProbe(options: options, tls: try TLSClientContext(extraAnchors: trustAnchors))
+        let results = ResultSlots(count: targets.count)
+        let next = Atomic<Int>(0)
+        let work: @Sendable () -> Void = {
+            while true {
+                let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                if index >= targets.count { return }
+                let observation = probe.observe(targets[index])
+                let findings = HostEvaluation.evaluate(observation, expectations(targets[index]))
+                results.set(index, HostReport(target: targets[index], address: observation.address, findings: findings))
+            }
+        }
+        var threads: [Posix.Thread] = []
+        for _ in 0..<min(16, targets.count) {
+            if let thread = try? Posix.Thread(work) { threads.append(thread) }
+        }
+        if threads.isEmpty { work() }
+        for thread in threads { thread.join() }
+        return results.all()
+    }
+
+    private final class ResultSlots: Sendable {
+        private let slots: Mutex<[HostReport?]>
+        init(count: Int) { slots = Mutex([HostReport?](repeating: nil, count: count)) }
+        func set(_ index: Int, _ report: HostReport) { slots.withLock { $0[index] = report } }
+        func all() -> [HostReport] { slots.withLock { $0.compactMap { $0 } } }
+    }
+}

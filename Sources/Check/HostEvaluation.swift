@@ -1,0 +1,548 @@
+import AASA
+import HTTP1
+
+/// What a host is checked against, beyond Apple's rules.
+public struct CheckExpectations: Sendable {
+    /// `--app`: app IDs that must be in `applinks` (and are reported for the services).
+    public var apps: [String] = []
+    /// `--path`: URL paths to predict (which app opens them on this host).
+    public var paths: [String] = []
+    /// `--config`: the document the config generates for this host, and the config's path.
+    public var expectedDocument: [UInt8]?
+    public var configPath: String?
+    /// `--insecure`: certificate problems are reported, but do not stop the check.
+    public var insecure = false
+
+    public init() {}
+}
+
+/// Turns what a probe saw into findings. Pure: the same observation always gives the same findings
+/// (tested without a network in `CheckEvaluationTests`).
+public enum HostEvaluation {
+    static let wellKnownPath = "/.well-known/apple-app-site-association"
+
+    public static func evaluate(_ observation: HostObservation, _ expectations: CheckExpectations) -> [CheckFinding] {
+        var findings: [CheckFinding] = []
+        let target = observation.target
+        if let failure = observation.failure {
+            findings.append(connectionFinding(failure, observation))
+            return findings
+        }
+        if target.scheme == .http {
+            findings.append(
+                CheckFinding(
+                    .warning,
+                    "check.plain-http",
+                    "checked over plain HTTP: Apple fetches only https://\(target.host)/…; use this for an origin behind a load balancer "
+                        + "that terminates TLS, and check the public host over HTTPS too",
+                    evidence: target.origin
+                )
+            )
+        }
+        findings.append(
+            CheckFinding(
+                .pass,
+                "check.connection",
+                "connected to \(observation.address ?? target.host)" + (observation.tlsVersion.map { " (\($0))" } ?? "")
+            )
+        )
+        if target.scheme == .https {
+            findings += certificateFindings(observation, expectations)
+            if findings.contains(where: { $0.severity == .error }) { return findings }
+        }
+        guard let get = observation.wellKnown else { return findings }
+        let (documentFindings, document) = wellKnownFindings(get, observation)
+        findings += documentFindings
+        // Whatever the bot got, a browser getting something else says why (a WAF refusing AASA-Bot).
+        if let browser = observation.wellKnownBrowser { findings += agentParity(bot: get, browser: browser) }
+        guard let body = document else { return findings }
+        if let head = observation.wellKnownHead { findings += headParity(get: get, head: head) }
+        if let root = observation.rootPath { findings += rootPathFindings(root, wellKnownBody: body) }
+        let decoded = AASADecoder.decode(body).document
+        if let decoded {
+            findings += appFindings(decoded, expectations.apps)
+            findings += pathFindings(decoded, target: target, expectations.paths)
+        }
+        if let expected = expectations.expectedDocument {
+            if let difference = JSONDifference.first(expected: expected, found: body) {
+                findings.append(
+                    CheckFinding(
+                        .error,
+                        "check.config-mismatch",
+                        "the live document is not what \(expectations.configPath ?? "the config") generates for \(target.host): a stale or "
+                            + "wrong deployment. Deploy the current config (or `aasa-server generate --host \(target.host)`)",
+                        evidence: difference
+                    )
+                )
+            } else {
+                findings.append(
+                    CheckFinding(.pass, "check.config-mismatch", "the live document is what the config generates for \(target.host)")
+                )
+            }
+        }
+        if let cdn = observation.cdn { findings += cdnFindings(cdn, originBody: body) }
+        return findings
+    }
+
+    // MARK: - Connection and certificate
+
+    static func connectionFinding(_ failure: ConnectionFailure, _ observation: HostObservation) -> CheckFinding {
+        let target = observation.target
+        switch failure {
+        case .dns(let message, let notFound):
+            return CheckFinding(
+                .error,
+                "check.dns",
+                notFound
+                    ? "\(target.host) does not resolve: create its DNS record (every host in the entitlement needs one), or use --resolve/--connect to check a server before DNS points at it"
+                    : "\(target.host) could not be resolved: the resolver failed (\(message)); try again or check the resolver",
+                evidence: message
+            )
+        case .refused(let address):
+            return CheckFinding(
+                .error,
+                "check.refused",
+                "nothing accepts connections on \(address): the server is down, or listens on another port",
+                evidence: "connect: connection refused"
+            )
+        case .timedOut(let stage):
+            return CheckFinding(
+                .error,
+                "check.timeout",
+                "no progress while \(stage) within the time limit: a firewall drops the packets, or the server is overloaded",
+                evidence: observation.address
+            )
+        case .unreachable(let message):
+            return CheckFinding(
+                .error,
+                "check.unreachable",
+                "\(observation.address ?? target.host) cannot be reached: \(message)",
+                evidence: message
+            )
+        case .tls(let kind, let message):
+            switch kind {
+            case .notTLS:
+                return CheckFinding(
+                    .error,
+                    "check.tls-not-tls",
+                    "\(observation.address ?? target.host) does not speak TLS: it answered the handshake with something else (plain HTTP "
+                        + "on the HTTPS port?). Apple fetches https://\(target.host)/ on port 443",
+                    evidence: message
+                )
+            case .protocolVersion:
+                return CheckFinding(
+                    .error,
+                    "check.tls-version",
+                    "no TLS version in common: Apple's fetcher uses TLS 1.2 or 1.3; enable them on the server",
+                    evidence: message
+                )
+            case .alert(let alert):
+                return CheckFinding(
+                    .error,
+                    "check.tls-alert",
+                    "the server refused the TLS handshake with the alert \"\(alert)\" (an SNI name it has no certificate for, or no "
+                        + "cipher in common)",
+                    evidence: message
+                )
+            case .other:
+                return CheckFinding(.error, "check.tls-handshake", "the TLS handshake failed", evidence: message)
+            }
+        }
+    }
+
+    static func certificateFindings(_ observation: HostObservation, _ expectations: CheckExpectations) -> [CheckFinding] {
+        guard let certificate = observation.certificate else {
+            return [CheckFinding(.error, "check.certificate-untrusted", "the server sent no certificate")]
+        }
+        var findings: [CheckFinding] = []
+        let host = observation.target.host
+        let evidence =
+            "subject \(certificate.subject), issuer \(certificate.issuer), names \(certificate.names.joined(separator: " ")), "
+            + "valid \(day(certificate.notBefore)) to \(day(certificate.notAfter))"
+        if let error = certificate.verificationError {
+            let (rule, message): (String, String)
+            if certificate.expired {
+                rule = "check.certificate-expired"
+                message = "the certificate expired on \(day(certificate.notAfter)); renew it (Apple's CDN refuses expired certificates)"
+            } else if certificate.notYetValid {
+                rule = "check.certificate-not-yet-valid"
+                message = "the certificate is not valid before \(day(certificate.notBefore)); check the clocks, or wait"
+            } else if certificate.hostnameMismatch {
+                rule = "check.certificate-name"
+                message =
+                    "the certificate's names (\(certificate.names.joined(separator: ", "))) do not include \(host); issue one that covers it"
+            } else {
+                rule = "check.certificate-untrusted"
+                message =
+                    "the certificate chain is not trusted (\(error))"
+                    + (certificate.selfSigned
+                        ? "; a self-signed certificate works only for devices in developer mode (applinks:\(host)?mode=developer)"
+                        : "; send the intermediate certificates, and use a CA that Apple's devices trust")
+            }
+            if expectations.insecure {
+                findings.append(
+                    CheckFinding(
+                        .warning,
+                        rule,
+                        "ignored with --insecure, but Apple's fetcher would refuse it: " + message,
+                        evidence: evidence
+                    )
+                )
+            } else {
+                findings.append(CheckFinding(.error, rule, message, evidence: evidence))
+                return findings
+            }
+        }
+        let daysLeft = (certificate.notAfter - observation.checkedAt) / 86_400
+        if certificate.verificationError == nil && daysLeft < 14 {
+            findings.append(
+                CheckFinding(
+                    .warning,
+                    "check.certificate-expiring",
+                    "the certificate expires on \(day(certificate.notAfter)), in \(max(0, daysLeft)) days; renew it before it does",
+                    evidence: evidence
+                )
+            )
+        } else if certificate.verificationError == nil {
+            findings.append(
+                CheckFinding(
+                    .pass,
+                    "check.certificate",
+                    "trusted certificate for \(host), valid until \(day(certificate.notAfter)) (\(daysLeft) days)",
+                    evidence: evidence
+                )
+            )
+        }
+        return findings
+    }
+
+    /// `2026-11-30` for a Unix time (UTC).
+    static func day(_ seconds: Int) -> String {
+        let text = HTTPDate.format(unixSeconds: seconds)  // "Mon, 30 Nov 2026 20:42:15 GMT"
+        let parts = text.split(separator: " ")
+        guard parts.count >= 4 else { return text }
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let month = (months.firstIndex(of: String(parts[2])) ?? 0) + 1
+        return "\(parts[3])-\(month < 10 ? "0" : "")\(month)-\(parts[1])"
+    }
+
+    // MARK: - The document
+
+    /// Status, redirects, framing, type, encoding and the document itself; returns the decoded body when
+    /// there is a document to look at.
+    static func wellKnownFindings(_ get: Exchange, _ observation: HostObservation) -> ([CheckFinding], [UInt8]?) {
+        let target = observation.target
+        guard let response = get.response else {
+            return (
+                [CheckFinding(.error, "check.fetch", "GET \(wellKnownPath) got no usable answer: \(get.failure ?? "unknown error")")], nil
+            )
+        }
+        var findings: [CheckFinding] = []
+        let statusLine = "\(response.version) \(response.status) \(response.reason)"
+        if (300..<400).contains(response.status) {
+            let location = response.header("Location") ?? "(no Location header)"
+            findings.append(
+                CheckFinding(
+                    .error,
+                    "check.redirect",
+                    "\(wellKnownPath) redirects (\(response.status)) to \(location)\(redirectKind(location, target)); Apple's fetcher does not "
+                        + "follow redirects — serve the file at https://\(target.host)\(wellKnownPath) itself, with status 200",
+                    evidence: "\(statusLine); Location: \(location)"
+                )
+            )
+            return (findings, nil)
+        }
+        guard response.status == 200 else {
+            findings.append(
+                CheckFinding(
+                    .error,
+                    "check.status",
+                    "\(wellKnownPath) answers \(response.status) \(response.reason); it must answer 200 with the file"
+                        + (response.status == 404 ? " (is the file deployed for this host? each host needs its own)" : ""),
+                    evidence: statusLine
+                )
+            )
+            return (findings, nil)
+        }
+        findings.append(CheckFinding(.pass, "check.status", "\(wellKnownPath) answers 200 without a redirect", evidence: statusLine))
+        findings += contentTypeFindings(response)
+        if case .contentLength(let declared) = response.framing, response.receivedBodyBytes < declared {
+            findings.append(
+                CheckFinding(
+                    .error,
+                    "check.content-length",
+                    "the body was cut short: Content-Length says \(declared) bytes, \(response.receivedBodyBytes) arrived before the "
+                        + "connection closed",
+                    evidence: "Content-Length: \(declared)"
+                )
+            )
+            return (findings, nil)
+        }
+        guard let body = get.decodedBody else {
+            findings.append(
+                CheckFinding(
+                    .error,
+                    "check.content-encoding",
+                    get.decodingError ?? "the body could not be decoded",
+                    evidence: response.header("Content-Encoding")
+                )
+            )
+            return (findings, nil)
+        }
+        let subject = "https://\(target.host)\(wellKnownPath)"
+        let validation = AASAValidator.validateFile(body)
+        findings += validation.diagnostics.sortedForDisplay().map { CheckFinding($0, subject: subject) }
+        if !validation.diagnostics.hasErrors {
+            let encoding = response.header("Content-Encoding").map { ", \($0) on the wire (\(response.body.count) bytes)" } ?? ""
+            findings.append(CheckFinding(.pass, "check.document", "a valid AASA document, \(body.count) bytes\(encoding)"))
+        }
+        return (findings, body)
+    }
+
+    /// "www ↔ apex", "http → https", "a trailing slash": the classic causes, named.
+    static func redirectKind(_ location: String, _ target: CheckTarget) -> String {
+        var rest = Substring(location)
+        var scheme: String?
+        if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") {
+            scheme = rest[..<colon].lowercased()
+            rest = rest[rest.index(colon, offsetBy: 3)...]
+        } else if rest.hasPrefix("/") {
+            return rest.hasPrefix(wellKnownPath + "/") || rest == wellKnownPath + "/" ? " (a trailing slash added)" : ""
+        }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let path = rest.dropFirst(authority.count)
+        let host = authority.split(separator: ":").first.map { $0.lowercased() } ?? ""
+        if host == "www." + target.host || "www." + host == target.host {
+            return " (the \(host.hasPrefix("www.") ? "apex to www" : "www to the apex") redirect)"
+        }
+        if scheme == "https" && target.scheme == .http && host == target.host { return " (http to https)" }
+        if host == target.host && path.hasPrefix(wellKnownPath + "/") { return " (a trailing slash added)" }
+        if host != target.host { return " (another host)" }
+        return ""
+    }
+
+    static func contentTypeFindings(_ response: ParsedResponse) -> [CheckFinding] {
+        guard let value = response.header("Content-Type") else {
+            return [
+                CheckFinding(
+                    .warning,
+                    "check.content-type",
+                    "no Content-Type header; serve the file as application/json (Apple's documented type)"
+                )
+            ]
+        }
+        let type = value.split(separator: ";").first.map { String($0).trimmingSpaces().lowercased() } ?? ""
+        switch type {
+        case "application/json":
+            return [CheckFinding(.pass, "check.content-type", "served as \(value)", evidence: "Content-Type: \(value)")]
+        case "text/html":
+            return [
+                CheckFinding(
+                    .error,
+                    "check.content-type",
+                    "served as text/html: usually a web app's catch-all page answering every path, not the file. Serve the file itself "
+                        + "as application/json (exclude the path from the SPA fallback)",
+                    evidence: "Content-Type: \(value)"
+                )
+            ]
+        default:
+            return [
+                CheckFinding(
+                    .warning,
+                    "check.content-type",
+                    "served as \(type); Apple documents application/json, and fetchers have been reported to refuse other types. "
+                        + "Set Content-Type: application/json for this path",
+                    evidence: "Content-Type: \(value)"
+                )
+            ]
+        }
+    }
+
+    static func headParity(get: Exchange, head: Exchange) -> [CheckFinding] {
+        guard let getResponse = get.response else { return [] }
+        guard let headResponse = head.response else {
+            return [CheckFinding(.warning, "check.head", "HEAD \(wellKnownPath) got no usable answer: \(head.failure ?? "unknown error")")]
+        }
+        if headResponse.status != getResponse.status {
+            return [
+                CheckFinding(
+                    .error,
+                    "check.head",
+                    "HEAD answers \(headResponse.status) where GET answers \(getResponse.status): HEAD must give GET's status and headers "
+                        + "(some fetchers and CDNs check with HEAD)",
+                    evidence: "HEAD: \(headResponse.status) \(headResponse.reason); GET: \(getResponse.status) \(getResponse.reason)"
+                )
+            ]
+        }
+        var differences: [String] = []
+        for name in ["Content-Type", "Content-Length", "Content-Encoding"] {
+            let a = getResponse.header(name)
+            let b = headResponse.header(name)
+            // A HEAD answer may leave out Content-Length; a different one is a mistake.
+            if a != b && !(name == "Content-Length" && b == nil) { differences.append("\(name): GET \(a ?? "none"), HEAD \(b ?? "none")") }
+        }
+        if !differences.isEmpty {
+            return [
+                CheckFinding(
+                    .warning,
+                    "check.head",
+                    "HEAD's headers differ from GET's; HEAD must describe exactly what GET sends",
+                    evidence: differences.joined(separator: "; ")
+                )
+            ]
+        }
+        return [CheckFinding(.pass, "check.head", "HEAD gives GET's status and headers")]
+    }
+
+    static func agentParity(bot: Exchange, browser: Exchange) -> [CheckFinding] {
+        guard let botResponse = bot.response, let browserResponse = browser.response else { return [] }
+        if botResponse.status != browserResponse.status || bot.decodedBody != browser.decodedBody {
+            let what =
+                botResponse.status != browserResponse.status
+                ? "AASA-Bot/1.0.0 gets \(botResponse.status), a browser gets \(browserResponse.status)"
+                : "AASA-Bot/1.0.0 and a browser get different bodies"
+            return [
+                CheckFinding(
+                    .error,
+                    "check.user-agent",
+                    "the server treats Apple's fetcher differently from a browser (\(what)): a WAF, bot rule or CDN setting singles out "
+                        + "User-Agent AASA-Bot; exempt \(wellKnownPath) from it",
+                    evidence:
+                        "AASA-Bot: \(botResponse.status) \(botResponse.reason); browser: \(browserResponse.status) \(browserResponse.reason)"
+                )
+            ]
+        }
+        return [CheckFinding(.pass, "check.user-agent", "Apple's fetcher and a browser get the same answer")]
+    }
+
+    static func rootPathFindings(_ root: Exchange, wellKnownBody: [UInt8]) -> [CheckFinding] {
+        let path = "/apple-app-site-association"
+        guard let response = root.response else {
+            return [CheckFinding(.info, "check.root-path", "GET \(path) got no usable answer: \(root.failure ?? "unknown error")")]
+        }
+        if response.status == 404 || response.status == 410 {
+            return [CheckFinding(.info, "check.root-path", "\(path) is not served (fine: iOS 9.3 and later fetch only \(wellKnownPath))")]
+        }
+        if (300..<400).contains(response.status) {
+            let location = response.header("Location") ?? "(no Location header)"
+            return [
+                CheckFinding(
+                    .error,
+                    "check.root-path",
+                    "\(path) redirects (\(response.status)) to \(location); serve the same file there with 200, or 404 — never a redirect",
+                    evidence: "\(response.status) \(response.reason); Location: \(location)"
+                )
+            ]
+        }
+        guard response.status == 200 else {
+            return [
+                CheckFinding(
+                    .warning,
+                    "check.root-path",
+                    "\(path) answers \(response.status) \(response.reason); serve the file there or answer 404"
+                )
+            ]
+        }
+        guard let body = root.decodedBody else {
+            return [CheckFinding(.error, "check.root-path", "\(path): \(root.decodingError ?? "the body could not be decoded")")]
+        }
+        if let difference = JSONDifference.first(expected: wellKnownBody, found: body) {
+            return [
+                CheckFinding(
+                    .error,
+                    "check.root-path",
+                    "\(path) serves a different document than \(wellKnownPath); older iOS versions read it, so serve the same file (or 404)",
+                    evidence: difference
+                )
+            ]
+        }
+        return [CheckFinding(.pass, "check.root-path", "\(path) serves the same document")]
+    }
+
+    // MARK: - Apps, paths, CDN
+
+    static func appFindings(_ document: AASADocument, _ apps: [String]) -> [CheckFinding] {
+        var findings: [CheckFinding] = []
+        let linked = Set((document.applinks?.details ?? []).flatMap(\.effectiveAppIDs))
+        for app in apps {
+            if linked.contains(app) {
+                findings.append(CheckFinding(.pass, "check.app", "\(app) is in applinks"))
+            } else {
+                let caseOnly = linked.first { $0.lowercased() == app.lowercased() }
+                findings.append(
+                    CheckFinding(
+                        .error,
+                        "check.app-missing",
+                        "\(app) is not in applinks, so no link on this host opens it"
+                            + (caseOnly.map { " (the file lists \($0), which differs only in letter case)" }
+                                ?? "; add it to details[].appIDs"),
+                        evidence: "applinks apps: " + (linked.isEmpty ? "none" : linked.sorted().joined(separator: ", "))
+                    )
+                )
+            }
+            for (name, service) in [("webcredentials", document.webcredentials), ("appclips", document.appclips)] {
+                let listed = service?.apps.contains { $0.value == app } ?? false
+                findings.append(CheckFinding(.info, "check.app-\(name)", "\(app) is \(listed ? "" : "not ")in \(name)"))
+            }
+        }
+        return findings
+    }
+
+    static func pathFindings(_ document: AASADocument, target: CheckTarget, _ paths: [String]) -> [CheckFinding] {
+        guard !paths.isEmpty else { return [] }
+        let matcher = Matcher(document)
+        return paths.map { path in
+            let url = "https://\(target.host)" + (path.hasPrefix("/") ? path : "/" + path)
+            let outcome = matcher.match(url)
+            let explanation = outcome.reason
+            if let app = outcome.app {
+                return CheckFinding(.info, "check.path", "\(path) opens \(app)", evidence: explanation)
+            }
+            return CheckFinding(.info, "check.path", "\(path) opens no app (stays in the browser)", evidence: explanation)
+        }
+    }
+
+    static func cdnFindings(_ cdn: Exchange, originBody: [UInt8]) -> [CheckFinding] {
+        guard let response = cdn.response else {
+            return [CheckFinding(.warning, "check.cdn", "Apple's CDN copy could not be fetched: \(cdn.failure ?? "unknown error")")]
+        }
+        let reason = response.header("Apple-Failure-Reason")
+        let details = response.header("Apple-Failure-Details")
+        if reason != nil || details != nil {
+            return [
+                CheckFinding(
+                    .error,
+                    "check.cdn-failure",
+                    "Apple's CDN reports that it could not fetch the file: \(reason ?? "(no reason)")"
+                        + (details.map { " — \($0)" } ?? "") + "; fix that, then wait for the CDN to fetch again",
+                    evidence: [reason.map { "Apple-Failure-Reason: \($0)" }, details.map { "Apple-Failure-Details: \($0)" }].compactMap {
+                        $0
+                    }
+                    .joined(separator: "; ")
+                )
+            ]
+        }
+        guard response.status == 200, let body = cdn.decodedBody else {
+            return [
+                CheckFinding(
+                    .warning,
+                    "check.cdn",
+                    "Apple's CDN answers \(response.status) \(response.reason) for this host (a new host is fetched within a day or so)",
+                    evidence: "\(response.status) \(response.reason)"
+                )
+            ]
+        }
+        if let difference = JSONDifference.first(expected: originBody, found: body) {
+            return [
+                CheckFinding(
+                    .warning,
+                    "check.cdn-stale",
+                    "Apple's CDN still serves an older document than the origin; it refreshes on its own schedule (usually within a day) — "
+                        + "devices outside developer mode see the CDN copy",
+                    evidence: difference
+                )
+            ]
+        }
+        return [CheckFinding(.pass, "check.cdn", "Apple's CDN serves the same document as the origin")]
+    }
+}

@@ -1,0 +1,80 @@
+internal import Glibc
+
+/// Why a name could not be resolved, in words (`getaddrinfo`'s codes are not errno values).
+public struct ResolveError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var message: String
+    /// The name does not exist (as opposed to a resolver that could not be reached).
+    public var isNotFound: Bool
+    public var description: String { "\(host): \(message)" }
+}
+
+extension Posix {
+    /// The addresses `host` resolves to for TCP, IPv4 first (as most clients try them), without duplicates.
+    public static func resolve(_ host: String) -> Result<[String], ResolveError> {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_family = AF_UNSPEC
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &list)
+        guard status == 0, let first = list else {
+            let notFound = status == EAI_NONAME || status == EAI_FAIL
+            return .failure(ResolveError(host: host, message: String(cString: gai_strerror(status)), isNotFound: notFound))
+        }
+        defer { freeaddrinfo(first) }
+        var v4: [String] = []
+        var v6: [String] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let current = entry {
+            if let address = current.pointee.ai_addr {
+                var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+                if current.pointee.ai_family == AF_INET {
+                    address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                        var raw = pointer.pointee.sin_addr
+                        _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+                    }
+                    let value = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    if !v4.contains(value) { v4.append(value) }
+                } else if current.pointee.ai_family == AF_INET6 {
+                    address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                        var raw = pointer.pointee.sin6_addr
+                        _ = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+                    }
+                    let value = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    if !v6.contains(value) { v6.append(value) }
+                }
+            }
+            entry = current.pointee.ai_next
+        }
+        return .success(v4 + v6)
+    }
+
+    /// Connects to `address:port` within `timeoutMilliseconds`; the socket is non-blocking.
+    public static func connect(address: String, port: Int, timeoutMilliseconds: Int32) -> Result<Int32, ConnectError> {
+        let fd: Int32
+        do {
+            fd = try startConnect(address: address, port: port)
+        } catch {
+            return .failure(.failed(error))
+        }
+        guard wait(fd, for: .writable, timeoutMilliseconds: max(1, timeoutMilliseconds)) else {
+            close(fd)
+            return .failure(.timedOut)
+        }
+        if let error = connectionError(fd) {
+            close(fd)
+            return .failure(.failed(error))
+        }
+        return .success(fd)
+    }
+
+    public enum ConnectError: Error, Sendable, Equatable {
+        case timedOut
+        case failed(SystemError)
+
+        public var isRefused: Bool {
+            if case .failed(let error) = self { return error.code == ECONNREFUSED }
+            return false
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import Glibc
+import TLS
+import TestSupport
+import Testing
+
+/// A broken web server from Fixtures/broken-server.py, on an ephemeral loopback port.
+final class BrokenServer {
+    let process = Process()
+    let directory: String
+    private(set) var port = 0
+
+    init(mode: String, certificate: DevCertificates.PEMPair? = nil) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-broken-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var arguments = [TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/broken-server.py", "--mode", mode]
+        if let certificate {
+            try Data(certificate.certificate).write(to: URL(fileURLWithPath: directory + "/cert.pem"))
+            try Data(certificate.key).write(to: URL(fileURLWithPath: directory + "/key.pem"))
+            arguments += ["--cert", directory + "/cert.pem", "--key", directory + "/key.pem"]
+        }
+        _ = FileManager.default.createFile(atPath: directory + "/out", contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = arguments
+        process.standardOutput = FileHandle(forWritingAtPath: directory + "/out")
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let ready = waitUntil(10) {
+            let text = (try? String(contentsOfFile: self.directory + "/out", encoding: .utf8)) ?? ""
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") }), let value = Int(line.dropFirst(5)) else {
+                return false
+            }
+            self.port = value
+            return true
+        }
+        guard ready else { throw TestFailure("broken server (\(mode)) did not start") }
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Certificates made once for the suite: a CA the checks trust (--cacert) and leaves signed by it.
+enum CheckCertificates {
+    static let authority = try! DevCertificates.makeAuthority(commonName: "check test CA")
+    static let good = try! DevCertificates.makeLeaf(hosts: ["example.com", "www.example.com"], authority: authority)
+    static let expired = try! DevCertificates.makeLeaf(
+        hosts: ["example.com"],
+        authority: authority,
+        validFromOffset: -40 * 86_400,
+        validDays: 10
+    )
+    static let wrongName = try! DevCertificates.makeLeaf(hosts: ["other.example.net"], authority: authority)
+    static let cdn = try! DevCertificates.makeLeaf(hosts: ["cdn.test"], authority: authority)
+}
+
+@Suite("check: a live host as Apple's fetcher sees it", .serialized)
+struct CheckTests {
+    struct Result {
+        var status: Int32
+        var findings: [(rule: String, severity: String, message: String, evidence: String)]
+        var hosts: [String]
+        var stdout: String
+
+        func rules(_ severity: String) -> [String] { findings.filter { $0.severity == severity }.map(\.rule) }
+        func finding(_ rule: String) -> (rule: String, severity: String, message: String, evidence: String)? {
+            findings.first { $0.rule == rule && $0.severity != "pass" }
+        }
+    }
+
+    /// Runs `check --json` and reads its findings.
+    func check(_ arguments: [String], timeout: Int = 30) throws -> Result {
+        let run = try runTool([TestPaths.serverExecutable, "check", "--json"] + arguments, timeout: timeout)
+        let text = String(decoding: run.stdout, as: UTF8.self)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(run.stdout)) as? [String: Any],
+            let hosts = object["hosts"] as? [[String: Any]]
+        else { throw TestFailure("no JSON report (exit \(run.status)): \(text) \(run.stderr)") }
+        var findings: [(String, String, String, String)] = []
+        let names = hosts.compactMap { $0["host"] as? String }
+        for host in hosts {
+            for finding in host["findings"] as? [[String: Any]] ?? [] {
+                findings.append(
+                    (
+                        finding["rule"] as? String ?? "", finding["severity"] as? String ?? "", finding["message"] as? String ?? "",
+                        finding["evidence"] as? String ?? ""
+                    )
+                )
+            }
+        }
+        return Result(status: run.status, findings: findings, hosts: names, stdout: text)
+    }
+
+    func caFile() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("check-ca-\(getpid()).pem").path
+        if !FileManager.default.fileExists(atPath: path) {
+            try Data(CheckCertificates.authority.certificate).write(to: URL(fileURLWithPath: path))
+        }
+        return path
+    }
+
+    /// `check https://example.com:PORT` against a broken server, trusting the test CA.
+    func checkBroken(_ mode: String, certificate: DevCertificates.PEMPair = CheckCertificates.good, extra: [String] = []) throws -> Result {
+        let server = try BrokenServer(mode: mode, certificate: certificate)
+        return try check(
+            ["https://example.com:\(server.port)", "--resolve", "example.com:\(server.port):127.0.0.1", "--cacert", try caFile()] + extra
+        )
+    }
+
+    @Test("A clean pass against aasa-server itself, with --config, --app and --path; JUnit written")
+    func cleanPass() throws {
+        let server = try ServerProcess(
+            config: testConfig(
+                server:
+                    #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "accessLog": false, "certificates": [{"hosts": ["example.com", "www.example.com"], "certificate": "cert.pem", "key": "key.pem"}]}"#
+            ),
+            files: [
+                "cert.pem": String(decoding: CheckCertificates.good.certificate, as: UTF8.self),
+                "key.pem": String(decoding: CheckCertificates.good.key, as: UTF8.self),
+            ]
+        )
+        defer { server.stop() }
+        let junit = server.directory + "/report.xml"
+        let result = try check([
+            "--config", server.directory + "/config.json", "--connect", "127.0.0.1:\(server.port)", "--cacert", try caFile(),
+            "--app", "ABCDE12345.com.example.shop", "--path", "/section-3/x", "--junit", junit,
+        ])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.rules("error").isEmpty)
+        for rule in [
+            "check.connection", "check.certificate", "check.status", "check.content-type", "check.document", "check.head",
+            "check.user-agent", "check.config-mismatch", "check.app",
+        ] {
+            #expect(result.findings.contains { $0.rule == rule && $0.severity == "pass" }, "\(rule)")
+        }
+        #expect(result.findings.contains { $0.rule == "check.path" && $0.message.contains("opens ABCDE12345.com.example.shop") })
+        // Every exact host of the config was checked (the wildcard needs a TARGET).
+        #expect(result.hosts == ["example.com", "www.example.com"])
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains("<testsuite name=\"https://example.com\""))
+        #expect(xml.contains("<testcase classname=\"example.com\" name=\"check.status:"))
+        #expect(!xml.contains("<failure"))
+    }
+
+    @Test(
+        "Broken deployments: each gives its rule and exit 1",
+        arguments: [
+            ("redirect", "check.redirect", "apex to www"), ("trailing-slash", "check.redirect", "trailing slash"),
+            ("html", "check.content-type", "catch-all"), ("ua-block", "check.user-agent", "AASA-Bot"),
+            ("head-mismatch", "check.head", "HEAD answers 404"),
+            ("bom", "json.bom", ""), ("truncated", "check.content-length", "cut short"), ("gzip-oversized", "size.limit", ""),
+        ]
+    )
+    func broken(mode: String, rule: String, words: String) throws {
+        let result = try checkBroken(mode)
+        #expect(result.status == 1, "\(mode): \(result.stdout)")
+        let finding = try #require(result.finding(rule), "\(mode): \(result.findings.map(\.rule))")
+        #expect(finding.severity == "error" || rule == "json.bom", "\(mode)")
+        #expect(words.isEmpty || (finding.message + finding.evidence).contains(words), "\(mode): \(finding.message)")
+        if mode == "redirect" {
+            #expect(finding.evidence.contains("Location: https://www.example.com/.well-known/apple-app-site-association"))
+        }
+    }
+
+    @Test("application/octet-stream is a warning: exit 0, and 1 with --strict")
+    func octetStream() throws {
+        let result = try checkBroken("octet-stream")
+        #expect(result.status == 0)
+        #expect(result.finding("check.content-type")?.severity == "warning")
+        #expect(try checkBroken("octet-stream", extra: ["--strict"]).status == 1)
+    }
+
+    @Test(
+        "Certificates: self-signed, expired and wrong-name are errors naming the problem; --insecure reports them as warnings and goes on"
+    )
+    func certificates() throws {
+        let expired = try checkBroken("good", certificate: CheckCertificates.expired)
+        #expect(expired.finding("check.certificate-expired")?.severity == "error")
+        #expect(expired.status == 1)
+        let wrongName = try checkBroken("good", certificate: CheckCertificates.wrongName)
+        #expect(wrongName.finding("check.certificate-name")?.message.contains("other.example.net") == true)
+        // Self-signed: not signed by any CA the check trusts.
+        let selfSigned = try DevCertificates.makeAuthority(commonName: "example.com")
+        let server = try BrokenServer(mode: "good", certificate: selfSigned)
+        let untrusted = try check(["https://example.com:\(server.port)", "--resolve", "example.com:\(server.port):127.0.0.1"])
+        let finding = try #require(untrusted.finding("check.certificate-untrusted"))
+        #expect(finding.message.contains("self-signed"))
+        #expect(finding.message.contains("developer mode"))
+        let goesOn = try check(["https://example.com:\(server.port)", "--resolve", "example.com:\(server.port):127.0.0.1", "--insecure"])
+        #expect(goesOn.finding("check.certificate-untrusted")?.severity == "warning")
+        #expect(goesOn.findings.contains { $0.rule == "check.document" && $0.severity == "pass" })
+        #expect(goesOn.status == 0)
+    }
+
+    @Test("Plain HTTP on the port given as HTTPS is named as such; a server that never answers is bounded by --timeout")
+    func transport() throws {
+        // aasa-server's own plain listener answers a ClientHello with a 400 at once, as HTTP servers do.
+        let plain = try ServerProcess(config: testConfig())
+        defer { plain.stop() }
+        let notTLS = try check(["https://example.com:\(plain.port)", "--resolve", "example.com:\(plain.port):127.0.0.1"])
+        #expect(notTLS.finding("check.tls-not-tls") != nil, "\(notTLS.findings.map(\.rule))")
+        #expect(notTLS.status == 1)
+        let silent = try BrokenServer(mode: "silent")
+        let started = monotonicSeconds()
+        let timedOut = try check([
+            "http://example.com:\(silent.port)", "--resolve", "example.com:\(silent.port):127.0.0.1", "--timeout", "1",
+        ])
+        #expect(monotonicSeconds() - started < 8)
+        #expect(timedOut.finding("check.fetch")?.message.contains("timed out") == true, "\(timedOut.findings)")
+        #expect(timedOut.finding("check.plain-http")?.severity == "warning")
+        #expect(timedOut.status == 1)
+        // A closed port.
+        let refused = try check(["https://example.com:1", "--resolve", "example.com:1:127.0.0.1"])
+        #expect(refused.finding("check.refused") != nil)
+    }
+
+    @Test("Apple's CDN: a stale copy is a warning naming the difference; Apple-Failure headers are an error")
+    func cdn() throws {
+        let origin = try BrokenServer(mode: "good", certificate: CheckCertificates.good)
+        for (mode, rule, severity) in [("cdn-stale", "check.cdn-stale", "warning"), ("cdn-failure", "check.cdn-failure", "error")] {
+            let fake = try BrokenServer(mode: mode, certificate: CheckCertificates.cdn)
+            let result = try check([
+                "https://example.com:\(origin.port)", "--resolve", "example.com:\(origin.port):127.0.0.1", "--cacert", try caFile(),
+                "--cdn-base", "https://cdn.test:\(fake.port)", "--resolve", "cdn.test:\(fake.port):127.0.0.1",
+            ])
+            let finding = try #require(result.finding(rule), "\(mode): \(result.findings.map(\.rule))")
+            #expect(finding.severity == severity)
+            if mode == "cdn-stale" { #expect(finding.evidence.contains("/old/*")) }
+            if mode == "cdn-failure" { #expect(finding.evidence.contains("Apple-Failure-Reason: SSL error")) }
+        }
+    }
+
+    @Test("--config --connect against a server serving an older config: a mismatch naming the first difference")
+    func staleDeployment() throws {
+        let server = try ServerProcess(config: testConfig())
+        defer { server.stop() }
+        let newer = testConfig().replacingOccurrences(of: "/section-7/*", with: "/section-7-renamed/*")
+        try newer.write(toFile: server.directory + "/newer.json", atomically: true, encoding: .utf8)
+        let result = try check([
+            "http://example.com", "--config", server.directory + "/newer.json", "--connect", "127.0.0.1:\(server.port)",
+        ])
+        let finding = try #require(result.finding("check.config-mismatch"))
+        #expect(finding.severity == "error")
+        #expect(finding.evidence.contains("section-7-renamed"))
+        #expect(result.status == 1)
+    }
+
+    @Test("Usage errors exit 2: no target, --cacert with --insecure, a bad --resolve")
+    func usage() throws {
+        #expect(try runTool([TestPaths.serverExecutable, "check"]).status == 2)
+        #expect(try runTool([TestPaths.serverExecutable, "check", "example.com", "--cacert", "a.pem", "--insecure"]).status == 2)
+        #expect(try runTool([TestPaths.serverExecutable, "check", "example.com", "--resolve", "example.com"]).status == 2)
+        #expect(try runTool([TestPaths.serverExecutable, "check", "ftp://example.com"]).status == 2)
+    }
+}
