@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "Check", dependencies: ["AASA", "HTTP1", "Posix", "TLS", "Gzip"], swiftSettings: strictSettings),
 
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
-        .target(name: "CLI", dependencies: ["AASA", "Server", "Check", "Posix", "TLS"], swiftSettings: strictSettings),
+        .target(name: "CLI", dependencies: ["AASA", "HTTP1", "Server", "Check", "Posix", "TLS"], swiftSettings: strictSettings),
         .executableTarget(name: "aasa-server", dependencies: ["CLI"], swiftSettings: strictSettings),
 
         // Release-mode timing of the pure core; run by Benchmarks/core.sh, never by `swift test`.

@@ -32,6 +32,7 @@ public enum CommandLineTool {
         GenerateCommand.subcommand,
         MatchCommand.subcommand,
         CheckCommand.subcommand,
+        HealthcheckCommand.subcommand,
         DevCommand.subcommand,
         DevCertCommand.subcommand,
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TLS
 import TestSupport
 import Testing
 
@@ -23,39 +24,42 @@ struct HAProxyTests {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    @Test("Requests through HAProxy reach the right site, carry the client address via PROXY v2, and health checks pass")
+    @Test(
+        "deploy/haproxy/haproxy.cfg as shipped: TLS ends at HAProxy, each domain reaches its backend with PROXY v2, health checks pass, and the AASA path is never redirected"
+    )
     func throughHAProxy() throws {
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/sbin/haproxy"), "haproxy is installed by .ci/run")
-        let server = try ServerProcess(
-            config: testConfig(
-                server:
-                    #"{"listen": [{"address": "127.0.0.1", "port": 0, "proxyProtocol": true}], "admin": "127.0.0.1:0", "healthPath": "/healthz"}"#
-            )
+        let server =
+            #"{"listen": [{"address": "127.0.0.1", "port": 0, "proxyProtocol": true}], "admin": "127.0.0.1:0", "healthPath": "/healthz"}"#
+        let brandA = try ServerProcess(config: testConfig(server: server))
+        defer { brandA.stop() }
+        let brandB = try ServerProcess(
+            config:
+                #"{"version": 1, "sites": [{"hosts": ["example.org", "www.example.org"], "webcredentials": {"apps": ["ABCDE12345.org.example.brand"]}}], "server": \#(server)}"#
         )
-        defer { server.stop() }
-        let frontPort = try Self.freePort()
-        let configPath = server.directory + "/haproxy.cfg"
-        let config = """
-            global
-                maxconn 100
-            defaults
-                mode http
-                timeout connect 2s
-                timeout client 10s
-                timeout server 10s
-            frontend aasa
-                bind 127.0.0.1:\(frontPort)
-                default_backend aasa_servers
-            backend aasa_servers
-                option httpchk
-                http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host healthcheck
-                server local 127.0.0.1:\(server.port) send-proxy-v2 check check-send-proxy inter 200ms fall 1 rise 1
-            """
-        try Data((config + "\n").utf8).write(to: URL(fileURLWithPath: configPath))
+        defer { brandB.stop() }
+        // The certificate HAProxy presents: chain and key in one PEM, as its crt directory wants them.
+        let authority = try DevCertificates.makeAuthority()
+        let leaf = try DevCertificates.makeLeaf(
+            hosts: ["example.com", "www.example.com", "example.org", "www.example.org"],
+            authority: authority
+        )
+        let certificates = brandA.directory + "/haproxy-certs"
+        try FileManager.default.createDirectory(atPath: certificates, withIntermediateDirectories: true)
+        try Data(leaf.certificate + leaf.key).write(to: URL(fileURLWithPath: certificates + "/site.pem"))
+        try Data(authority.certificate).write(to: URL(fileURLWithPath: brandA.directory + "/ca.pem"))
+        let httpPort = try Self.freePort()
+        let httpsPort = try Self.freePort()
         let haproxy = Process()
         haproxy.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
-        haproxy.arguments = ["-f", configPath, "-db"]
-        let logPath = server.directory + "/haproxy.log"
+        haproxy.arguments = ["-f", TestPaths.repositoryRoot + "/deploy/haproxy/haproxy.cfg", "-db"]
+        // Only addresses and file locations are substituted; the file is the one that ships.
+        haproxy.environment = [
+            "MAXCONN": "1000", "HTTP_BIND": "127.0.0.1:\(httpPort)", "HTTPS_BIND": "127.0.0.1:\(httpsPort)", "CERT_DIR": certificates,
+            "HOSTS_MAP": TestPaths.repositoryRoot + "/deploy/haproxy/hosts.map",
+            "BRAND_A_SERVER": "127.0.0.1:\(brandA.port)", "BRAND_B_SERVER": "127.0.0.1:\(brandB.port)",
+        ]
+        let logPath = brandA.directory + "/haproxy.log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         haproxy.standardOutput = FileHandle(forWritingAtPath: logPath)
         haproxy.standardError = FileHandle(forWritingAtPath: logPath)
@@ -66,17 +70,38 @@ struct HAProxyTests {
             _ = waitUntil(5) { !haproxy.isRunning }
             if haproxy.isRunning { kill(haproxy.processIdentifier, SIGKILL) }
         }
-        // Health checks arrive on /healthz through the PROXY listener.
-        #expect(waitUntil(10) { server.stdout.contains("\"path\":\"/healthz\"") }, "no health check seen: \(server.stdout)")
-        let url = "http://127.0.0.1:\(frontPort)/.well-known/apple-app-site-association"
-        let result = try runTool(["curl", "-s", "--interface", "127.0.0.2", "-H", "Host: www.example.com", "-D", "-", url])
-        let text = String(decoding: result.stdout, as: UTF8.self)
-        #expect(text.contains("HTTP/1.1 200 OK"), "\(text) \((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
-        #expect(text.lowercased().contains("content-type: application/json"))
-        #expect(text.contains(#"{"applinks":{"details":[{"appIDs":["ABCDE12345.com.example.shop"]"#))
+        let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+        // Health checks arrive on /healthz through both PROXY listeners.
+        #expect(
+            waitUntil(10) { brandA.stdout.contains("\"path\":\"/healthz\"") && brandB.stdout.contains("\"path\":\"/healthz\"") },
+            "\(log())"
+        )
+        func curl(_ url: String, host: String, port: Int) throws -> String {
+            let result = try runTool([
+                "curl", "-s", "--interface", "127.0.0.2", "--cacert", brandA.directory + "/ca.pem",
+                "--resolve", "\(host):\(port):127.0.0.1", "-D", "-", url,
+            ])
+            return String(decoding: result.stdout, as: UTF8.self)
+        }
+        let path = "/.well-known/apple-app-site-association"
+        let shop = try curl("https://www.example.com:\(httpsPort)\(path)", host: "www.example.com", port: httpsPort)
+        #expect(shop.contains("HTTP/1.1 200 OK"), "\(shop) \(log())")
+        #expect(shop.lowercased().contains("content-type: application/json"))
+        #expect(shop.contains(#"{"applinks":{"details":[{"appIDs":["ABCDE12345.com.example.shop"]"#))
+        let brand = try curl("https://example.org:\(httpsPort)\(path)", host: "example.org", port: httpsPort)
+        #expect(brand.contains(#"{"webcredentials":{"apps":["ABCDE12345.org.example.brand"]}}"#), "\(brand)")
+        // Plain HTTP: everything is redirected to HTTPS except the AASA paths.
+        let plainAASA = try curl("http://example.com:\(httpPort)\(path)", host: "example.com", port: httpPort)
+        #expect(plainAASA.hasPrefix("HTTP/1.1 200"), "\(plainAASA)")
+        let plainOther = try curl("http://example.com:\(httpPort)/products/1", host: "example.com", port: httpPort)
+        #expect(plainOther.hasPrefix("HTTP/1.1 301"), "\(plainOther)")
+        #expect(plainOther.contains("location: https://example.com:\(httpPort)/products/1"), "\(plainOther)")
         // The real client (127.0.0.2), not HAProxy's address, is what the access log records.
-        #expect(waitUntil(3) { server.stdout.contains("\"client\":\"127.0.0.2\",\"host\":\"www.example.com\"") }, "\(server.stdout)")
-        let metrics = try runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/metrics"])
+        #expect(
+            waitUntil(3) { brandA.stdout.contains("\"client\":\"127.0.0.2\",\"host\":\"www.example.com:\(httpsPort)\"") },
+            "\(brandA.stdout)"
+        )
+        let metrics = try runTool(["curl", "-s", "http://127.0.0.1:\(brandA.adminPort)/metrics"])
         #expect(String(decoding: metrics.stdout, as: UTF8.self).contains(#"path="health",status="200""#))
     }
 }

@@ -21,7 +21,9 @@ final class ServerProcess {
         files: [String: String] = [:],
         extraArguments: [String] = [],
         waitForReady: Bool = true,
-        command: [String]? = nil
+        command: [String]? = nil,
+        environment: [String: String] = [:],
+        launcher: [String] = []
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-e2e-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -35,13 +37,16 @@ final class ServerProcess {
         stderrPath = directory + "/stderr.log"
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: TestPaths.serverExecutable)
-        process.arguments =
-            (command?.map { $0.replacingOccurrences(of: "{dir}", with: directory) }
-                ?? ["serve", "--config", directory + "/config.json"]) + extraArguments
+        let arguments =
+            (command?.map { $0.replacingOccurrences(of: "{dir}", with: directory) } ?? ["serve", "--config", directory + "/config.json"])
+            + extraArguments
+        // A launcher (taskset, env) runs the server as its last arguments.
+        process.executableURL = URL(fileURLWithPath: launcher.isEmpty ? TestPaths.serverExecutable : "/usr/bin/env")
+        process.arguments = launcher.isEmpty ? arguments : launcher + [TestPaths.serverExecutable] + arguments
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         try process.run()
         if waitForReady {
             guard waitUntil(10, { stderr.contains("serving ") || !process.isRunning }) else {

@@ -79,7 +79,11 @@ public enum HTTPServer {
             Log.error("cannot listen: \(failure.message)")
             return 1
         }
-        let threadCount = settings.threads ?? Posix.availableCPUs()
+        let budget = CPUBudget.read(affinity: Posix.availableCPUs()) { path in
+            (try? Posix.readFile(path, limit: 64 * 1024)).map { String(decoding: $0, as: UTF8.self) }
+        }
+        let threadCount = settings.threads ?? budget.loops
+        let loopsReason = settings.threads != nil ? "server.threads" : budget.reason
         var perLoop = [[ListenerSocket]](repeating: bound.main, count: threadCount)
         if let admin = bound.admin { perLoop[0].append(admin) }
         let registry = StatsRegistry(count: threadCount)
@@ -120,8 +124,10 @@ public enum HTTPServer {
         for line in bound.announcements { Log.info(line) }
         let sites = initial.config.sites.count
         Log.info(
-            "serving \(sites) site\(sites == 1 ? "" : "s") with \(threadCount) event loop\(threadCount == 1 ? "" : "s") (config generation 1)"
+            "serving \(sites) site\(sites == 1 ? "" : "s") with \(threadCount) event loop\(threadCount == 1 ? "" : "s") "
+                + "(\(loopsReason); config generation 1)"
         )
+        supervisor.announceReady()
         supervisor.run()
 
         for loop in loops {

@@ -15,6 +15,8 @@ final class Supervisor {
     private var certificateFingerprint: UInt64?
     private var watch: FileWatch
     private var memory = MemoryReturn()
+    /// systemd's notify socket (`Type=notify`), when started by systemd.
+    private let systemd = SystemdNotifier()
 
     init(
         source: ConfigSource,
@@ -32,6 +34,17 @@ final class Supervisor {
         running = initial.settings
         certificateFingerprint = initial.certificateFingerprint
         watch = FileWatch(files: initial.files, settings: initial.settings)
+    }
+
+    /// Tells systemd the server is ready (it listens and watches; the loops run).
+    func announceReady() {
+        systemd?.send(["READY=1", status(), "MAINPID=\(Posix.processID())"])
+    }
+
+    private func status() -> String {
+        let snapshot = state.current
+        let hosts = snapshot.sites.reduce(0) { $0 + $1.hosts.count }
+        return "STATUS=serving \(snapshot.sites.count) sites, \(hosts) hosts (config generation \(snapshot.generation))"
     }
 
     /// Returns when the drain is over.
@@ -86,6 +99,19 @@ final class Supervisor {
     /// running config keeps serving. Logs one line either way.
     @discardableResult
     func reload(trigger: String) -> ReloadOutcome {
+        systemd?.send(["RELOADING=1", SystemdNotifier.monotonicField(), "STATUS=reloading (\(trigger))"])
+        let outcome = performReload(trigger: trigger)
+        switch outcome {
+        case .reloaded: systemd?.send(["READY=1", status()])
+        case .rejected(let refused):
+            systemd?.send([
+                "READY=1", "STATUS=reload rejected, still serving generation \(refused.generation): \(refused.errors.first ?? "")",
+            ])
+        }
+        return outcome
+    }
+
+    private func performReload(trigger: String) -> ReloadOutcome {
         let started = Posix.monotonicMilliseconds()
         state.lastReloadAttemptMilliseconds.store(Int(Posix.unixTime() * 1000), ordering: .relaxed)
         let previous = state.current
@@ -152,6 +178,7 @@ final class Supervisor {
     /// Stops accepting, lets in-flight requests finish (up to the drain timeout), then returns.
     private func drain() {
         Log.info("draining: stopped accepting, finishing in-flight requests (up to \(running.drainTimeout) s)")
+        systemd?.send(["STOPPING=1", "STATUS=draining"])
         state.draining.store(true, ordering: .releasing)
         for loop in loops { loop.epoll.wake() }
         let deadline = Posix.monotonicMilliseconds() + Int64(running.drainTimeout * 1000)
