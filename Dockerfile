@@ -3,7 +3,7 @@
 # runtime linked in statically) and only the libraries it loads. Runs as UID 10001, works with a read-only
 # root filesystem (state, such as the CA of `aasa-server dev`, lives in the /var/lib/aasa-server volume).
 #
-#   docker build -t aasa-server .
+#   docker build --build-arg AASA_BUILD_COMMIT="$(git rev-parse --short=12 HEAD)" -t aasa-server .
 #   docker run -p 8080:8080 -v "$PWD/config.json:/etc/aasa-server/config.json:ro" aasa-server
 #   docker run -p 443:443 --sysctl net.ipv4.ip_unprivileged_port_start=0 -v aasa-dev:/var/lib/aasa-server \
 #       aasa-server dev --host dev.example.com --app TEAMID.com.example.app --public-address 192.168.1.20
@@ -15,6 +15,8 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends libssl-dev zlib1g-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
+# .git is not copied; the commit --version reports comes in as a build argument.
+ARG AASA_BUILD_COMMIT=unknown
 COPY . .
 RUN swift build -c release --static-swift-stdlib --product aasa-server \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/aasa-server" /out/aasa-server \

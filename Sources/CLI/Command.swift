@@ -79,7 +79,7 @@ public enum CommandLineTool {
             console.out(overview)
             return ExitStatus.success
         case "--version":
-            console.out("aasa-server \(version)\n")
+            console.out("aasa-server \(version) (commit \(Posix.buildCommit); \(TLSLibrary.version))\n")
             return ExitStatus.success
         case "help":
             guard arguments.count > 1 else {
@@ -146,6 +146,7 @@ enum ConfigFiles {
     /// The config's sites and documents only (`generate`, `match`, `dev`): certificates are not read.
     static func load(_ path: String, console: any Console) -> (LoadedConfig, [String: [UInt8]])? {
         guard let bytes = Files.readArgument(path, console: console, limit: Posix.ReadLimit.config) else { return nil }
+        let path = Files.displayName(path)
         let hosted = ReadFiles()
         let loaded = ConfigLoader.load(
             configBytes: bytes,

@@ -34,8 +34,16 @@ public final class StandardConsole: Console {
 
 /// File access at the CLI edge; the pure library receives the reader as a closure.
 enum Files {
+    /// The name standing for standard input wherever a file is named (`--file -`).
+    static let standardInput = "-"
+
+    /// How findings name a file: `<stdin>` for `-`.
+    static func displayName(_ path: String) -> String { path == standardInput ? "<stdin>" : path }
+
+    /// Reads a file, or standard input for `-`.
     static func read(_ path: String, limit: Int = Posix.ReadLimit.document) -> Result<[UInt8], FileReadError> {
         do throws(FileError) {
+            if path == standardInput { return .success(try Posix.readStandardInput(limit: limit)) }
             return .success(try Posix.readFile(path, limit: limit))
         } catch {
             return .failure(FileReadError(error.message))

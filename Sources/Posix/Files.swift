@@ -76,6 +76,20 @@ extension Posix {
         return bytes
     }
 
+    /// Reads standard input to its end, at most `limit` bytes (the `-` of `--file -`). Blocking is what
+    /// the user asked for here: the data comes from a pipe or the terminal.
+    public static func readStandardInput(limit: Int) throws(FileError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let (count, code) = chunk.withUnsafeMutableBytes { raw in retrying { Glibc.read(0, raw.baseAddress!, raw.count) } }
+            if count < 0 { throw FileError(path: "<stdin>", kind: .system(SystemError(call: "read", code: code))) }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+            if bytes.count > limit { throw FileError(path: "<stdin>", kind: .tooLarge(limit: limit, size: bytes.count)) }
+        }
+    }
+
     /// "a FIFO", "a directory"… for anything but a regular file; nil for a regular file.
     private static func fileTypeName(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {

@@ -26,22 +26,11 @@ extension Posix {
         var v6: [String] = []
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let current = entry {
-            if let address = current.pointee.ai_addr {
-                var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+            if let address = current.pointee.ai_addr, let value = numericAddress(address) {
                 if current.pointee.ai_family == AF_INET {
-                    address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-                        var raw = pointer.pointee.sin_addr
-                        _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-                    }
-                    let value = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                     if !v4.contains(value) { v4.append(value) }
-                } else if current.pointee.ai_family == AF_INET6 {
-                    address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                        var raw = pointer.pointee.sin6_addr
-                        _ = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
-                    }
-                    let value = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                    if !v6.contains(value) { v6.append(value) }
+                } else if !v6.contains(value) {
+                    v6.append(value)
                 }
             }
             entry = current.pointee.ai_next

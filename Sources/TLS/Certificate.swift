@@ -13,13 +13,23 @@ public struct CertificateSummary: Sendable {
     public var serialHex: String
     public var notAfter: Int
     public var names: [String]
+    /// `AB:CD:…`, as iOS shows it under the certificate's details.
+    public var sha256Fingerprint: String
 }
 
 public enum CertificateInspector {
     /// Checks a certificate chain and key before anything is served: parseable, the key matches the
     /// leaf, the chain is in order (each certificate issued by the next), not expired or not yet valid
     /// (errors), expiring within 14 days (warning), and every listed host covered by the leaf's names.
-    public static func check(chainPEM: [UInt8], keyPEM: [UInt8], hosts: [String], now: Int) -> [CertificateFinding] {
+    /// A certificate from `dev`'s local CA is a warning unless `developmentCertificateExpected` (in
+    /// `dev` itself): a device outside developer mode and Apple's CDN do not trust it.
+    public static func check(
+        chainPEM: [UInt8],
+        keyPEM: [UInt8],
+        hosts: [String],
+        now: Int,
+        developmentCertificateExpected: Bool = false
+    ) -> [CertificateFinding] {
         var findings: [CertificateFinding] = []
         func error(_ rule: String, _ message: String) { findings.append(CertificateFinding(isError: true, rule: rule, message: message)) }
         let material = PEMMaterial()
@@ -63,6 +73,17 @@ public enum CertificateInspector {
         if let notBefore = X509_get0_notBefore(leaf), X509_cmp_time(notBefore, &current) > 0 {
             error("tls.not-yet-valid", "the certificate is not valid before \(timeText(notBefore)); check the clock")
         }
+        if !developmentCertificateExpected, commonName(X509_get_issuer_name(leaf)) == DevCertificates.authorityName {
+            findings.append(
+                CertificateFinding(
+                    isError: false,
+                    rule: "tls.dev-certificate",
+                    message: "this certificate was issued by the local CA of `aasa-server dev`/`dev-cert`: only devices in "
+                        + "developer mode (applinks:HOST?mode=developer) accept it. Apple's CDN, which fetches the file for "
+                        + "every other install, rejects it; use a certificate from a public CA (e.g. Let's Encrypt)"
+                )
+            )
+        }
         for host in hosts {
             let probe = host.hasPrefix("*.") ? "aasa-wildcard-check." + host.dropFirst(2) : host
             let covered = probe.withCString { X509_check_host(leaf, $0, 0, 0, nil) == 1 }
@@ -91,7 +112,14 @@ public enum CertificateInspector {
             var parsed = tm()
             if ASN1_TIME_to_tm(time, &parsed) == 1 { notAfter = Int(timegm(&parsed)) }
         }
-        return CertificateSummary(serialHex: serial, notAfter: notAfter, names: names(leaf))
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        var fingerprint = ""
+        if X509_digest(leaf, EVP_sha256(), &digest, &length) == 1 {
+            let hex = Array("0123456789ABCDEF")
+            fingerprint = digest[..<Int(length)].map { String([hex[Int($0 >> 4)], hex[Int($0 & 15)]]) }.joined(separator: ":")
+        }
+        return CertificateSummary(serialHex: serial, notAfter: notAfter, names: names(leaf), sha256Fingerprint: fingerprint)
     }
 
     static func timeText(_ time: UnsafePointer<ASN1_TIME>) -> String {
@@ -99,6 +127,32 @@ public enum CertificateInspector {
         guard ASN1_TIME_to_tm(time, &parsed) == 1 else { return "an unreadable date" }
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         return "\(parsed.tm_year + 1900)-\(months[Int(parsed.tm_mon)])-\(parsed.tm_mday)"
+    }
+
+    /// The leaf's DNS names (subjectAltName), lowercased; nil when the PEM holds no certificate.
+    public static func leafNames(_ chainPEM: [UInt8]) -> [String]? {
+        let certificates = PEMMaterial.certificates(chainPEM)
+        defer { for certificate in certificates { X509_free(certificate) } }
+        guard let leaf = certificates.first else { return nil }
+        return names(leaf).map { $0.lowercased() }
+    }
+
+    /// Whether a certificate name covers a host as a TLS client checks it (RFC 6125): the same name, or a
+    /// `*.` name covering exactly one more label. A wildcard host (`*.example.com`) is covered by the same
+    /// wildcard name only.
+    public static func name(_ name: String, covers host: String) -> Bool {
+        let host = host.lowercased()
+        if name == host { return true }
+        guard name.hasPrefix("*."), !host.hasPrefix("*."), let dot = host.firstIndex(of: ".") else { return false }
+        return host[host.index(after: dot)...] == name.dropFirst(2) && dot != host.startIndex
+    }
+
+    static func commonName(_ name: OpaquePointer?) -> String? {
+        guard let name else { return nil }
+        var buffer = [CChar](repeating: 0, count: 256)
+        let length = X509_NAME_get_text_by_NID(name, NID_commonName, &buffer, Int32(buffer.count))
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[..<Int(length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// DNS names from the subjectAltName extension.

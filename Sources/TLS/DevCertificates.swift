@@ -17,7 +17,11 @@ public enum DevCertificates {
     }
 
     /// A new CA (10 years; the CA itself is not bound by the 825-day rule).
-    public static func makeAuthority(commonName: String = "aasa-server development CA") throws(TLSError) -> PEMPair {
+    /// The common name of the CA `dev` and `dev-cert` create: certificates it issued are for developer
+    /// mode only, which the server's load-time checks point out.
+    public static let authorityName = "aasa-server development CA"
+
+    public static func makeAuthority(commonName: String = authorityName) throws(TLSError) -> PEMPair {
         let key = try newKey()
         defer { EVP_PKEY_free(key) }
         guard let certificate = X509_new() else { throw TLSError("X509_new") }

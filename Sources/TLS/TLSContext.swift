@@ -333,3 +333,9 @@ public struct TLSFailure: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { details.first ?? "TLS error \(code)" }
 }
+
+/// The OpenSSL the process runs with (the shared library, which Debian updates in place).
+public enum TLSLibrary {
+    /// "OpenSSL 3.0.17 1 Jul 2025".
+    public static var version: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }
+}

@@ -27,7 +27,7 @@ struct MatcherTests {
 
     @Test("Apple's Components example: exclusions first, then /buy/*, then /help/* with a 4-character articleNumber")
     func appleComponentsExample() throws {
-        // From Apple's "Supporting associated domains" sample (aasa-spec.md §3, [S7]).
+        // From Apple's "Supporting associated domains" sample (docs/aasa-format.md §3).
         let matcher = try components(
             """
             [{"#": "no_universal_links", "exclude": true},
@@ -327,5 +327,58 @@ struct SplitMix {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+@Suite("match: what can never be a universal link, iOS 12's reading, patterns that cannot match")
+struct MatchReadingTests {
+    static let document = AASADecoder.decode(
+        Array(
+            #"""
+            {"applinks": {"details": [
+              {"appIDs": ["ABCDE12345.com.example.app"], "components": [{"/": "/admin/*", "exclude": true}, {"/": "/new/*"}]},
+              {"appID": "ABCDE12345.com.example.app", "paths": ["NOT /admin/*", "/old/*"]}
+            ]}}
+            """#.utf8
+        )
+    ).document!
+
+    @Test("Only http and https URLs are links; text without a scheme is told to write one")
+    func schemes() {
+        let matcher = Matcher(Self.document)
+        #expect(matcher.match("https://example.com/new/1").app == "ABCDE12345.com.example.app")
+        #expect(matcher.match("http://example.com/new/1").app == "ABCDE12345.com.example.app")
+        let ftp = matcher.match("ftp://example.com/new/1")
+        #expect(ftp.app == nil && ftp.notALink?.contains("only http and https") == true)
+        let bare = matcher.match("example.com/new/1")
+        #expect(bare.app == nil && bare.notALink?.contains("write https://example.com/new/1") == true)
+        #expect(matcher.match("mailto:someone@example.com").notALink != nil)
+    }
+
+    @Test("iOS 12 reads only appID + paths: the legacy entries decide, the components are invisible")
+    func legacyReading() {
+        let legacy = Matcher(Self.document, reading: .legacy)
+        let modern = Matcher(Self.document)
+        #expect(legacy.match("https://example.com/old/1").app == "ABCDE12345.com.example.app")
+        #expect(legacy.match("https://example.com/old/1").decidedBy?.kind == .path)
+        #expect(legacy.match("https://example.com/new/1").app == nil, "components are unknown to iOS 12")
+        #expect(legacy.match("https://example.com/admin/x").decidedBy?.pattern == "NOT /admin/*")
+        // iOS 13+ takes the first entry's components and never reaches the legacy paths for /new/.
+        #expect(modern.match("https://example.com/new/1").decidedBy?.kind == .component)
+    }
+
+    @Test("A path pattern written without its leading slash is the closest rule, with why it can never match")
+    func leadingSlash() {
+        let document = AASADecoder.decode(
+            Array(
+                #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.a.b"], "components": [{"/": "/other"}, {"/": "product/*"}]}]}}"#
+                    .utf8
+            )
+        ).document!
+        let outcome = Matcher(document).match("https://example.com/product/1")
+        #expect(outcome.app == nil)
+        #expect(outcome.closest?.rule.ruleIndex == 1)
+        #expect(outcome.closest?.reason.contains("has no leading \"/\"") == true)
+        #expect(outcome.closest?.reason.contains("write \"/product/*\"") == true)
     }
 }

@@ -165,7 +165,12 @@ struct ValidatorTests {
             rule: "details.mixed-formats",
             severity: .warning
         ),
-        Case(name: "empty details", json: #"{"applinks": {"details": []}}"#, rule: "details.empty", severity: .warning),
+        Case(
+            name: "empty details",
+            json: #"{"applinks": {"details": []}, "webcredentials": {"apps": ["ABCDE12345.com.example.app"]}}"#,
+            rule: "details.empty",
+            severity: .warning
+        ),
         Case(name: "empty components", json: entry(app + #", "components": []"#), rule: "components.empty", severity: .warning),
         Case(name: "no details key", json: #"{"applinks": {}}"#, rule: "applinks.details-missing", severity: .error),
         Case(name: "entry without app", json: entry(#""components": [{}]"#), rule: "details.no-app", severity: .warning),

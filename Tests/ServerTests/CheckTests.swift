@@ -46,7 +46,10 @@ final class BrokenServer {
 /// Certificates made once for the suite: a CA the checks trust (--cacert) and leaves signed by it.
 enum CheckCertificates {
     static let authority = try! DevCertificates.makeAuthority(commonName: "check test CA")
-    static let good = try! DevCertificates.makeLeaf(hosts: ["example.com", "www.example.com"], authority: authority)
+    static let good = try! DevCertificates.makeLeaf(
+        hosts: ["example.com", "www.example.com", "*.tenant.example.com"],
+        authority: authority
+    )
     static let expired = try! DevCertificates.makeLeaf(
         hosts: ["example.com"],
         authority: authority,
@@ -114,7 +117,7 @@ struct CheckTests {
         let server = try ServerProcess(
             config: testConfig(
                 server:
-                    #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "accessLog": false, "certificates": [{"hosts": ["example.com", "www.example.com"], "certificate": "cert.pem", "key": "key.pem"}]}"#
+                    #"{"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "accessLog": false, "certificates": [{"hosts": ["example.com", "www.example.com", "*.tenant.example.com"], "certificate": "cert.pem", "key": "key.pem"}]}"#
             ),
             files: [
                 "cert.pem": String(decoding: CheckCertificates.good.certificate, as: UTF8.self),

@@ -45,10 +45,7 @@ struct DevTests {
 
     @Test("dev: starter config, CA profile, ready-to-paste instructions, HTTPS verified with the CA; the config is never overwritten")
     func dev() throws {
-        let command = [
-            "dev", "--host", "dev.example.com", "--port", "0", "--listen", "127.0.0.1", "--state-dir", "{dir}/state",
-            "--app", "ABCDE12345.com.example.dev",
-        ]
+        let command = Self.devCommand(listen: "127.0.0.1")
         let server = try ServerProcess(config: "{}", command: command)
         defer { server.stop() }
         let state = server.directory + "/state"
@@ -94,5 +91,134 @@ struct DevTests {
         #expect(secondLog.contains("using the existing starter config"))
         #expect(try String(contentsOfFile: configPath, encoding: .utf8).contains("my edit"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: state + "/ca.pem")) == caBefore)
+    }
+
+    /// `dev` on a free port of `listen`, its state in the test's directory, for a real app ID.
+    static func devCommand(listen: String) -> [String] {
+        [
+            "dev", "--host", "dev.example.com", "--port", "0", "--listen", listen, "--state-dir", "{dir}/state",
+            "--app", "ABCDE12345.com.example.dev",
+        ]
+    }
+
+    /// The first line of `text` holding `marker`, split into arguments the way a shell would split it
+    /// (the printed commands quote nothing).
+    func printedCommand(_ text: String, _ marker: String) -> [String]? {
+        text.split(separator: "\n").first { $0.contains(marker) }.map { line in
+            line.split(separator: " ").map(String.init)
+        }
+    }
+
+    @Test(
+        "dev: the printed curl command, run as printed, succeeds against the address and port actually bound (--listen 127.0.0.2, --port 0)"
+    )
+    func printedCurlWorks() throws {
+        let server = try ServerProcess(config: "{}", command: Self.devCommand(listen: "127.0.0.2"))
+        defer { server.stop() }
+        #expect(waitUntil(5) { server.stdout.contains("curl --cacert") })
+        let curl = try #require(printedCommand(server.stdout, "curl --cacert"), "\(server.stdout)")
+        #expect(curl.contains { $0.hasSuffix(":127.0.0.2") }, "the address listened on: \(curl)")
+        let result = try runTool(curl + ["-o", "/dev/null", "-w", "%{http_code} %{content_type}"], directory: server.directory)
+        #expect(String(decoding: result.stdout, as: UTF8.self) == "200 application/json", "\(curl)")
+        // Loopback only and a port other than 443: a phone can use neither, and the guide says so.
+        #expect(server.stdout.contains("warning: listening on loopback only (127.0.0.2:"))
+        #expect(server.stdout.contains("on port 443 only"))
+        #expect(!server.stdout.contains("The phone reaches this machine at:\n    1"), "no address is offered for loopback-only")
+    }
+
+    @Test(
+        "dev serves its CA profile at /ca.mobileconfig with the type iOS installs from, and the guide gives its URL and the CA fingerprint"
+    )
+    func servesProfile() throws {
+        let server = try ServerProcess(config: "{}", command: Self.devCommand(listen: "127.0.0.1") + ["--public-address", "192.0.2.50"])
+        defer { server.stop() }
+        let state = server.directory + "/state"
+        let result = try runTool([
+            "curl", "-s", "--cacert", state + "/ca.pem", "--resolve", "dev.example.com:\(server.port):127.0.0.1", "-D", "-",
+            "https://dev.example.com:\(server.port)/ca.mobileconfig",
+        ])
+        let text = String(decoding: result.stdout, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200"), "\(text)")
+        #expect(text.lowercased().contains("content-type: application/x-apple-aspen-config"))
+        #expect(text.contains("<string>com.apple.security.root</string>"))
+        let fingerprint = try runTool(["openssl", "x509", "-in", state + "/ca.pem", "-noout", "-fingerprint", "-sha256"])
+        let expected = String(decoding: fingerprint.stdout, as: UTF8.self).split(separator: "=").last.map {
+            $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(waitUntil(5) { server.stdout.contains("Certificate Trust Settings") })
+        #expect(server.stdout.contains(try #require(expected)), "the fingerprint iOS shows, as openssl computes it")
+        // --public-address is what the phone is told to use (a container's host, a NAT).
+        #expect(server.stdout.contains("    192.0.2.50 port \(server.port)  (--public-address)"))
+        #expect(server.stdout.contains("https://192.0.2.50:\(server.port)/ca.mobileconfig"))
+        #expect(!server.stdout.contains("loopback only"), "a public address is given")
+        for step in ["Developer Mode", "Associated Domains Development", "Universal Links → Diagnostics", "VPN & Device Management"] {
+            #expect(server.stdout.contains(step), "device step: \(step)")
+        }
+    }
+
+    @Test("dev --app on a later run replaces only the app ID in the starter config; a config the user wrote is never touched")
+    func appUpdatesStarterOnly() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-dev-app-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // First run without --app: the placeholder, which serves in dev but fails validate (so never CI).
+        let first = try ServerProcess(
+            config: "{}",
+            command: ["dev", "--host", "dev.example.com", "--port", "0", "--listen", "127.0.0.1", "--state-dir", directory + "/state"]
+        )
+        first.signal(SIGTERM)
+        #expect(first.waitForExit(10) == 0)
+        let firstLog = first.stderr
+        first.stop()
+        #expect(firstLog.contains("the starter config names the placeholder app REPLACEME0.com.example.your-app"), "\(firstLog)")
+        let starter = directory + "/state/config.json"
+        let validation = try runTool([TestPaths.serverExecutable, "validate", "--config", starter])
+        #expect(validation.status == 1)
+        let findings = validation.stderr
+        #expect(findings.contains("[appid.placeholder]"))
+        #expect(findings.components(separatedBy: "[appid.placeholder]").count == 2, "one finding for one placeholder: \(findings)")
+
+        // The user edits the starter; --app then changes the app ID and nothing else.
+        let edited = try String(contentsOfFile: starter, encoding: .utf8).replacingOccurrences(of: "a link that opts out", with: "my note")
+        try Data(edited.utf8).write(to: URL(fileURLWithPath: starter))
+        let second = try ServerProcess(
+            config: "{}",
+            command: [
+                "dev", "--host", "dev.example.com", "--port", "0", "--listen", "127.0.0.1", "--state-dir", directory + "/state",
+                "--app", "ABCDE12345.com.example.real",
+            ]
+        )
+        defer { second.stop() }
+        #expect(
+            second.stderr.contains(
+                "updated the app in the starter config \(starter): REPLACEME0.com.example.your-app → ABCDE12345.com.example.real"
+            )
+        )
+        let after = try String(contentsOfFile: starter, encoding: .utf8)
+        #expect(after == edited.replacingOccurrences(of: "REPLACEME0.com.example.your-app", with: "ABCDE12345.com.example.real"))
+        let served = try runTool([
+            "curl", "-s", "-k", "--resolve", "dev.example.com:\(second.port):127.0.0.1",
+            "https://dev.example.com:\(second.port)/.well-known/apple-app-site-association",
+        ])
+        #expect(String(decoding: served.stdout, as: UTF8.self).contains("ABCDE12345.com.example.real"))
+        #expect(try runTool([TestPaths.serverExecutable, "validate", "--config", starter]).status == 0)
+        second.signal(SIGTERM)
+        #expect(second.waitForExit(10) == 0)
+
+        // A config the user wrote and passed with --config: --app is not applied, and dev says why.
+        let own = directory + "/mine.json"
+        let ownText =
+            #"{"version": 1, "sites": [{"hosts": ["dev.example.com"], "webcredentials": {"apps": ["ABCDE12345.com.example.mine"]}}]}"#
+        try Data(ownText.utf8).write(to: URL(fileURLWithPath: own))
+        let third = try ServerProcess(
+            config: "{}",
+            command: [
+                "dev", "--host", "dev.example.com", "--port", "0", "--listen", "127.0.0.1", "--state-dir", directory + "/state",
+                "--config", own, "--app", "ABCDE12345.com.example.other",
+            ]
+        )
+        defer { third.stop() }
+        #expect(third.stderr.contains("note: --app was not applied: dev never edits a config you wrote (\(own))"))
+        #expect(try String(contentsOfFile: own, encoding: .utf8) == ownText)
     }
 }

@@ -279,6 +279,15 @@ struct OperationsTests {
         #expect(clash.stderr.contains("listener 127.0.0.1:\(first.port): address already in use"), "\(clash.stderr)")
         #expect(clash.stderr.contains("server.listen or --listen"))
         #expect(!clash.stderr.contains("listening on"))
+        // The admin listener's clash names it and its setting.
+        let adminClash = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:\#(first.adminPort)"}"#),
+            waitForReady: false
+        )
+        defer { adminClash.stop() }
+        #expect(adminClash.waitForExit(10) == 1)
+        #expect(adminClash.stderr.contains("admin 127.0.0.1:\(first.adminPort): address already in use"), "\(adminClash.stderr)")
+        #expect(adminClash.stderr.contains("server.admin or --admin"))
 
         let bad = try ServerProcess(
             config: #"{"version": 1, "sites": [{"hosts": ["a.com"], "webcredentials": {"apps": ["nope"]}}]}"#,

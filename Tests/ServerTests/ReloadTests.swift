@@ -218,7 +218,10 @@ struct ReloadTests {
         }
         let before = try servedSerial()
         #expect(before == CertificateInspector.summary(pki.shop.certificate)?.serialHex.lowercased())
-        let renewed = try DevCertificates.makeLeaf(hosts: ["example.com"], authority: pki.authority)
+        let renewed = try DevCertificates.makeLeaf(
+            hosts: ["example.com", "www.example.com", "*.tenant.example.com"],
+            authority: pki.authority
+        )
         // certbot-style: key then certificate, each replaced atomically.
         try atomicWrite(String(decoding: renewed.key, as: UTF8.self), to: server.directory + "/shop-key.pem")
         try atomicWrite(String(decoding: renewed.certificate, as: UTF8.self), to: server.directory + "/shop.pem")

@@ -157,7 +157,22 @@ struct RouterTests {
         #expect(applied.status == 200)
         #expect(applied.bodyText.contains(#""result":"reloaded""#))
         #expect(applied.bodyText.contains(#""needsRestart":["server.listen"]"#))
-        let refused = AdminResponses.reload(.rejected(.init(generation: 2, errors: [#"config.json:3:5: error: "reloaded" is not a key"#])))
+        let refused = AdminResponses.reload(
+            .rejected(
+                .init(
+                    generation: 2,
+                    errors: [
+                        Diagnostic(
+                            .error,
+                            "key.unknown",
+                            #""reloaded" is not a key"#,
+                            at: SourceLocation(offset: 30, line: 3, column: 5),
+                            file: "config.json"
+                        )
+                    ]
+                )
+            )
+        )
         #expect(refused.status == 422)
         #expect(refused.headText.hasPrefix("HTTP/1.1 422 Unprocessable Content\r\n"))
         #expect(refused.bodyText.contains(#""result":"rejected""#))
@@ -261,7 +276,9 @@ struct ReloadDecisionTests {
             )
         )
         #expect(applied.logLine(trigger: "SIGHUP") == "reloaded (SIGHUP): generation 4 in 9 ms; hosts changed: b.com")
-        let refused = ReloadOutcome.rejected(.init(generation: 3, errors: ["first", "second"]))
-        #expect(refused.logLine(trigger: "file change").hasPrefix("reload (file change) rejected, still serving generation 3: first"))
+        let refused = ReloadOutcome.rejected(
+            .init(generation: 3, errors: [Diagnostic(.error, "first.rule", "first"), Diagnostic(.error, "second.rule", "second")])
+        )
+        #expect(refused.logLine(trigger: "file change") == "reload (file change) rejected, still serving generation 3: 2 errors")
     }
 }

@@ -234,7 +234,12 @@ struct TLSTests {
     @Test("A certificate expiring within 14 days is a warning, and the server still starts")
     func expiringSoon() throws {
         let pki = try TestPKI()
-        let soon = try DevCertificates.makeLeaf(hosts: ["example.com"], authority: pki.authority, validFromOffset: -86_400, validDays: 7)
+        let soon = try DevCertificates.makeLeaf(
+            hosts: ["example.com", "www.example.com", "*.tenant.example.com"],
+            authority: pki.authority,
+            validFromOffset: -86_400,
+            validDays: 7
+        )
         let files = pki.files.merging([
             "soon.pem": String(decoding: soon.certificate, as: UTF8.self), "soon-key.pem": String(decoding: soon.key, as: UTF8.self),
         ]) { a, _ in a }
@@ -271,7 +276,8 @@ struct TLSTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let made = try runTool([
             "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
-            "-days", "30", "-subj", "/CN=example.com", "-addext", "subjectAltName=DNS:example.com",
+            "-days", "30", "-subj", "/CN=example.com", "-addext",
+            "subjectAltName=DNS:example.com,DNS:www.example.com,DNS:*.tenant.example.com",
         ])
         #expect(made.status == 0, "\(made.stderr)")
         let files = [

@@ -258,18 +258,19 @@ public enum ConfigDecoder {
             )
             return nil
         }
-        return resolveApps(appsNode, path.key("apps"), aliases: aliases, &reader)
+        return resolveApps(appsNode, owner: path, aliases: aliases, &reader)
     }
 
     /// Replaces app names by their IDs; a string containing '.' is taken as a literal app ID.
     static func resolveApps(
         _ node: JSONNode,
-        _ path: JSONPath,
+        owner: JSONPath,
         aliases: [String: String],
         _ reader: inout NodeReader
     )
         -> [Located<String>]
     {
+        let path = owner.key("apps")
         var resolved: [Located<String>] = []
         for reference in reader.stringArray(node, path) ?? [] {
             if let id = aliases[reference.value] {
@@ -285,7 +286,8 @@ public enum ConfigDecoder {
                         + (suggestion.map { "; did you mean \"\($0)\"?" }
                             ?? "; define it under the top-level \"apps\" or write the full TEAMID.bundle.id"),
                     reference.origin.location,
-                    reference.origin.path
+                    reference.origin.path,
+                    absentKey: AbsentKey(object: owner.description, key: "apps")
                 )
             }
         }
@@ -381,7 +383,8 @@ public enum ConfigDecoder {
                     "in the config, a details entry lists its apps under \"apps\" (names from the top-level \"apps\" "
                         + "or full IDs); the generator writes \"\(member.key)\" for you",
                     member.keyLocation,
-                    memberPath
+                    memberPath,
+                    absentKey: AbsentKey(object: path.description, key: "apps")
                 )
             case "paths":
                 reader.report(
@@ -390,7 +393,8 @@ public enum ConfigDecoder {
                     "in the config, rules are written as \"components\"; legacy \"paths\" are generated from them when "
                         + "\"formats\" includes \"legacy\"",
                     member.keyLocation,
-                    memberPath
+                    memberPath,
+                    absentKey: AbsentKey(object: path.description, key: "components")
                 )
             default:
                 reader.checkKeys([member], path, known: detailsKeys, context: "details entry")
@@ -398,7 +402,7 @@ public enum ConfigDecoder {
         }
         var details = DetailsConfig(apps: [], components: [], origin: Origin(node.location, path))
         if let appsNode = node["apps"] {
-            details.apps = resolveApps(appsNode, path.key("apps"), aliases: aliases, &reader)
+            details.apps = resolveApps(appsNode, owner: path, aliases: aliases, &reader)
         } else {
             reader.report(
                 .error,

@@ -55,7 +55,7 @@ public struct LoadedConfig: Sendable {
     init(config: Config?, sites: [LoadedSite], diagnostics: [Diagnostic], hostTable: HostTable<Int>) {
         self.config = config
         self.sites = sites
-        self.diagnostics = diagnostics
+        self.diagnostics = diagnostics.withoutCascades()
         self.hostTable = hostTable
     }
 }

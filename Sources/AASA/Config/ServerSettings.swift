@@ -55,7 +55,30 @@ public struct ServerSettings: Sendable, Equatable {
     public var cacheControl = "public, max-age=3600"
     /// An extra path on the main listeners answering 200 for load-balancer health checks.
     public var healthPath: String?
+    /// Files served on the main listeners besides the documents, set by the command line (never read
+    /// from a config): `dev` publishes its CA profile here so a phone can install it over the network.
+    public var publishedFiles: [PublishedFile] = []
+
+    public struct PublishedFile: Sendable, Equatable {
+        public var path: String
+        public var contentType: String
+        public var body: [UInt8]
+
+        public init(path: String, contentType: String, body: [UInt8]) {
+            self.path = path
+            self.contentType = contentType
+            self.body = body
+        }
+    }
     public var accessLog = true
+    /// How lifecycle and error lines on stderr are written: plain text, or one JSON object per line
+    /// (`level`, `msg`, and `file`/`line`/`column`/`rule` for config findings) for log shippers.
+    public var logFormat = LogFormat.text
+
+    public enum LogFormat: String, Sendable {
+        case text
+        case json
+    }
     /// Reload when the config or a file it references changes (inotify on their directories).
     public var watchFiles = true
     /// Where inotify is unavailable (or `"watch": "poll"`, for NFS and other mounts without inotify
@@ -91,7 +114,7 @@ extension ServerSettings {
     static let keys = [
         "certificates", "listen", "admin", "adminExposed", "adminTokenFile", "threads", "maxConnections", "maxRequestsPerConnection",
         "limits", "timeouts", "cacheControl",
-        "healthPath", "accessLog", "trustForwardedHeaders", "reload", "comment",
+        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "comment",
     ]
     static let reloadKeys = ["watch", "pollSeconds"]
     static let listenerKeys = ["address", "port", "proxyProtocol", "tls", "comment"]
@@ -364,6 +387,20 @@ extension ConfigDecoder {
                     }
                 }
             case "accessLog": settings.accessLog = reader.bool(value, memberPath) ?? settings.accessLog
+            case "logFormat":
+                if let text = reader.string(value, memberPath) {
+                    if let format = ServerSettings.LogFormat(rawValue: text.value) {
+                        settings.logFormat = format
+                    } else {
+                        reader.report(
+                            .error,
+                            "server.log-format",
+                            "\"logFormat\" is \"text\" or \"json\", found \"\(text.value)\"",
+                            value.location,
+                            memberPath
+                        )
+                    }
+                }
             case "trustForwardedHeaders":
                 settings.trustForwardedHeaders = reader.bool(value, memberPath) ?? settings.trustForwardedHeaders
             default: break

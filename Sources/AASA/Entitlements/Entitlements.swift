@@ -210,13 +210,22 @@ public enum EntitlementsValidator {
                 )
             )
         }
-        var seen = Set<String>()
+        var seen: [String: (entry: String, location: SourceLocation)] = [:]
         for (entry, location) in raw {
             let (domain, entryFindings) = check(entry, at: location)
             findings += entryFindings
             guard let domain else { continue }
-            if !seen.insert("\(domain.service):\(domain.host)?\(domain.mode ?? "")").inserted {
-                findings.append(Diagnostic(.warning, "entitlement.duplicate", "\"\(entry)\" is listed twice", at: location))
+            let key = "\(domain.service):\(domain.host)?\(domain.mode ?? "")"
+            if let first = seen[key] {
+                // Entries that differ only in what iOS ignores (a port, letter case) are one entry: name both.
+                let message =
+                    first.entry == entry
+                    ? "\"\(entry)\" is listed twice (first on line \(first.location.line))"
+                    : "\"\(entry)\" and \"\(first.entry)\" (line \(first.location.line)) name the same host (a port or "
+                        + "letter case does not make another entry); keep one"
+                findings.append(Diagnostic(.warning, "entitlement.duplicate", message, at: location))
+            } else {
+                seen[key] = (entry, location)
             }
             if let config {
                 findings += crossCheck(domain, entry: entry, config: config, app: app)

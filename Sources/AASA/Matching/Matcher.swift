@@ -42,13 +42,23 @@ public struct MatchOutcome: Sendable {
     public var blockedApps: [String]
     /// For a URL no rule matched: the rule that came closest and why it failed.
     public var closest: NearMiss?
+    /// Why the text can never be a universal link whatever the file says (not http or https, no scheme).
+    public var notALink: String?
 
-    public init(url: String, app: String?, decidedBy: RuleReference?, blockedApps: [String], closest: NearMiss? = nil) {
+    public init(
+        url: String,
+        app: String?,
+        decidedBy: RuleReference?,
+        blockedApps: [String],
+        closest: NearMiss? = nil,
+        notALink: String? = nil
+    ) {
         self.url = url
         self.app = app
         self.decidedBy = decidedBy
         self.blockedApps = blockedApps
         self.closest = closest
+        self.notALink = notALink
     }
 }
 
@@ -68,6 +78,7 @@ extension MatchOutcome {
             return "decided by \(rule)" + (blockedApps.isEmpty ? "" : "; excluded earlier for \(blockedApps.joined(separator: ", "))")
         }
         if let rule = decidedBy { return "excluded by \(rule)" }
+        if let notALink { return notALink }
         if let closest { return "no rule matches; closest: \(closest.rule) — \(closest.reason)" }
         return "no rule matches"
     }
@@ -136,7 +147,14 @@ public struct Matcher: Sendable {
 
     let entries: [CompiledEntry]
 
-    public init(_ document: AASADocument) {
+    /// Which keys a device reads: iOS 13 and later read `appIDs` and `components` (and fall back to
+    /// `appID` + `paths` in entries without components); iOS 12 reads only `appID` + `paths`.
+    public enum Reading: Sendable {
+        case modern
+        case legacy
+    }
+
+    public init(_ document: AASADocument, reading: Reading = .modern) {
         guard let applinks = document.applinks else {
             entries = []
             return
@@ -151,6 +169,12 @@ public struct Matcher: Sendable {
         var entries: [CompiledEntry] = []
         for (detailsIndex, details) in applinks.details.enumerated() {
             var rules: [CompiledRule] = []
+            if reading == .legacy {
+                // iOS 12 knows neither "appIDs" nor "components": an entry counts only through "appID" + "paths".
+                guard let app = details.appID, let paths = details.paths else { continue }
+                entries.append(CompiledEntry(apps: [app.value], rules: Self.legacyRules(paths, detailsIndex: detailsIndex)))
+                continue
+            }
             if let components = details.components {
                 // iOS 13+ ignores `paths` when `components` is present (spec §5, WWDC19).
                 for (ruleIndex, component) in components.enumerated() {
@@ -191,33 +215,37 @@ public struct Matcher: Sendable {
                     rules.append(CompiledRule(reference: reference, component: compiled))
                 }
             } else if let paths = details.paths {
-                for (ruleIndex, path) in paths.enumerated() {
-                    // Legacy paths: "NOT " excludes; only the path is compared, case-sensitively (spec §4.4, §3.4).
-                    let exclude = path.value.hasPrefix("NOT ")
-                    let text = exclude ? String(path.value.dropFirst(4)) : path.value
-                    let compiled = CompiledComponent(
-                        path: Pattern(text, caseSensitive: true, variables: { _ in nil }),
-                        wholeQuery: nil,
-                        queryItems: [],
-                        fragment: nil,
-                        exclude: exclude,
-                        caseSensitive: true,
-                        percentEncoded: true
-                    )
-                    let reference = RuleReference(
-                        detailsIndex: detailsIndex,
-                        ruleIndex: ruleIndex,
-                        kind: .path,
-                        pattern: path.value,
-                        exclude: exclude,
-                        origin: path.origin
-                    )
-                    rules.append(CompiledRule(reference: reference, component: compiled))
-                }
+                rules = Self.legacyRules(paths, detailsIndex: detailsIndex)
             }
             entries.append(CompiledEntry(apps: details.effectiveAppIDs, rules: rules))
         }
         self.entries = entries
+    }
+
+    /// Legacy paths: "NOT " excludes; only the path is compared, case-sensitively (spec §4.4, §3.4).
+    static func legacyRules(_ paths: [Located<String>], detailsIndex: Int) -> [CompiledRule] {
+        paths.enumerated().map { ruleIndex, path in
+            let exclude = path.value.hasPrefix("NOT ")
+            let text = exclude ? String(path.value.dropFirst(4)) : path.value
+            let compiled = CompiledComponent(
+                path: Pattern(text, caseSensitive: true, variables: { _ in nil }),
+                wholeQuery: nil,
+                queryItems: [],
+                fragment: nil,
+                exclude: exclude,
+                caseSensitive: true,
+                percentEncoded: true
+            )
+            let reference = RuleReference(
+                detailsIndex: detailsIndex,
+                ruleIndex: ruleIndex,
+                kind: .path,
+                pattern: path.value,
+                exclude: exclude,
+                origin: path.origin
+            )
+            return CompiledRule(reference: reference, component: compiled)
+        }
     }
 
     public func match(_ urlText: String, explainingMisses: Bool = true) -> MatchOutcome {
@@ -227,6 +255,9 @@ public struct Matcher: Sendable {
     /// Decides `url`. With `explainingMisses`, a URL that no rule matches also gets ``MatchOutcome/closest``
     /// (a second pass over every rule: the CLI wants it, a hot loop does not).
     public func match(_ url: MatchURL, explainingMisses: Bool = true) -> MatchOutcome {
+        if let reason = Self.whyNotALink(url) {
+            return MatchOutcome(url: url.text, app: nil, decidedBy: nil, blockedApps: [], notALink: reason)
+        }
         var prepared = PreparedURL(url)
         var blocked: [String] = []
         var firstExclusion: RuleReference?
@@ -251,6 +282,18 @@ public struct Matcher: Sendable {
         var outcome = MatchOutcome(url: url.text, app: nil, decidedBy: firstExclusion, blockedApps: blocked)
         if firstExclusion == nil && explainingMisses { outcome.closest = closestRule(&prepared, url) }
         return outcome
+    }
+
+    /// Only http and https URLs are universal links; text without a scheme is no URL a device sees.
+    public static func whyNotALink(_ url: MatchURL) -> String? {
+        guard let scheme = url.scheme else {
+            let shown = url.text.hasPrefix("/") ? "https://HOST" + url.text : "https://" + url.text
+            return "missing scheme: a universal link is a full URL (write \(shown))"
+        }
+        guard scheme == "http" || scheme == "https" else {
+            return "only http and https URLs are universal links (\(scheme): URLs go to whatever handles that scheme)"
+        }
+        return nil
     }
 
     /// Why a rule does not match, or nil when it matches. Cheap on the hot path: the reason text is
@@ -302,6 +345,9 @@ public struct Matcher: Sendable {
                 // the longer shared literal prefix is closer.
                 var score = 0
                 switch failure {
+                case .path where Self.missesOnlyTheLeadingSlash(rule.component, text.path):
+                    // The rule was meant for this URL; nothing is closer.
+                    score = 30_000
                 case .path:
                     let prefix = rule.component.path?.literalPrefix ?? []
                     score = zip(prefix, text.path).prefix { $0 == $1 }.count
@@ -324,6 +370,10 @@ public struct Matcher: Sendable {
         }
         let caseNote = rule.caseSensitive ? "" : " (compared ignoring case)"
         switch failure {
+        case .path where Self.missesOnlyTheLeadingSlash(rule, text.path):
+            let source = rule.path?.source ?? ""
+            return "the pattern \"\(source)\" has no leading \"/\", and every URL path starts with one, so it can never match; "
+                + "write \"/\(source)\""
         case .path:
             return "path \"\(show(text.path))\" does not match \"\(rule.path?.source ?? "*")\"\(caseNote)"
         case .query(nil):
@@ -342,5 +392,14 @@ public struct Matcher: Sendable {
         case .fragment:
             return "fragment \"\(show(text.fragment))\" does not match \"\(rule.fragment?.source ?? "*")\"\(caseNote)"
         }
+    }
+
+    /// A path pattern written without its leading "/" that would match this path if it had one.
+    static func missesOnlyTheLeadingSlash(_ rule: CompiledComponent, _ path: [UInt32]) -> Bool {
+        guard let pattern = rule.path, let first = pattern.source.unicodeScalars.first, first != "/", first != "*",
+            path.first == UInt32(UInt8(ascii: "/"))
+        else { return false }
+        let repaired = Pattern(pattern.source, caseSensitive: rule.caseSensitive, variables: { _ in nil })
+        return repaired.matches(Array(path.dropFirst()))
     }
 }

@@ -35,6 +35,19 @@ public enum AASADecoder {
             )
             return Result(document: nil, diagnostics: reader.findings)
         }
+        // An aasa-server config handed over where an AASA file belongs: say so once, instead of a warning
+        // per config key and "associates no app".
+        if members.contains(where: { $0.key == "sites" }) && !members.contains(where: { rootKeys.contains($0.key) }) {
+            reader.report(
+                .error,
+                "file.is-config",
+                "this is an aasa-server config (it has \"sites\"), not an apple-app-site-association file; check it with "
+                    + "`aasa-server validate --config FILE`, or see what it serves with `aasa-server generate --config FILE --host HOST`",
+                root.location,
+                .root
+            )
+            return Result(document: nil, diagnostics: reader.findings)
+        }
         reader.checkKeys(
             members,
             .root,

@@ -29,7 +29,7 @@ extension Located: Equatable where Value: Equatable {
     public static func == (lhs: Located, rhs: Located) -> Bool { lhs.value == rhs.value }
 }
 
-/// An apple-app-site-association document (aasa-spec.md §1–§6).
+/// An apple-app-site-association document (docs/aasa-format.md §1–§6).
 public struct AASADocument: Sendable {
     public var applinks: AppLinks?
     public var webcredentials: ServiceApps?

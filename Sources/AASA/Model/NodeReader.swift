@@ -10,9 +10,12 @@ struct NodeReader {
         _ rule: String,
         _ message: String,
         _ location: SourceLocation?,
-        _ path: JSONPath
+        _ path: JSONPath,
+        absentKey: AbsentKey? = nil
     ) {
-        findings.append(Diagnostic(severity, rule, message, at: location, path: path.description))
+        var finding = Diagnostic(severity, rule, message, at: location, path: path.description)
+        finding.absentKey = absentKey
+        findings.append(finding)
     }
 
     mutating func typeMismatch(_ node: JSONNode, _ path: JSONPath, expected: String, hint: String = "") {
@@ -53,7 +56,8 @@ struct NodeReader {
                     "\"\(member.key)\" is not a \(context()) key — keys are case-sensitive, so it is ignored. "
                         + "Rename it to \"\(cased)\"",
                     member.keyLocation,
-                    memberPath
+                    memberPath,
+                    absentKey: AbsentKey(object: path.description, key: cased)
                 )
             } else if let suggestion = closestMatch(to: member.key, in: known) {
                 report(
@@ -61,7 +65,8 @@ struct NodeReader {
                     "key.unknown",
                     "unknown \(context()) key \"\(member.key)\"; did you mean \"\(suggestion)\"?\(explanation)",
                     member.keyLocation,
-                    memberPath
+                    memberPath,
+                    absentKey: AbsentKey(object: path.description, key: suggestion)
                 )
             } else {
                 report(

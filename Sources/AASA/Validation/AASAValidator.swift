@@ -42,6 +42,8 @@ public enum AASAValidator {
         // A file that names no app anywhere does nothing at all: no link opens an app, no app gets
         // passwords. (The server's own answer for an unknown host is such a file, on purpose: README.)
         if allAppIDs.isEmpty && !(document.applinks?.details.contains { !$0.effectiveAppIDs.isEmpty } ?? false) {
+            // It says everything "details is empty" would.
+            findings.removeAll { $0.rule == "details.empty" }
             report(
                 .error,
                 "document.no-app",
@@ -114,8 +116,24 @@ public enum AASAValidator {
 
     // MARK: - App IDs
 
+    /// The Team ID of the app ID `aasa-server dev` writes into a starter config when given no `--app`.
+    public static let placeholderTeamID = "REPLACEME0"
+
     public static func validateAppID(_ app: Located<String>, report: (Severity, String, String, Origin) -> Void) {
-        if isWellFormedAppID(app.value) { return }
+        if isWellFormedAppID(app.value) {
+            // Well-formed, and still not an app: a starter config must never pass CI as it is.
+            if app.value.utf8.starts(with: placeholderTeamID.utf8) {
+                report(
+                    .error,
+                    "appid.placeholder",
+                    "\"\(app.value)\" is the placeholder `aasa-server dev` writes, not your app; replace it with your "
+                        + "TEAMID.bundle.id (Team ID from the Apple Developer account's Membership page, bundle ID from Xcode's "
+                        + "Signing & Capabilities), or run `aasa-server dev --app TEAMID.BUNDLE`, which updates the starter config",
+                    app.origin
+                )
+            }
+            return
+        }
         explainAppID(app, report: report)
     }
 
@@ -692,7 +710,7 @@ extension AASAValidator {
             findings += validate(document)
         }
         findings += validateSize(bytes.count)
-        return (decoded.document, findings)
+        return (decoded.document, findings.withoutCascades())
     }
 }
 

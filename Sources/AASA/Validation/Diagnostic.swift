@@ -19,6 +19,9 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     public var location: SourceLocation?
     /// JSONPath-style address of the value (`$.applinks.details[0].appIDs[1]`), when there is one.
     public var path: String?
+    /// Set on a finding whose cause leaves a known key effectively absent (a misspelt or miscased key,
+    /// app names that do not resolve): the findings that only restate that absence are dropped.
+    public var absentKey: AbsentKey?
 
     public init(
         _ severity: Severity,
@@ -65,12 +68,85 @@ extension Array where Element == Diagnostic {
         }.map(\.element)
     }
 
+    /// One cause, one finding. Drops what only follows from an error already reported — "no rules" under
+    /// a misspelt "components", "names no app" under an app name that does not resolve, "associates no
+    /// app" when a misspelt key explains it — and the same rule reported twice at one place.
+    public func withoutCascades() -> [Diagnostic] {
+        var absent: [String: [String]] = [:]
+        var absenceInFile = Set<String>()
+        for finding in self where finding.severity == .error {
+            guard let key = finding.absentKey else { continue }
+            absent[finding.file.map { $0 + "\u{0}" + key.object } ?? key.object, default: []].append(key.key)
+            absenceInFile.insert(finding.file ?? "")
+        }
+        var seen = Set<Diagnostic.Place>()
+        // An app ID defined once under "apps" and used in several sites is one value: what is wrong with
+        // it is said once, at the first place (the definition).
+        var appIDFindings = Set<String>()
+        return filter { finding in
+            guard seen.insert(Diagnostic.Place(finding)).inserted else { return false }
+            if finding.rule.hasPrefix("appid."),
+                !appIDFindings.insert(finding.rule + "\u{0}" + (finding.file ?? "") + "\u{0}" + finding.message).inserted
+            {
+                return false
+            }
+            guard !absent.isEmpty else { return true }
+            if finding.rule == "document.no-app" { return !absenceInFile.contains(finding.file ?? "") }
+            guard let explained = AbsentKey.consequences[finding.rule], let path = finding.path else { return true }
+            let keys = absent[finding.file.map { $0 + "\u{0}" + path } ?? path] ?? []
+            return !keys.contains { explained.contains($0) }
+        }
+    }
+
     /// Sets the file on findings that do not name one yet.
     public func inFile(_ file: String?) -> [Diagnostic] {
         map { finding in
             var finding = finding
             if finding.file == nil { finding.file = file }
             return finding
+        }
+    }
+}
+
+/// A key a finding shows to be missing from an object: the one the user meant (`"components"` for a
+/// misspelt `"componets"`) or one whose value did not resolve (`"apps"` naming no known app).
+public struct AbsentKey: Sendable, Hashable {
+    /// The JSONPath of the object the key belongs in.
+    public var object: String
+    public var key: String
+
+    public init(object: String, key: String) {
+        self.object = object
+        self.key = key
+    }
+
+    /// The rules that only say a key is absent, reported at the object: rule → the keys whose absence
+    /// is all they say.
+    static let consequences: [String: Set<String>] = [
+        "details.no-rules": ["components", "paths"],
+        "components.empty": ["components"],
+        "paths.empty": ["paths"],
+        "details.no-app": ["appIDs", "appID", "apps"],
+        "service.empty": ["apps"],
+        "service.apps-missing": ["apps"],
+        "details.empty": ["details"],
+        "applinks.details-missing": ["details"],
+    ]
+}
+
+extension Diagnostic {
+    /// Where a finding is, for "the same rule never twice at one place".
+    struct Place: Hashable {
+        var rule: String
+        var file: String?
+        var offset: Int?
+        var path: String?
+
+        init(_ finding: Diagnostic) {
+            rule = finding.rule
+            file = finding.file
+            offset = finding.location?.offset
+            path = finding.path
         }
     }
 }

@@ -14,11 +14,12 @@ enum GenerateCommand {
             USAGE: aasa-server generate --config FILE (--host HOST | --all --out DIR) [--pretty]
 
             OPTIONS:
-              --config FILE   The server config (JSON).
+              --config FILE   The server config (JSON); - reads it from standard input.
               --host HOST     Print the document for HOST on stdout (as a Host header: case, port and a
                               trailing dot are ignored).
               --all           Write every site's document, one per host.
-              --out DIR       With --all: writes DIR/<host>/.well-known/apple-app-site-association.
+              --out DIR       With --all: writes DIR/<host>/.well-known/apple-app-site-association; a
+                              wildcard host *.example.com is written under DIR/_wildcard.example.com.
               --pretty        Indent the JSON for reading (the server serves the compact form).
               --help          Show this help.
 
@@ -48,9 +49,23 @@ enum GenerateCommand {
         }
         guard let (loaded, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
         let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
-        printer.print(loaded.diagnostics.sortedForDisplay(), to: console)
+        // For one host, only what concerns it: its site's findings and the config-wide ones.
+        var shown = loaded.diagnostics
+        if let host, let site = loaded.site(forHost: host) {
+            shown = shown.filter { concerns($0, site: site, configPath: Files.displayName(configPath)) }
+        }
+        printer.print(shown.sortedForDisplay(), to: console)
         if loaded.hasErrors {
-            console.err("\(configPath): \(loaded.diagnostics.errorCount) error(s); nothing generated\n")
+            let elsewhere = loaded.diagnostics.errorCount - shown.errorCount
+            if elsewhere > 0 {
+                console.err(
+                    "\(Files.displayName(configPath)): \(elsewhere) error\(elsewhere == 1 ? "" : "s") in other sites "
+                        + "(aasa-server validate --config lists them); the server would not load this config, so nothing is generated\n"
+                )
+            } else {
+                let count = loaded.diagnostics.errorCount
+                console.err("\(Files.displayName(configPath)): \(count) error\(count == 1 ? "" : "s"); nothing generated\n")
+            }
             return ExitStatus.failure
         }
         let pretty = arguments.has("--pretty")
@@ -78,7 +93,8 @@ enum GenerateCommand {
         var written = 0
         for site in loaded.sites {
             for host in site.site.hosts {
-                let target = out + "/" + host.value.description + "/.well-known/apple-app-site-association"
+                let directory = directoryName(for: host.value.description)
+                let target = out + "/" + directory + "/.well-known/apple-app-site-association"
                 if protected.contains(Files.canonical(target)) {
                     console.err("error: refusing to write \(target): it is the config or a file the config uses\n")
                     return ExitStatus.failure
@@ -94,6 +110,28 @@ enum GenerateCommand {
             }
         }
         console.err("wrote \(written) file\(written == 1 ? "" : "s") under \(out)\n")
+        if loaded.sites.contains(where: { $0.site.hosts.contains { $0.value.isWildcard } }) {
+            console.err(
+                "note: wildcard hosts are written as _wildcard.<domain> (a directory named \"*\" breaks shells and "
+                    + "servers); serve that file for every subdomain, e.g. nginx: server_name *.<domain>; root DIR/_wildcard.<domain>;\n"
+            )
+        }
         return ExitStatus.success
+    }
+
+    /// The directory `--all` writes a host's file under: the host itself, or `_wildcard.<domain>` for
+    /// `*.<domain>`.
+    static func directoryName(for host: String) -> String {
+        host.hasPrefix("*.") ? "_wildcard." + host.dropFirst(2) : host
+    }
+
+    /// Whether a finding is about `site` (its part of the config or its hosted file) or the config as a
+    /// whole (anything outside "sites").
+    static func concerns(_ finding: Diagnostic, site: LoadedSite, configPath: String) -> Bool {
+        if let file = site.file, finding.file == file { return true }
+        guard finding.file == nil || finding.file == configPath else { return false }
+        guard let path = finding.path, path.hasPrefix("$.sites[") else { return true }
+        let sitePath = site.site.origin.path.description
+        return path == sitePath || path.hasPrefix(sitePath + ".") || path.hasPrefix(sitePath + "[")
     }
 }

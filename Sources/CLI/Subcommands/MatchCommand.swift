@@ -7,7 +7,7 @@ enum MatchCommand {
         help: """
             OVERVIEW: Predict which app iOS opens for each URL, and explain which rule decided.
 
-            Apple's rules (aasa-spec.md §3–§5): details entries and their rules are tried in order and the
+            Apple's rules (see docs/aasa-format.md): details entries and their rules are tried in order and the
             first matching rule decides for that entry's apps; an exclusion blocks them; "components" win over
             "paths" in the same entry; "appID" is ignored when "appIDs" is present; in a "?" dictionary every
             named item must match, every repeated occurrence must match, and an absent item counts as "".
@@ -18,23 +18,42 @@ enum MatchCommand {
             an undefined $(variable) matches only its own text; user variables take precedence over
             predefined ones of the same name; $(region)/$(lang) use ISO 3166-1 / ISO 639-1 codes.
 
-            USAGE: aasa-server match (--config FILE [--host HOST] | --file AASA_FILE) URL... [--json]
+            Only http and https URLs can be universal links; anything else (or text without a scheme) is
+            reported as never opening an app, with the reason.
+
+            USAGE: aasa-server match (--config FILE [--host HOST] | --file AASA_FILE) URL... [--ios 12|13 | --legacy]
+                                     [--expect APP|none] [--json]
 
             ARGUMENTS:
               URL                 One or more URLs, e.g. https://example.com/product/42?ref=mail#top
 
             OPTIONS:
               --config FILE       The server config; each URL's host picks the site (unless --host).
-              --host HOST         Use HOST's document for every URL.
-              --file AASA_FILE    Use this apple-app-site-association file.
+              --host HOST         Use HOST's document for every URL (a URL may then be just a path, /product/1).
+              --file AASA_FILE    Use this apple-app-site-association file (- reads standard input).
+              --ios VERSION       Evaluate as that iOS version reads the file: 12 reads only "appID" + "paths"
+                                  (the legacy entries), 13 and later "appIDs" + "components" (default).
+              --legacy            The same as --ios 12.
+              --expect APP|none   For CI: exit 1 unless every URL opens APP (a TEAMID.bundle ID) — or, with
+                                  none, unless every URL stays in the browser.
               --json              One JSON object per URL and line:
                                   {"url", "app", "decidedBy": {"details", "rule", "kind", "pattern", "exclude"}}
               --help              Show this help.
 
-            EXIT STATUS: 0 every URL opens an app, 1 at least one does not, 2 usage error or unusable input.
+            EXIT STATUS: 0 every URL opens an app (with --expect: every prediction is the expected one),
+            1 otherwise, 2 usage error or unusable input.
+
+            EXAMPLES:
+              aasa-server match --config config/example.json https://example.com/product/42
+              aasa-server match --config config/example.json --expect none https://example.com/admin/users
+              aasa-server match --config config/example.json --ios 12 https://example.com/product/42
 
             """,
-        spec: ArgumentSpec(options: ["--config", "--host", "--file"], flags: ["--json"], positionalName: "URL"),
+        spec: ArgumentSpec(
+            options: ["--config", "--host", "--file", "--ios", "--expect"],
+            flags: ["--json", "--legacy"],
+            positionalName: "URL"
+        ),
         run: run
     )
 
@@ -52,6 +71,29 @@ enum MatchCommand {
             return CommandLineTool.usageError("give at least one URL", console: console, usage: usage)
         }
         let json = arguments.has("--json")
+        var reading = Matcher.Reading.modern
+        if let version = arguments.value("--ios") {
+            guard let number = Int(version), (9...40).contains(number) else {
+                return CommandLineTool.usageError("--ios takes a major iOS version, e.g. 12 or 17", console: console, usage: usage)
+            }
+            if number <= 12 { reading = .legacy }
+        }
+        if arguments.has("--legacy") {
+            if let version = arguments.value("--ios"), Int(version).map({ $0 > 12 }) ?? false {
+                return CommandLineTool.usageError("--legacy is --ios 12; give one of them", console: console, usage: usage)
+            }
+            reading = .legacy
+        }
+        let expected = arguments.value("--expect")
+        if let expected, expected != "none" {
+            var findings: [Diagnostic] = []
+            AASAValidator.validateAppID(Located(expected)) { severity, rule, message, _ in
+                findings.append(Diagnostic(severity, rule, message))
+            }
+            if findings.contains(where: { $0.rule == "appid.format" }) {
+                return CommandLineTool.usageError("--expect takes an app ID (TEAMID.bundle.id) or none", console: console, usage: usage)
+            }
+        }
 
         // A document source per URL: the file, or the site the URL's host (or --host) selects.
         var fileMatcher: Matcher?
@@ -60,13 +102,13 @@ enum MatchCommand {
             guard let bytes = Files.readArgument(filePath, console: console) else { return ExitStatus.usage }
             let (document, findings) = AASAValidator.validateFile(bytes)
             guard let document else {
-                let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: [filePath: bytes])
-                for finding in findings.inFile(filePath) where finding.severity == .error {
+                let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: [Files.displayName(filePath): bytes])
+                for finding in findings.inFile(Files.displayName(filePath)) where finding.severity == .error {
                     console.err(printer.human(finding) + "\n")
                 }
                 return ExitStatus.usage
             }
-            fileMatcher = Matcher(document)
+            fileMatcher = Matcher(document, reading: reading)
         } else if let configPath {
             guard let (loaded, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
             if loaded.config == nil {
@@ -82,11 +124,16 @@ enum MatchCommand {
 
         var matchers: [Int: Matcher] = [:]
         var allOpen = true
+        var allAsExpected = true
         for urlText in arguments.positionals {
-            let url = MatchURL(urlText)
+            // With --host, a bare path is that host's URL: `--host example.com /product/1`.
+            let forcedHost = arguments.value("--host")
+            let url = forcedHost != nil && urlText.hasPrefix("/") ? MatchURL("https://\(forcedHost!)\(urlText)") : MatchURL(urlText)
             var outcome: MatchOutcome
             var note: String?
-            if let fileMatcher {
+            if let reason = Matcher.whyNotALink(url) {
+                outcome = MatchOutcome(url: urlText, app: nil, decidedBy: nil, blockedApps: [], notALink: reason)
+            } else if let fileMatcher {
                 outcome = fileMatcher.match(url)
             } else if let loaded = loadedConfig {
                 let host = arguments.value("--host") ?? url.host ?? ""
@@ -100,7 +147,7 @@ enum MatchCommand {
                 if let index = loaded.sites.firstIndex(where: { site in loaded.site(forHost: host)?.site.origin == site.site.origin }),
                     let document = loaded.sites[index].document
                 {
-                    let matcher = matchers[index] ?? Matcher(document)
+                    let matcher = matchers[index] ?? Matcher(document, reading: reading)
                     matchers[index] = matcher
                     outcome = matcher.match(url)
                     note = "site \(loaded.sites[index].site.name)"
@@ -112,12 +159,30 @@ enum MatchCommand {
                 return ExitStatus.usage
             }
             if outcome.app == nil { allOpen = false }
+            if reading == .legacy { note = [note, "as iOS 12 reads it (appID + paths only)"].compactMap { $0 }.joined(separator: "; ") }
+            var expectation: String?
+            if let expected {
+                let predicted = outcome.app ?? "none"
+                // Bundle IDs are case-insensitive; Team IDs are upper case by construction.
+                let matches = predicted.lowercased() == expected.lowercased()
+                if !matches {
+                    allAsExpected = false
+                    expectation = "expected \(expected), got \(predicted)"
+                }
+            }
             if json {
-                console.outBytes(JSONWriter.bytes(jsonOutcome(outcome)) + [0x0A])
+                var object = jsonOutcome(outcome)
+                if let expected, case .object(var members) = object {
+                    members.append(("expected", .string(expected)))
+                    members.append(("asExpected", .bool(expectation == nil)))
+                    object = .object(members)
+                }
+                console.outBytes(JSONWriter.bytes(object) + [0x0A])
             } else {
-                console.out(humanOutcome(outcome, note: note))
+                console.out(humanOutcome(outcome, note: note) + (expectation.map { "  MISMATCH: \($0)\n" } ?? ""))
             }
         }
+        if expected != nil { return allAsExpected ? ExitStatus.success : ExitStatus.failure }
         return allOpen ? ExitStatus.success : ExitStatus.failure
     }
 
@@ -138,6 +203,7 @@ enum MatchCommand {
             ("decidedBy", outcome.decidedBy.map(reference) ?? .null),
         ]
         if !outcome.blockedApps.isEmpty { members.append(("blockedApps", .array(outcome.blockedApps.map(JSONOutput.string)))) }
+        if let reason = outcome.notALink { members.append(("notALink", .string(reason))) }
         if let closest = outcome.closest {
             var near = reference(closest.rule)
             if case .object(var fields) = near {
@@ -162,6 +228,8 @@ enum MatchCommand {
         } else if let rule = outcome.decidedBy {
             text += "  opens no app (stays in the browser)\n  excluded by \(describe(rule))\n"
             text += "  blocked apps: \(outcome.blockedApps.joined(separator: ", "))\n"
+        } else if let reason = outcome.notALink {
+            text += "  opens no app: \(reason)\n"
         } else {
             text += "  opens no app (stays in the browser): no rule matches\n"
             if let closest = outcome.closest {

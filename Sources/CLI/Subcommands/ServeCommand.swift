@@ -73,10 +73,19 @@ enum ServeCommand {
 
         let source = ConfigSource(path: configPath, adjustSettings: options.apply)
         guard let loaded = ConfigFiles.load(source, console: console) else { return ExitStatus.usage }
-        let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: loaded.sources)
-        printer.print(loaded.diagnostics.sortedForDisplay(), to: console)
+        let findings = loaded.diagnostics.sortedForDisplay()
+        let errorCount = loaded.diagnostics.errorCount
+        if arguments.has("--check-config") {
+            // A person at a terminal asked: the findings with their source lines, as validate shows them.
+            DiagnosticPrinter(colour: console.stderrIsTerminal, sources: loaded.sources).print(findings, to: console)
+        } else {
+            // The server's log: one line per finding, in the configured format, for journald and log shippers.
+            Log.configure(loaded.settings.logFormat)
+            for finding in findings { Log.finding(finding) }
+        }
         if loaded.diagnostics.hasErrors {
-            console.err("\(configPath): \(loaded.diagnostics.errorCount) error(s); not serving\n")
+            let summary = "\(configPath): \(errorCount) error\(errorCount == 1 ? "" : "s"); not serving"
+            if arguments.has("--check-config") { console.err(summary + "\n") } else { Log.error(summary) }
             return ExitStatus.failure
         }
         if arguments.has("--check-config") {

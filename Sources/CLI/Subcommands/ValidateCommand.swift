@@ -14,12 +14,16 @@ enum ValidateCommand {
 
             USAGE: aasa-server validate (--config FILE | --file AASA_FILE | --entitlements FILE) [options]
 
+            Any FILE may be - for standard input.
+
             OPTIONS:
               --config FILE          The server config (JSON). With --entitlements: cross-check hosts and apps.
               --file AASA_FILE       An apple-app-site-association file, as you would host it.
               --entitlements FILE    An .entitlements plist (as Xcode writes it) or one entry per line,
                                      e.g. applinks:example.com?mode=developer.
               --app TEAMID.BUNDLE    With --entitlements and --config: the app that must be listed on every host.
+              --no-certificates      With --config: do not read certificate and key files (CI without the
+                                     secrets); their declared "hosts" must still cover every site.
               --json                 Print {"errors", "warnings", "findings": [...]} on stdout.
               --strict               Treat warnings as failures (exit 1).
               --help                 Show this help.
@@ -29,11 +33,16 @@ enum ValidateCommand {
             EXAMPLES:
               aasa-server validate --config config/example.json
               aasa-server validate --file public/.well-known/apple-app-site-association --json
+              curl -s https://example.com/.well-known/apple-app-site-association | aasa-server validate --file -
+              aasa-server validate --config config/examples/https.json --no-certificates
               aasa-server validate --entitlements App/App.entitlements --config config/example.json \\
                   --app ABCDE12345.com.example.shop
 
             """,
-        spec: ArgumentSpec(options: ["--config", "--file", "--entitlements", "--app"], flags: ["--json", "--strict"]),
+        spec: ArgumentSpec(
+            options: ["--config", "--file", "--entitlements", "--app"],
+            flags: ["--json", "--strict", "--no-certificates"]
+        ),
         run: run
     )
 
@@ -52,20 +61,34 @@ enum ValidateCommand {
             return CommandLineTool.usageError("--app needs both --entitlements and --config", console: console, usage: usage)
         }
 
+        if [config, file, entitlements].count(where: { $0 == Files.standardInput }) > 1 {
+            return CommandLineTool.usageError("only one input can be standard input (-)", console: console, usage: usage)
+        }
+
         var findings: [Diagnostic] = []
         var sources: [String: [UInt8]] = [:]
         var loadedConfig: LoadedConfig?
         if let config {
-            guard let loaded = ConfigFiles.load(ConfigSource(path: config), console: console) else { return ExitStatus.usage }
+            let readsCertificates = !arguments.has("--no-certificates")
+            var source = ConfigSource(path: config, readsCertificates: readsCertificates)
+            if config == Files.standardInput {
+                guard let bytes = Files.readArgument(config, console: console, limit: Posix.ReadLimit.config) else {
+                    return ExitStatus.usage
+                }
+                source = ConfigSource(path: Files.displayName(config), contents: bytes, readsCertificates: readsCertificates)
+            }
+            guard let loaded = ConfigFiles.load(source, console: console) else { return ExitStatus.usage }
             loadedConfig = loaded.config
             sources.merge(loaded.sources) { first, _ in first }
             findings += loaded.diagnostics
         }
         if let file {
             guard let bytes = Files.readArgument(file, console: console) else { return ExitStatus.usage }
-            sources[file] = bytes
-            findings += AASAValidator.validateFile(bytes).diagnostics.inFile(file)
-            if file.hasSuffix(".json") {
+            let name = Files.displayName(file)
+            sources[name] = bytes
+            let fileFindings = AASAValidator.validateFile(bytes).diagnostics.inFile(name)
+            findings += fileFindings
+            if file.hasSuffix(".json") && !fileFindings.contains(where: { $0.rule == "file.is-config" }) {
                 findings.append(
                     Diagnostic(
                         .warning,
@@ -79,10 +102,10 @@ enum ValidateCommand {
         }
         if let entitlements {
             guard let bytes = Files.readArgument(entitlements, console: console) else { return ExitStatus.usage }
-            sources[entitlements] = bytes
+            sources[Files.displayName(entitlements)] = bytes
             let text = String(decoding: bytes, as: UTF8.self)
             findings += EntitlementsValidator.validate(text, config: loadedConfig, app: arguments.value("--app"))
-                .inFile(entitlements)
+                .inFile(Files.displayName(entitlements))
         }
 
         findings = findings.sortedForDisplay()
@@ -91,7 +114,7 @@ enum ValidateCommand {
         } else {
             let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
             printer.print(findings, to: console)
-            let subject = [config, file, entitlements].compactMap { $0 }.joined(separator: ", ")
+            let subject = [config, file, entitlements].compactMap { $0 }.map(Files.displayName).joined(separator: ", ")
             let verdict = findings.hasErrors ? "invalid" : "valid"
             console.err(
                 "\(subject): \(verdict) — \(findings.errorCount) error\(findings.errorCount == 1 ? "" : "s"), "

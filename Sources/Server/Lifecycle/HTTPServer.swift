@@ -28,12 +28,14 @@ public enum HTTPServer {
 
     /// Runs until drained; returns the process exit status. `initial` is `source`'s first load, already
     /// reported and free of errors. `bindFailureHint` may replace the advice for a listener that cannot
-    /// be opened.
+    /// be opened; `onListening` learns the listeners as bound (ports chosen for port 0) before serving.
     public static func run(
         source: ConfigSource,
         initial: ConfigSource.Loaded,
-        bindFailureHint: @escaping (SystemError) -> String? = { _ in nil }
+        bindFailureHint: @escaping (SystemError) -> String? = { _ in nil },
+        onListening: ([ServerSettings.Listener]) -> Void = { _ in }
     ) -> Int32 {
+        Log.configure(initial.settings.logFormat)
         // Before any thread exists: these signals then arrive only through the signalfd.
         let signals: SignalFD
         do {
@@ -79,6 +81,7 @@ public enum HTTPServer {
             Log.error("cannot listen: \(failure.message)")
             return 1
         }
+        onListening(bound.listening)
         let budget = CPUBudget.read(affinity: Posix.availableCPUs()) { path in
             (try? Posix.readFile(path, limit: 64 * 1024)).map { String(decoding: $0, as: UTF8.self) }
         }

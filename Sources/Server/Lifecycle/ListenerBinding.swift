@@ -7,6 +7,8 @@ struct BoundListeners {
     var admin: ListenerSocket?
     /// One line per listener for the log ("listening on http://127.0.0.1:8080").
     var announcements: [String] = []
+    /// The main listeners as bound: port 0 replaced by the port the system chose.
+    var listening: [ServerSettings.Listener] = []
 
     func closeAll() {
         for socket in main where socket.fd >= 0 { Posix.close(socket.fd) }
@@ -37,6 +39,9 @@ struct BoundListeners {
                     )
                 )
             }
+            var actual = listener
+            actual.port = opened.port
+            bound.listening.append(actual)
             let shown = ServerSettings.Listener(address: listener.address, port: opened.port).description
             bound.main.append(
                 ListenerSocket(fd: opened.fd, role: .main, proxyProtocol: listener.proxyProtocol, tls: listener.tls, address: shown)

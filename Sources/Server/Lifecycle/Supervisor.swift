@@ -105,7 +105,8 @@ final class Supervisor {
         case .reloaded: systemd?.send(["READY=1", status()])
         case .rejected(let refused):
             systemd?.send([
-                "READY=1", "STATUS=reload rejected, still serving generation \(refused.generation): \(refused.errors.first ?? "")",
+                "READY=1",
+                "STATUS=reload rejected, still serving generation \(refused.generation): \(refused.errors.first?.description ?? "")",
             ])
         }
         return outcome
@@ -118,11 +119,12 @@ final class Supervisor {
         let outcome: ReloadOutcome
         switch source.load(now: Int(Posix.unixTime())) {
         case .failure(let error):
-            outcome = .rejected(.init(generation: previous.generation, errors: ["cannot read \(error.path): \(error.message)"]))
+            let unreadable = Diagnostic(.error, "file.unreadable", "cannot read \(error.path): \(error.message)", file: error.path)
+            outcome = .rejected(.init(generation: previous.generation, errors: [unreadable]))
         case .success(let loaded):
             let errors = loaded.diagnostics.filter { $0.severity == .error }
             if !errors.isEmpty {
-                outcome = .rejected(.init(generation: previous.generation, errors: errors.sortedForDisplay().prefix(10).map(\.description)))
+                outcome = .rejected(.init(generation: previous.generation, errors: Array(errors.sortedForDisplay().prefix(10))))
                 break
             }
             let incoming = loaded.settings
@@ -144,6 +146,7 @@ final class Supervisor {
                 previous: previous
             )
             state.publish(next)
+            Log.configure(incoming.logFormat)
             // Freed here, after the swap: freeing a large config takes milliseconds nobody should wait for.
             _ = source.commit(loaded)
             let replacedCertificates = loaded.certificateFingerprint != nil && loaded.certificateFingerprint != certificateFingerprint
@@ -168,8 +171,9 @@ final class Supervisor {
         case .rejected(let refused):
             state.reloadFailures.add(1, ordering: .relaxed)
             state.lastReloadFailed.store(true, ordering: .relaxed)
+            // The summary line, then every error on its own line (as JSON objects with their place, in JSON format).
             Log.error(outcome.logLine(trigger: trigger))
-            for line in refused.errors.dropFirst() { Log.error("  " + line) }
+            for finding in refused.errors { Log.finding(finding) }
         }
         watch.rememberCurrentFiles()
         return outcome

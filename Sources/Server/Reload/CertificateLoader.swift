@@ -14,7 +14,15 @@ enum CertificateLoader {
         var files: [String]
     }
 
-    static func load(_ settings: ServerSettings, configPath: String, now: Int) -> Loaded {
+    /// `sites`: every host must get a certificate covering it when a listener serves HTTPS.
+    /// `developmentCertificatesExpected`: `dev`, whose own certificate is from its local CA.
+    static func load(
+        _ settings: ServerSettings,
+        configPath: String,
+        now: Int,
+        sites: [Site] = [],
+        developmentCertificatesExpected: Bool = false
+    ) -> Loaded {
         guard !settings.certificates.isEmpty else { return Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: []) }
         var findings: [Diagnostic] = []
         var certificates: [TLSContexts.Certificate] = []
@@ -43,7 +51,14 @@ enum CertificateLoader {
                 }
             }
             guard let chain = contents[certificatePath], let key = contents[keyPath] else { continue }
-            for finding in CertificateInspector.check(chainPEM: chain, keyPEM: key, hosts: entry.hosts, now: now) {
+            let found = CertificateInspector.check(
+                chainPEM: chain,
+                keyPEM: key,
+                hosts: entry.hosts,
+                now: now,
+                developmentCertificateExpected: developmentCertificatesExpected
+            )
+            for finding in found {
                 let file = finding.rule == "tls.key" || finding.rule == "tls.key-mismatch" ? keyPath : certificatePath
                 findings.append(Diagnostic(finding.isError ? .error : .warning, finding.rule, finding.message, file: file))
             }
@@ -52,6 +67,22 @@ enum CertificateLoader {
                 if case .success(let pattern) = HostPattern.parse(host) { _ = hosts.insertIfAbsent(pattern, certificates.count) }
             }
             certificates.append(TLSContexts.Certificate(hosts: entry.hosts, chainPEM: chain, keyPEM: key, label: certificatePath))
+        }
+        if settings.listeners.contains(where: \.tls), !findings.hasErrors {
+            // In `dev`, the hosts given on its command line get its certificate; other sites of a config it
+            // serves only warn (they are not what is being developed).
+            findings += uncoveredHosts(
+                sites,
+                names: certificates.map { CertificateInspector.leafNames($0.chainPEM) ?? [] },
+                labels: certificates.map(\.label),
+                table: hosts,
+                configPath: configPath
+            )
+            .map { finding in
+                var finding = finding
+                if developmentCertificatesExpected { finding.severity = .warning }
+                return finding
+            }
         }
         guard !findings.hasErrors else { return Loaded(contexts: nil, diagnostics: findings, fingerprint: nil, files: files) }
         do {
@@ -63,5 +94,68 @@ enum CertificateLoader {
             findings.append(Diagnostic(.error, "tls.context", error.description, file: configPath))
             return Loaded(contexts: nil, diagnostics: findings, fingerprint: nil, files: files)
         }
+    }
+
+    /// Without reading the certificate files (`validate --no-certificates`, for CI that lacks the
+    /// secrets): the certificates are taken to name exactly their declared "hosts".
+    static func checkDeclared(_ settings: ServerSettings, configPath: String, sites: [Site]) -> [Diagnostic] {
+        guard settings.listeners.contains(where: \.tls) else { return [] }
+        var table = HostTable<Int>()
+        for (index, entry) in settings.certificates.enumerated() {
+            for host in entry.hosts {
+                if case .success(let pattern) = HostPattern.parse(host) { _ = table.insertIfAbsent(pattern, index) }
+            }
+        }
+        return uncoveredHosts(
+            sites,
+            names: settings.certificates.map { $0.hosts.map { $0.lowercased() } },
+            labels: settings.certificates.map { "the certificate declared for \($0.hosts.joined(separator: ", "))" },
+            table: table,
+            configPath: configPath
+        )
+    }
+
+    /// Sites with hosts whose TLS handshake would present a certificate not naming them: SNI picks the
+    /// certificate the way the server will (exact name, longest wildcard, else the first), then its names
+    /// are checked as a client checks them. One error per site, naming the hosts.
+    static func uncoveredHosts(
+        _ sites: [Site],
+        names: [[String]],
+        labels: [String],
+        table: HostTable<Int>,
+        configPath: String
+    ) -> [Diagnostic] {
+        guard !names.isEmpty else { return [] }
+        var findings: [Diagnostic] = []
+        for site in sites {
+            var uncovered: [String] = []
+            var firstUncovered: Origin?
+            var chosen = 0
+            for host in site.hosts {
+                let text = host.value.description
+                let probe = text.hasPrefix("*.") ? "aasa-wildcard-check." + text.dropFirst(2) : text
+                let index = table.lookup(probe) ?? 0
+                if !names[index].contains(where: { CertificateInspector.name($0, covers: text) }) {
+                    uncovered.append(text)
+                    if firstUncovered == nil { firstUncovered = host.origin }
+                    chosen = index
+                }
+            }
+            guard !uncovered.isEmpty else { continue }
+            let list = uncovered.map { "\"\($0)\"" }.joined(separator: ", ")
+            findings.append(
+                Diagnostic(
+                    .error,
+                    "tls.host-uncovered",
+                    "no certificate covers \(list): HTTPS for \(uncovered.count == 1 ? "it" : "them") would present \(labels[chosen]) "
+                        + "(names: \(names[chosen].joined(separator: ", "))), which Apple and every client reject. Add "
+                        + "\(uncovered.count == 1 ? "the host" : "these hosts") to a certificate and to its \"hosts\" in server.certificates",
+                    at: firstUncovered?.location ?? site.origin.location,
+                    path: (firstUncovered?.path ?? site.origin.path).description,
+                    file: configPath
+                )
+            )
+        }
+        return findings
     }
 }

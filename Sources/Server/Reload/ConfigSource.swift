@@ -13,9 +13,28 @@ public final class ConfigSource: Sendable {
     /// checks) sees only the effective settings.
     let adjustSettings: @Sendable (ServerSettings) -> ServerSettings
     private let lastGood = Mutex<LoadedConfig?>(nil)
+    /// The config's bytes when they came from elsewhere than `path` (standard input, for `validate
+    /// --config -`); `path` then only names it and anchors relative file names.
+    let contents: [UInt8]?
+    /// `dev`: its certificate comes from its own local CA, which is not worth a warning there, and the
+    /// placeholder app of its starter config is a warning (it still serves, to try the set-up) where
+    /// `validate` makes it an error.
+    let forDevelopment: Bool
+    /// False for `validate --no-certificates`: certificate and key files are not read (CI without the
+    /// secrets); their declared hosts still have to cover every site.
+    let readsCertificates: Bool
 
-    public init(path: String, adjustSettings: @escaping @Sendable (ServerSettings) -> ServerSettings = { $0 }) {
+    public init(
+        path: String,
+        contents: [UInt8]? = nil,
+        forDevelopment: Bool = false,
+        readsCertificates: Bool = true,
+        adjustSettings: @escaping @Sendable (ServerSettings) -> ServerSettings = { $0 }
+    ) {
         self.path = path
+        self.contents = contents
+        self.forDevelopment = forDevelopment
+        self.readsCertificates = readsCertificates
         self.adjustSettings = adjustSettings
     }
 
@@ -41,10 +60,14 @@ public final class ConfigSource: Sendable {
     public func load(now: Int) -> Result<Loaded, FileError> {
         let started = Posix.monotonicMicroseconds()
         let bytes: [UInt8]
-        do {
-            bytes = try Posix.readFile(path, limit: Posix.ReadLimit.config)
-        } catch {
-            return .failure(error)
+        if let contents {
+            bytes = contents
+        } else {
+            do {
+                bytes = try Posix.readFile(path, limit: Posix.ReadLimit.config)
+            } catch {
+                return .failure(error)
+            }
         }
         let read = ReadFiles()
         var config = ConfigLoader.load(
@@ -63,13 +86,30 @@ public final class ConfigSource: Sendable {
             parallel: { Posix.parallelFor($0, $1) }
         )
         if let server = config.config?.server { config.config?.server = adjustSettings(server) }
+        if forDevelopment {
+            config.diagnostics = config.diagnostics.map { finding in
+                var finding = finding
+                if finding.rule == "appid.placeholder" { finding.severity = .warning }
+                return finding
+            }
+        }
         var diagnostics = config.diagnostics
         var certificates = CertificateLoader.Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: [])
         var adminPolicy = AdminPolicy()
         var secretFiles: [String] = []
         if let settings = config.config?.server, !config.hasErrors {
-            certificates = CertificateLoader.load(settings, configPath: path, now: now)
-            diagnostics += certificates.diagnostics
+            if !readsCertificates {
+                diagnostics += CertificateLoader.checkDeclared(settings, configPath: path, sites: config.sites.map(\.site))
+            } else {
+                certificates = CertificateLoader.load(
+                    settings,
+                    configPath: path,
+                    now: now,
+                    sites: config.sites.map(\.site),
+                    developmentCertificatesExpected: forDevelopment
+                )
+                diagnostics += certificates.diagnostics
+            }
             let admin = Self.adminPolicy(settings, configPath: path)
             adminPolicy = admin.policy
             diagnostics += admin.diagnostics

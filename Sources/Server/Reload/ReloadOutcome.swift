@@ -16,8 +16,8 @@ enum ReloadOutcome: Sendable {
     struct Refused: Sendable {
         /// The generation that keeps serving.
         var generation: Int
-        /// One line per error (at most ten), in the order they are displayed.
-        var errors: [String]
+        /// The errors (at most ten), in the order they are displayed.
+        var errors: [Diagnostic]
     }
 
     case reloaded(Applied)
@@ -37,9 +37,10 @@ enum ReloadOutcome: Sendable {
             if !applied.needsRestart.isEmpty { line += "; needs a restart to apply: " + applied.needsRestart.joined(separator: ", ") }
             return line
         case .rejected(let refused):
-            let first = refused.errors.first ?? "unknown error"
-            let more = refused.errors.count > 1 ? " (and \(refused.errors.count - 1) more: see POST /reload or validate --config)" : ""
-            return "reload (\(trigger)) rejected, still serving generation \(refused.generation): \(first)\(more)"
+            // The errors follow, one line each (Log.finding); this line says what happened.
+            let count = refused.errors.count
+            return "reload (\(trigger)) rejected, still serving generation \(refused.generation): "
+                + "\(count) error\(count == 1 ? "" : "s")\(count == 10 ? " (the first ten; validate --config lists all)" : "")"
         }
     }
 
@@ -51,7 +52,7 @@ enum ReloadOutcome: Sendable {
                 + "\"needsRestart\":[\(applied.needsRestart.map(JSONText.quoted).joined(separator: ","))]}"
         case .rejected(let refused):
             return "{\"result\":\"rejected\",\"generation\":\(refused.generation),"
-                + "\"errors\":[\(refused.errors.map(JSONText.quoted).joined(separator: ","))]}"
+                + "\"errors\":[\(refused.errors.map { JSONText.quoted($0.description) }.joined(separator: ","))]}"
         }
     }
 }

@@ -93,6 +93,12 @@ enum Router {
             }
             return .respond(StandardResponses.health, site: "-", pathClass: .health)
         }
+        for file in snapshot.published where equal(path, file.path) {
+            guard head.method == .get || head.method == .head else {
+                return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .other)
+            }
+            return .respond(file.response, site: "-", pathClass: .other)
+        }
         return .respond(StandardResponses.notFound, site: "-", pathClass: .other)
     }
 

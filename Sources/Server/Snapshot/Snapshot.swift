@@ -15,6 +15,8 @@ final class Snapshot: Sendable {
     /// Nil when `unknownHost` is "404".
     let unknownHost: SiteResponses?
     let healthPath: [UInt8]?
+    /// `settings.publishedFiles`, ready to send: a handful at most, so a scan finds them.
+    let published: [(path: [UInt8], response: PreparedResponse)]
     /// What changed from the snapshot this one replaced (all hosts added for the first).
     let changes: SnapshotChanges
     /// Certificates for TLS listeners; swapped with the rest of the config on reload.
@@ -158,5 +160,9 @@ final class Snapshot: Sendable {
             )
         }
         healthPath = settings.healthPath.map { Array($0.utf8) }
+        published = settings.publishedFiles.map { file in
+            let headers = [("Server", "aasa-server"), ("Content-Type", file.contentType), ("Cache-Control", "no-store")]
+            return (Array(file.path.utf8), PreparedResponse(status: 200, headers: headers, body: file.body))
+        }
     }
 }

@@ -1,0 +1,124 @@
+import AASA
+import Posix
+
+/// What `dev` prints once it listens: the entitlement lines, where the phone can reach this machine, the
+/// device steps in order, a curl command that works against what was actually bound, and warnings for
+/// set-ups a phone cannot use. Pure: everything it says comes in as values (tested without a network).
+struct DeviceGuide {
+    var hosts: [String]
+    /// The listeners as bound (the real port for `--port 0`).
+    var listening: [ServerSettings.Listener]
+    /// The machine's interface addresses.
+    var interfaces: [Posix.InterfaceAddress]
+    /// `--public-address`: what the phone connects to when it is not one of ours (a container, NAT).
+    var publicAddresses: [String]
+    var caCertificatePath: String
+    var profilePath: String
+    var caFingerprint: String
+
+    var port: Int { listening.first?.port ?? 443 }
+
+    /// The addresses a phone on the same network can use, each with the port that serves it (with
+    /// `--port 0` the IPv4 and IPv6 listeners get different ports): the public ones given, else every
+    /// non-loopback, non-link-local address a listener covers.
+    var reachableAddresses: [(address: String, port: Int, interface: String)] {
+        if !publicAddresses.isEmpty { return publicAddresses.map { ($0, port, "--public-address") } }
+        return interfaces.compactMap { candidate in
+            guard !candidate.isLoopback && !candidate.isLinkLocal else { return nil }
+            // Our IPv6 sockets are IPv6-only, so "::" covers IPv6 addresses and "0.0.0.0" IPv4 ones.
+            let listener = listening.first { listener in
+                listener.address == candidate.address || listener.address == (candidate.isIPv6 ? "::" : "0.0.0.0")
+            }
+            return listener.map { (candidate.address, $0.port, candidate.interface) }
+        }
+    }
+
+    /// The address curl on this machine connects to: loopback when a wildcard listener covers it.
+    var localAddress: String {
+        guard let listener = listening.first else { return "127.0.0.1" }
+        switch listener.address {
+        case "0.0.0.0": return "127.0.0.1"
+        case "::": return listening.contains { $0.address == "0.0.0.0" } ? "127.0.0.1" : "::1"
+        // A specific LAN address: curl from this machine reaches it directly.
+        default: return listener.address
+        }
+    }
+
+    var warnings: [String] {
+        var found: [String] = []
+        let loopbackOnly = listening.allSatisfy { $0.address.hasPrefix("127.") || $0.address == "::1" }
+        if loopbackOnly && publicAddresses.isEmpty {
+            found.append(
+                "listening on loopback only (\(listening.map(\.description).joined(separator: ", "))): a phone cannot "
+                    + "reach it. Drop --listen, or give a LAN address (or --public-address when a container or NAT sits between)"
+            )
+        } else if reachableAddresses.isEmpty {
+            found.append(
+                "no network address of this machine is covered by the listeners; a phone needs one on its Wi-Fi network "
+                    + "(in a container, pass --public-address with the host machine's LAN address)"
+            )
+        }
+        if port != 443 {
+            found.append(
+                "port \(port): iOS fetches https://HOST/.well-known/apple-app-site-association on port 443 only "
+                    + "(entitlements carry no port), so a phone cannot use this; curl can. Use --port 443"
+            )
+        }
+        return found
+    }
+
+    var text: String {
+        let hostNames = hosts.joined(separator: ", ")
+        var text = "\nAssociated Domains entitlement (Xcode → Signing & Capabilities → Associated Domains):\n"
+        for host in hosts { text += "    applinks:\(host)?mode=developer\n    webcredentials:\(host)?mode=developer\n" }
+
+        let addresses = reachableAddresses
+        text += "\nThe phone reaches this machine at:\n"
+        if addresses.isEmpty {
+            text += "    (no network address found; see the warnings below)\n"
+        } else {
+            for entry in addresses {
+                text += "    \(entry.address)\(entry.port == 443 ? "" : " port \(entry.port)")  (\(entry.interface))\n"
+            }
+        }
+        let preferred = addresses.first { !$0.address.contains(":") } ?? addresses.first
+        let example = preferred?.address ?? "192.168.1.20"
+        let exampleURL = (example.contains(":") ? "[\(example)]" : example) + ((preferred?.port ?? 443) == 443 ? "" : ":\(preferred!.port)")
+        text += """
+            On the phone's network, \(hostNames) must resolve to one of these: a local DNS entry (the router's, or
+            dnsmasq: address=/\(hosts[0])/\(example)), or a public DNS record pointing at the private address.
+
+            On the iPhone or iPad:
+              1. Settings → Privacy & Security → Developer Mode: on, then restart (the switch appears once Xcode
+                 has run an app on the device).
+              2. Settings → Developer → Associated Domains Development: on.
+              3. Run the Debug build from Xcode (the entitlement is read when the app is installed: reinstall
+                 after changing it). The device fetches the file from this machine, not through Apple's CDN.
+              4. Settings → Developer → Universal Links → Diagnostics: enter https://\(hosts[0])/some/path to see
+                 whether it opens the app, and which rule decided.
+            Developer mode accepts any certificate. Safari and curl on the phone need the CA installed:
+              5. In Safari on the phone open https://\(exampleURL)\(MobileConfig.path) (accept the
+                 warning once — this is the CA being installed) and allow the download; or AirDrop or mail
+                 \(profilePath) to the phone.
+              6. Settings → General → VPN & Device Management → "aasa-server development CA" → Install.
+              7. Settings → General → About → Certificate Trust Settings → full trust for
+                 "aasa-server development CA". Its SHA-256 fingerprint (shown under More Details) must be
+                 \(caFingerprint)
+
+            Check from this machine:
+
+            """
+        let local = localAddress
+        let wildcard = local.contains(":") ? "::" : "0.0.0.0"
+        let localPort = (listening.first { $0.address == local } ?? listening.first { $0.address == wildcard })?.port ?? port
+        let shownPort = localPort == 443 ? "" : ":\(localPort)"
+        let resolveAddress = local.contains(":") ? "[\(local)]" : local
+        for host in hosts {
+            text +=
+                "    curl --cacert \(caCertificatePath) --resolve \(host):\(localPort):\(resolveAddress) -sI "
+                + "https://\(host)\(shownPort)/.well-known/apple-app-site-association\n"
+        }
+        for warning in warnings { text += "\nwarning: \(warning)" }
+        return text + "\n\n"
+    }
+}
