@@ -1,30 +1,5 @@
 // swift-tools-version:6.2
-import Foundation
 import PackageDescription
-
-/// The commit `--version` reports: AASA_BUILD_COMMIT when set (image builds, which do not copy .git),
-/// else the checkout's HEAD read from .git (no git binary needed), else "unknown".
-func buildCommit() -> String {
-    if let given = ProcessInfo.processInfo.environment["AASA_BUILD_COMMIT"], !given.isEmpty { return given }
-    let root = Context.packageDirectory
-    func read(_ path: String) -> String? {
-        (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-    var gitDirectory = root + "/.git"
-    // A worktree or submodule: .git is a file naming the real directory.
-    if let pointer = read(gitDirectory), pointer.hasPrefix("gitdir: ") {
-        let target = String(pointer.dropFirst(8))
-        gitDirectory = target.hasPrefix("/") ? target : root + "/" + target
-    }
-    guard let head = read(gitDirectory + "/HEAD") else { return "unknown" }
-    guard head.hasPrefix("ref: ") else { return String(head.prefix(12)) }
-    let reference = String(head.dropFirst(5))
-    if let hash = read(gitDirectory + "/" + reference) { return String(hash.prefix(12)) }
-    // Packed references: "<hash> <ref>" lines.
-    let packed = read(gitDirectory + "/packed-refs")?.split(separator: "\n") ?? []
-    if let line = packed.first(where: { $0.hasSuffix(" " + reference) }) { return String(line.prefix(12)) }
-    return "unknown"
-}
 
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -44,9 +19,8 @@ let package = Package(
         .executable(name: "aasa-server", targets: ["aasa-server"])
     ],
     targets: [
-        // C: what Swift cannot import (epoll, signalfd, accept4 need _GNU_SOURCE; zlib's init macros), and
-        // the build's commit, which only a C define can carry into the binary.
-        .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE"), .define("AASA_BUILD_COMMIT", to: "\"\(buildCommit())\"")]),
+        // C: what Swift cannot import (epoll, signalfd, accept4 need _GNU_SOURCE; zlib's init macros).
+        .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
 
@@ -66,7 +40,15 @@ let package = Package(
         .target(name: "Check", dependencies: ["AASA", "HTTP1", "Posix", "TLS", "Gzip"], swiftSettings: strictSettings),
 
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
-        .target(name: "CLI", dependencies: ["AASA", "HTTP1", "Server", "Check", "Posix", "TLS"], swiftSettings: strictSettings),
+        .target(
+            name: "CLI",
+            dependencies: ["AASA", "HTTP1", "Server", "Check", "Posix", "TLS"],
+            swiftSettings: strictSettings,
+            plugins: ["BuildInfo"]
+        ),
+        // Build time only: records the checkout's commit for `--version` (reruns when HEAD moves).
+        .executableTarget(name: "BuildInfoGenerator", path: "Plugins/BuildInfoGenerator"),
+        .plugin(name: "BuildInfo", capability: .buildTool(), dependencies: ["BuildInfoGenerator"], path: "Plugins/BuildInfo"),
         .executableTarget(name: "aasa-server", dependencies: ["CLI"], swiftSettings: strictSettings),
 
         // Release-mode timing of the pure core; run by Benchmarks/core.sh, never by `swift test`.

@@ -79,7 +79,7 @@ public enum CommandLineTool {
             console.out(overview)
             return ExitStatus.success
         case "--version":
-            console.out("aasa-server \(version) (commit \(Posix.buildCommit); \(TLSLibrary.version))\n")
+            console.out("aasa-server \(version) (commit \(buildCommit); \(TLSLibrary.version))\n")
             return ExitStatus.success
         case "help":
             guard arguments.count > 1 else {

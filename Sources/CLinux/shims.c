@@ -24,7 +24,3 @@ int CLinux_available_cpus(void) {
     int count = CPU_COUNT(&set);
     return count > 0 ? count : 1;
 }
-
-const char *CLinux_build_commit(void) {
-    return AASA_BUILD_COMMIT;
-}

@@ -1,4 +1,3 @@
-internal import CLinux
 internal import Glibc
 
 extension Posix {
@@ -7,9 +6,6 @@ extension Posix {
     public static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
     public static func processID() -> Int32 { getpid() }
-
-    /// The commit this binary was built from (see Package.swift), or "unknown".
-    public static var buildCommit: String { String(cString: CLinux_build_commit()) }
 
     /// Ends the process with `status` (the command line's last step).
     public static func exit(_ status: Int32) -> Never { Glibc.exit(status) }

@@ -21,8 +21,6 @@ int CLinux_gettid(void);
 
 /* The CPUs this thread may run on (taskset, cgroup cpusets); CPU_COUNT is a macro. */
 int CLinux_available_cpus(void);
-/// The commit the binary was built from (Package.swift reads it), for --version.
-const char *CLinux_build_commit(void);
 
 /* sigset_t manipulation is a set of macros in some libcs; these are plain calls. */
 int CLinux_block_signals(const int *signals, int count, sigset_t *set_out);

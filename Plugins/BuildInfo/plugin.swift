@@ -1,0 +1,30 @@
+import Foundation
+import PackagePlugin
+
+/// Generates the build's commit into the CLI target (`--version`). It reruns when the checkout's HEAD
+/// or the branch it points at moves, which a manifest-time value could not (SwiftPM caches manifests).
+@main
+struct BuildInfo: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
+        let output = context.pluginWorkDirectoryURL.appending(path: "BuildInfo.swift")
+        let git = context.package.directoryURL.appending(path: ".git")
+        // The files whose change means another commit: HEAD, the branch it names, packed refs. Only
+        // existing ones (an exported tree has no .git: the commit is then "unknown").
+        var inputs = [git.appending(path: "HEAD"), git.appending(path: "packed-refs")]
+        if let head = try? String(contentsOf: git.appending(path: "HEAD"), encoding: .utf8), head.hasPrefix("ref: ") {
+            let reference = head.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)
+            inputs.append(git.appending(path: reference))
+        }
+        inputs = inputs.filter { FileManager.default.fileExists(atPath: $0.path) }
+        let override = ProcessInfo.processInfo.environment["AASA_BUILD_COMMIT"] ?? ""
+        return [
+            .buildCommand(
+                displayName: "Recording the commit for --version",
+                executable: try context.tool(named: "BuildInfoGenerator").url,
+                arguments: [context.package.directoryURL.path, output.path, override],
+                inputFiles: inputs,
+                outputFiles: [output]
+            )
+        ]
+    }
+}
