@@ -18,8 +18,9 @@ public enum Checker {
             while true {
                 let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
                 if index >= targets.count { return }
-                let observation = probe.observe(targets[index])
-                let findings = HostEvaluation.evaluate(observation, expectations(targets[index]))
+                let expected = expectations(targets[index])
+                let observation = probe.observe(targets[index], apple: expected.apple, android: expected.android)
+                let findings = HostEvaluation.evaluate(observation, expected)
                 results.set(index, HostReport(target: targets[index], address: observation.address, findings: findings))
             }
         }

@@ -28,7 +28,10 @@ struct HostProbe: Sendable {
     let options: ProbeOptions
     let tls: TLSClientContext
 
-    func observe(_ target: CheckTarget) -> HostObservation {
+    /// Google's Digital Asset Links fetcher, as it identifies itself in server logs.
+    static let googleAgent = "GoogleAssociationService"
+
+    func observe(_ target: CheckTarget, apple: Bool = true, android: Bool = false) -> HostObservation {
         var observation = HostObservation(target: target, checkedAt: Int(Posix.unixTime()))
         let deadline = Posix.monotonicMilliseconds() + Int64(options.timeout * 1000)
         var port = target.port
@@ -55,12 +58,14 @@ struct HostProbe: Sendable {
         }
         observation.address = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
         let path = "/.well-known/apple-app-site-association"
-        let plan: [(WritableKeyPath<HostObservation, Exchange?>, String, String, String)] = [
+        var plan: [(WritableKeyPath<HostObservation, Exchange?>, String, String, String)] = [
             (\.wellKnown, "GET", path, Self.botAgent),
             (\.wellKnownHead, "HEAD", path, Self.botAgent),
             (\.wellKnownBrowser, "GET", path, Self.browserAgent),
             (\.rootPath, "GET", "/apple-app-site-association", Self.botAgent),
         ]
+        if !apple { plan.removeAll() }
+        if android { plan.append((\.assetLinks, "GET", "/.well-known/assetlinks.json", Self.googleAgent)) }
         for (index, (slot, method, requestPath, agent)) in plan.enumerated() {
             let result = exchange(
                 target: target,

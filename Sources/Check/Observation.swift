@@ -98,6 +98,8 @@ public struct HostObservation: Sendable {
     public var rootPath: Exchange?
     /// Apple's CDN copy (with `--cdn`).
     public var cdn: Exchange?
+    /// `GET /.well-known/assetlinks.json` as Google's verifier sends it (when Android apps are expected).
+    public var assetLinks: Exchange?
     /// When the check ran (Unix seconds), for certificate expiry.
     public var checkedAt: Int
 

@@ -35,6 +35,9 @@ struct SchemaTests {
             ("certificate", definitions["certificate"], ServerSettings.certificateKeys),
             ("reload", schema["properties"]?["server"]?["properties"]?["reload"], ServerSettings.reloadKeys),
             ("timeouts", schema["properties"]?["server"]?["properties"]?["timeouts"], ServerSettings.timeoutKeys),
+            ("app entry", definitions["appEntry"], ConfigDecoder.appEntryKeys),
+            ("android app", definitions["androidAppDefinition"], ConfigDecoder.androidKeys.filter { $0 != "app" }),
+            ("android app reference", definitions["androidApp"]?["oneOf"]?.arrayValue?.last, ["app", "comment", "relations"]),
         ]
         for (name, node, keys) in pairs {
             #expect(node != nil, "schema has no \(name)")
@@ -61,6 +64,11 @@ struct SchemaTests {
         #"{"version": 1, "sites": [], "server": {"timeouts": {"header": "10s"}}}"#,
         #"{"version": 1, "sites": [], "server": {"listen": [{"address": "::1"}]}}"#,
         #"{"version": 2, "sites": []}"#,
+        #"{"version": 1, "sites": [{"hosts": ["a.com"], "android": [{"package": "com.a.b"}]}]}"#,
+        #"{"version": 1, "sites": [{"hosts": ["a.com"], "android": [{"pakage": "com.a.b", "sha256": ["AA"]}]}]}"#,
+        #"{"version": 1, "sites": [{"hosts": ["a.com"], "android": ["a"], "assetlinksFile": "x.json"}]}"#,
+        #"{"version": 1, "apps": {"a": {"android": {"package": "com.a.b"}}}, "sites": []}"#,
+        #"{"version": 1, "apps": {"a": {"ios": "ABCDE12345.com.a.b"}}, "sites": []}"#,
     ]
 
     @Test("The bundled configs pass the schema, and shapes the decoder rejects fail it (python3 jsonschema)")

@@ -258,3 +258,57 @@ struct CheckTests {
         #expect(try runTool([TestPaths.serverExecutable, "check", "ftp://example.com"]).status == 2)
     }
 }
+
+@Suite("check --android: assetlinks.json as Google's verifier sees it", .serialized)
+struct CheckAndroidTests {
+    let base = CheckTests()
+
+    @Test("A redirect, lower-case fingerprints and a missing package are errors; a good list passes with the package granted")
+    func android() throws {
+        let redirect = try base.checkBroken("assetlinks-redirect", extra: ["--android"])
+        #expect(redirect.status == 1)
+        #expect(redirect.finding("check.assetlinks-redirect")?.message.contains("does not follow redirects") == true, "\(redirect.stdout)")
+        let lower = try base.checkBroken("assetlinks-lowercase", extra: ["--app", "com.example.shop"])
+        #expect(lower.status == 1)
+        #expect(lower.finding("assetlinks.fingerprint")?.message.contains("lower-case hex") == true, "\(lower.stdout)")
+        let good = try base.checkBroken("assetlinks-good", extra: ["--app", "com.example.shop", "--app", "com.example.missing"])
+        #expect(
+            good.findings.contains { $0.rule == "check.assetlinks-app" && $0.severity == "pass" && $0.message.contains("com.example.shop") }
+        )
+        #expect(good.finding("check.assetlinks-app")?.message.contains("com.example.missing is not in the statement list") == true)
+        #expect(good.status == 1)
+        // Without --android or a package, assetlinks.json is not fetched at all.
+        let apple = try base.checkBroken("assetlinks-redirect")
+        #expect(!apple.findings.contains { $0.rule.hasPrefix("check.assetlinks") })
+    }
+
+    @Test("With --config, a site's Android apps make check fetch assetlinks.json and compare it with what the config generates")
+    func againstConfig() throws {
+        let fingerprint = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+        let config = #"""
+            {"version": 1, "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "android": {"package": "com.example.shop", "sha256": ["\#(fingerprint)"]}}},
+             "sites": [{"hosts": ["example.com"], "webcredentials": {"apps": ["shop"]}, "android": ["shop"]},
+                       {"hosts": ["www.example.com"], "android": ["shop"]}],
+             "server": {"listen": [{"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off", "accessLog": false,
+                        "certificates": [{"hosts": ["example.com", "www.example.com"], "certificate": "cert.pem", "key": "key.pem"}]}}
+            """#
+        let server = try ServerProcess(
+            config: config,
+            files: [
+                "cert.pem": String(decoding: CheckCertificates.good.certificate, as: UTF8.self),
+                "key.pem": String(decoding: CheckCertificates.good.key, as: UTF8.self),
+            ]
+        )
+        defer { server.stop() }
+        let result = try base.check([
+            "--config", server.directory + "/config.json", "--connect", "127.0.0.1:\(server.port)", "--cacert", try base.caFile(),
+        ])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.hosts == ["example.com", "www.example.com"])
+        let passes = result.findings.filter { $0.severity == "pass" }.map(\.rule)
+        #expect(passes.filter { $0 == "check.assetlinks-config-mismatch" }.count == 2)
+        #expect(passes.filter { $0 == "check.assetlinks" }.count == 2)
+        // The Android-only host is checked for Android only.
+        #expect(passes.filter { $0 == "check.config-mismatch" }.count == 1)
+    }
+}

@@ -1,7 +1,8 @@
 /// The server's configuration: every site and what each host serves (one JSON file, see README).
 public struct Config: Sendable {
     public var version: Int
-    /// Named app IDs (`"shop": "ABCDE12345.com.example.shop"`), in the order written.
+    /// Named app IDs (`"shop": "ABCDE12345.com.example.shop"`), in the order written (entries that name
+    /// only an Android app are not here).
     public var apps: [(name: String, id: Located<String>)]
     public var sites: [Site]
     public var unknownHost: UnknownHostPolicy
@@ -28,10 +29,12 @@ public enum UnknownHostPolicy: String, Sendable, CaseIterable {
     case notFound = "404"
 }
 
-/// One site: the hosts it answers for and where its document comes from.
+/// One site: the hosts it answers for and where its documents come from.
 public struct Site: Sendable {
     public var hosts: [Located<HostPattern>]
     public var source: Source
+    /// `/.well-known/assetlinks.json`; nil: the host has no Android apps (404).
+    public var android: AndroidSource?
     public var origin: Origin
 
     public enum Source: Sendable {
@@ -40,11 +43,20 @@ public struct Site: Sendable {
         indirect case generated(GeneratedSite)
         /// A verbatim AASA file, path relative to the config file's directory.
         case file(Located<String>)
+        /// No Apple services (an Android-only site): the AASA paths answer as for an unknown host.
+        case none
     }
 
-    public init(hosts: [Located<HostPattern>], source: Source, origin: Origin = .none) {
+    public enum AndroidSource: Sendable {
+        indirect case generated([AndroidApp])
+        /// A verbatim `assetlinks.json`, path relative to the config file's directory.
+        case file(Located<String>)
+    }
+
+    public init(hosts: [Located<HostPattern>], source: Source, android: AndroidSource? = nil, origin: Origin = .none) {
         self.hosts = hosts
         self.source = source
+        self.android = android
         self.origin = origin
     }
 
@@ -118,4 +130,19 @@ public struct DetailsConfig: Sendable {
         self.defaults = defaults
         self.origin = origin
     }
+}
+
+/// The top-level `apps` table: names for Apple app IDs and for Android apps (an entry may define both),
+/// so sites refer to an app by one name.
+public struct AppTable: Sendable, Equatable {
+    public var apple: [String: String] = [:]
+    public var android: [String: AndroidApp] = [:]
+
+    public init(apple: [String: String] = [:], android: [String: AndroidApp] = [:]) {
+        self.apple = apple
+        self.android = android
+    }
+
+    /// Every name defined, for suggestions.
+    var names: [String] { Array(Set(apple.keys).union(android.keys)).sorted() }
 }

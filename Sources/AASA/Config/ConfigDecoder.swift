@@ -4,7 +4,11 @@
 /// config must never silently change what is served.
 public enum ConfigDecoder {
     static let rootKeys = ["$schema", "version", "apps", "sites", "unknownHost", "server", "comment"]
-    static let siteKeys = ["hosts", "applinks", "webcredentials", "appclips", "activitycontinuation", "file", "comment"]
+    static let siteKeys = [
+        "hosts", "applinks", "webcredentials", "appclips", "activitycontinuation", "file", "android", "assetlinksFile", "comment",
+    ]
+    static let appEntryKeys = ["apple", "android", "comment"]
+    static let androidKeys = ["package", "sha256", "relations", "app", "comment"]
     static let applinksKeys = ["formats", "defaults", "substitutionVariables", "details", "comment"]
     static let detailsKeys = ["apps", "components", "defaults", "comment"]
     static let serviceKeys = ["apps", "comment"]
@@ -40,7 +44,7 @@ public enum ConfigDecoder {
         _ root: JSONNode,
         _ reader: inout NodeReader
     )
-        -> (config: Config, aliases: [String: String], siteNodes: [JSONNode])?
+        -> (config: Config, aliases: AppTable, siteNodes: [JSONNode])?
     {
         guard let members = root.objectValue else {
             reader.report(
@@ -76,7 +80,7 @@ public enum ConfigDecoder {
             )
         }
 
-        var aliases: [String: String] = [:]
+        var aliases = AppTable()
         if let appsNode = root["apps"],
             let appMembers = reader.object(
                 appsNode,
@@ -97,8 +101,32 @@ public enum ConfigDecoder {
                     )
                     continue
                 }
-                guard let id = reader.string(member.value, path) else { continue }
-                aliases[member.key] = id.value
+                // "shop": "TEAMID.bundle", or {"apple": "TEAMID.bundle", "android": {"package": …, "sha256": […]}}.
+                if let entry = member.value.objectValue {
+                    reader.checkKeys(entry, path, known: appEntryKeys, context: "app")
+                    if let appleNode = member.value["apple"], let id = reader.string(appleNode, path.key("apple")) {
+                        aliases.apple[member.key] = id.value
+                        config.apps.append((member.key, id))
+                    }
+                    if let androidNode = member.value["android"],
+                        let app = decodeAndroidApp(androidNode, path.key("android"), aliases: AppTable(), allowReference: false, &reader)
+                    {
+                        aliases.android[member.key] = app
+                    }
+                    if member.value["apple"] == nil && member.value["android"] == nil {
+                        reader.report(
+                            .error,
+                            "app.name",
+                            "app \"\(member.key)\" defines neither \"apple\" (TEAMID.bundle.id) nor \"android\" "
+                                + "({\"package\": …, \"sha256\": […]})",
+                            member.value.location,
+                            path
+                        )
+                    }
+                    continue
+                }
+                guard let id = reader.string(member.value, path, hint: "or an object with \"apple\" and/or \"android\"") else { continue }
+                aliases.apple[member.key] = id.value
                 config.apps.append((member.key, id))
             }
         }
@@ -158,7 +186,7 @@ public enum ConfigDecoder {
     static func decodeSite(
         _ node: JSONNode,
         _ path: JSONPath,
-        aliases: [String: String],
+        aliases: AppTable,
         _ reader: inout NodeReader
     )
         -> Site?
@@ -188,6 +216,7 @@ public enum ConfigDecoder {
             reader.report(.error, "site.hosts-missing", "this site has no \"hosts\"; list the host names it serves", node.location, path)
         }
 
+        let android = decodeSiteAndroid(node, path, aliases: aliases, &reader)
         let generatedKeys = ["applinks", "webcredentials", "appclips", "activitycontinuation"]
         let presentGenerated = members.filter { generatedKeys.contains($0.key) }
         if let fileNode = node["file"] {
@@ -206,14 +235,20 @@ public enum ConfigDecoder {
                 reader.report(.error, "site.source", "\"file\" is empty; give the AASA file's path", fileNode.location, path.key("file"))
                 return nil
             }
-            return Site(hosts: hosts, source: .file(file), origin: Origin(node.location, path))
+            return Site(hosts: hosts, source: .file(file), android: android, origin: Origin(node.location, path))
+        }
+        // Declared Android apps make the site's purpose clear even when none of them resolved (that error is
+        // reported where the name is): no second "serves nothing" finding.
+        if presentGenerated.isEmpty && (android != nil || node["android"] != nil || node["assetlinksFile"] != nil) {
+            // Android only: the AASA paths answer as for an unknown host.
+            return Site(hosts: hosts, source: .none, android: android, origin: Origin(node.location, path))
         }
         if presentGenerated.isEmpty {
             reader.report(
                 .error,
                 "site.source",
                 "this site serves nothing: add \"applinks\" (and/or \"webcredentials\", \"appclips\", "
-                    + "\"activitycontinuation\"), or \"file\" with a verbatim AASA file",
+                    + "\"activitycontinuation\"), or \"file\" with a verbatim AASA file, or \"android\" / \"assetlinksFile\"",
                 node.location,
                 path
             )
@@ -235,13 +270,195 @@ public enum ConfigDecoder {
             default: break
             }
         }
-        return Site(hosts: hosts, source: .generated(generated), origin: Origin(node.location, path))
+        return Site(hosts: hosts, source: .generated(generated), android: android, origin: Origin(node.location, path))
+    }
+
+    /// A site's `android` list or `assetlinksFile` (one or the other).
+    static func decodeSiteAndroid(_ node: JSONNode, _ path: JSONPath, aliases: AppTable, _ reader: inout NodeReader) -> Site.AndroidSource?
+    {
+        let listNode = node["android"]
+        if let fileNode = node["assetlinksFile"] {
+            if listNode != nil {
+                reader.report(
+                    .error,
+                    "site.source",
+                    "a site either generates assetlinks.json from \"android\" or hosts \"assetlinksFile\" verbatim — not both",
+                    fileNode.location,
+                    path.key("assetlinksFile")
+                )
+            }
+            guard let file = reader.string(fileNode, path.key("assetlinksFile")) else { return nil }
+            if file.value.isEmpty {
+                reader.report(
+                    .error,
+                    "site.source",
+                    "\"assetlinksFile\" is empty; give the file's path",
+                    fileNode.location,
+                    path.key("assetlinksFile")
+                )
+                return nil
+            }
+            return .file(file)
+        }
+        guard let listNode else { return nil }
+        let listPath = path.key("android")
+        guard let items = listNode.arrayValue else {
+            reader.typeMismatch(
+                listNode,
+                listPath,
+                expected: "an array of Android apps",
+                hint: "write [\"shop\"] or [{\"package\": …, \"sha256\": […]}]"
+            )
+            return nil
+        }
+        if items.isEmpty {
+            reader.report(
+                .warning,
+                "android.empty",
+                "\"android\" is empty: /.well-known/assetlinks.json answers 404 for these hosts",
+                listNode.location,
+                listPath
+            )
+            return nil
+        }
+        var apps: [AndroidApp] = []
+        var packages: [String: Origin] = [:]
+        for (index, item) in items.enumerated() {
+            guard let app = decodeAndroidApp(item, listPath.index(index), aliases: aliases, allowReference: true, &reader) else { continue }
+            if let first = packages[app.package.value] {
+                reader.report(
+                    .warning,
+                    "android.duplicate",
+                    "\"\(app.package.value)\" is already listed at \(first.path); list each package once, with all its "
+                        + "fingerprints and relations",
+                    item.location,
+                    listPath.index(index)
+                )
+            } else {
+                packages[app.package.value] = Origin(item.location, listPath.index(index))
+            }
+            apps.append(app)
+        }
+        return apps.isEmpty ? nil : .generated(apps)
+    }
+
+    /// One Android app: a name from `apps`, `{"app": name, "relations": […]}`, or `{"package", "sha256",
+    /// "relations"}`. Fingerprints are accepted in any case, with or without colons, and written in the
+    /// canonical form; relations may use short names (`handle_all_urls`).
+    static func decodeAndroidApp(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        aliases: AppTable,
+        allowReference: Bool,
+        _ reader: inout NodeReader
+    ) -> AndroidApp? {
+        func resolve(_ name: Located<String>) -> AndroidApp? {
+            if let app = aliases.android[name.value] { return app }
+            let message =
+                aliases.apple[name.value] != nil
+                ? "app \"\(name.value)\" has no \"android\" part; add \"android\": {\"package\": …, \"sha256\": […]} to it in \"apps\""
+                : "no app named \"\(name.value)\" in \"apps\""
+                    + (closestMatch(to: name.value, in: Array(aliases.android.keys).sorted()).map { "; did you mean \"\($0)\"?" } ?? "")
+            reader.report(.error, "app.unknown", message, name.origin.location, name.origin.path)
+            return nil
+        }
+        if allowReference, let name = node.stringValue {
+            return resolve(Located(name, Origin(node.location, path)))
+        }
+        guard
+            let members = reader.object(
+                node,
+                path,
+                what: "an Android app such as {\"package\": \"com.example.app\", \"sha256\": [\"14:6D:…\"]}"
+            )
+        else { return nil }
+        reader.checkKeys(members, path, known: allowReference ? androidKeys : androidKeys.filter { $0 != "app" }, context: "android app")
+        var relations = [Located(AssetRelation.handleAllURLs, Origin(node.location, path))]
+        if let relationsNode = node["relations"] {
+            relations = []
+            for relation in reader.stringArray(relationsNode, path.key("relations"), hint: "write [\"handle_all_urls\"]") ?? [] {
+                let expanded = Located(AssetRelation.expand(relation.value), relation.origin)
+                AssetLinksDecoder.checkRelation(expanded, &reader)
+                relations.append(expanded)
+            }
+            if relations.isEmpty {
+                reader.report(
+                    .error,
+                    "assetlinks.relation-empty",
+                    "\"relations\" is empty, so this app is granted nothing",
+                    relationsNode.location,
+                    path.key("relations")
+                )
+            }
+        }
+        if allowReference, let referenceNode = node["app"] {
+            guard let name = reader.string(referenceNode, path.key("app")), var app = resolve(name) else { return nil }
+            for key in ["package", "sha256"] {
+                guard let conflicting = node[key] else { continue }
+                reader.report(
+                    .error,
+                    "android.app-and-package",
+                    "give either \"app\" (a name from \"apps\") or \"\(key)\", not both",
+                    conflicting.location,
+                    path.key(key)
+                )
+            }
+            if node["relations"] != nil { app.relations = relations }
+            return app
+        }
+        guard let packageNode = node["package"] else {
+            reader.report(
+                .error,
+                "assetlinks.package-missing",
+                "an Android app needs \"package\" (its applicationId, e.g. com.example.app)",
+                node.location,
+                path
+            )
+            return nil
+        }
+        guard let package = reader.string(packageNode, path.key("package")) else { return nil }
+        if let problem = AndroidIdentity.packageNameProblem(package.value) {
+            reader.report(.error, "assetlinks.package-name", problem, package.origin.location, package.origin.path)
+        }
+        var fingerprints: [Located<String>] = []
+        if let list = node["sha256"] {
+            let texts =
+                list.stringValue.map { [Located($0, Origin(list.location, path.key("sha256")))] }
+                ?? reader.stringArray(list, path.key("sha256")) ?? []
+            for text in texts {
+                let check = AndroidIdentity.checkFingerprint(text.value)
+                if let canonical = check.canonical {
+                    fingerprints.append(Located(canonical, text.origin))
+                } else if let problem = check.problem {
+                    reader.report(.error, "assetlinks.fingerprint", problem, text.origin.location, text.origin.path)
+                }
+            }
+            if texts.isEmpty {
+                reader.report(
+                    .error,
+                    "assetlinks.fingerprints-missing",
+                    "\"sha256\" is empty; list the SHA-256 fingerprint of every key that signs the app",
+                    list.location,
+                    path.key("sha256")
+                )
+            }
+        } else {
+            reader.report(
+                .error,
+                "assetlinks.fingerprints-missing",
+                "an Android app needs \"sha256\": [\"14:6D:E9:…\"], its signing certificates' SHA-256 fingerprints (with Play "
+                    + "App Signing: the app signing key Play Console shows)",
+                node.location,
+                path
+            )
+        }
+        return AndroidApp(package: package, fingerprints: fingerprints, relations: relations, origin: Origin(node.location, path))
     }
 
     static func decodeService(
         _ node: JSONNode,
         _ path: JSONPath,
-        aliases: [String: String],
+        aliases: AppTable,
         _ reader: inout NodeReader
     )
         -> [Located<String>]?
@@ -265,7 +482,7 @@ public enum ConfigDecoder {
     static func resolveApps(
         _ node: JSONNode,
         owner: JSONPath,
-        aliases: [String: String],
+        aliases: AppTable,
         _ reader: inout NodeReader
     )
         -> [Located<String>]
@@ -273,12 +490,24 @@ public enum ConfigDecoder {
         let path = owner.key("apps")
         var resolved: [Located<String>] = []
         for reference in reader.stringArray(node, path) ?? [] {
-            if let id = aliases[reference.value] {
+            if let id = aliases.apple[reference.value] {
                 resolved.append(Located(id, reference.origin))
             } else if reference.value.utf8.contains(UInt8(ascii: ".")) {
                 resolved.append(reference)
             } else {
-                let suggestion = closestMatch(to: reference.value, in: Array(aliases.keys).sorted())
+                if aliases.android[reference.value] != nil {
+                    reader.report(
+                        .error,
+                        "app.unknown",
+                        "app \"\(reference.value)\" has no Apple app ID (it defines only \"android\"); add \"apple\": "
+                            + "\"TEAMID.bundle.id\" to it, or list it under this site's \"android\" instead",
+                        reference.origin.location,
+                        reference.origin.path,
+                        absentKey: AbsentKey(object: owner.description, key: "apps")
+                    )
+                    continue
+                }
+                let suggestion = closestMatch(to: reference.value, in: Array(aliases.apple.keys).sorted())
                 reader.report(
                     .error,
                     "app.unknown",
@@ -297,7 +526,7 @@ public enum ConfigDecoder {
     static func decodeAppLinks(
         _ node: JSONNode,
         _ path: JSONPath,
-        aliases: [String: String],
+        aliases: AppTable,
         _ reader: inout NodeReader
     )
         -> AppLinksConfig?
@@ -367,7 +596,7 @@ public enum ConfigDecoder {
     static func decodeDetails(
         _ node: JSONNode,
         _ path: JSONPath,
-        aliases: [String: String],
+        aliases: AppTable,
         _ reader: inout NodeReader
     )
         -> DetailsConfig?

@@ -16,13 +16,35 @@ public final class LoadedSite: Sendable {
     /// The verbatim file's path as resolved against the config's directory.
     public let file: String?
     let verbatimRoot: JSONNode?
+    /// False for an Android-only site: its hosts get the unknown-host answer on the AASA paths.
+    public var servesApple: Bool { if case .none = site.source { return false } else { return true } }
+    /// `/.well-known/assetlinks.json`, when the site has Android apps.
+    public let assetLinks: AssetLinks?
 
-    init(site: Site, document: AASADocument?, bytes: [UInt8], file: String?, verbatimRoot: JSONNode?) {
+    /// A site's Android statement list: what is served and what it says.
+    public struct AssetLinks: Sendable {
+        public let bytes: [UInt8]
+        /// Nil when a hosted file could not be parsed (its errors are in the diagnostics).
+        public let statements: [AssetStatement]?
+        /// The hosted file, resolved against the config's directory.
+        public let file: String?
+        let verbatimRoot: JSONNode?
+
+        /// The statement list indented for reading (`generate --pretty`).
+        public func prettyBytes() -> [UInt8] {
+            if let verbatimRoot { return JSONWriter.bytes(JSONOutput(verbatimRoot), pretty: true) }
+            if let statements { return JSONWriter.bytes(AssetLinksGenerator.render(statements), pretty: true) }
+            return bytes
+        }
+    }
+
+    init(site: Site, document: AASADocument?, bytes: [UInt8], file: String?, verbatimRoot: JSONNode?, assetLinks: AssetLinks? = nil) {
         self.site = site
         self.document = document
         self.bytes = bytes
         self.file = file
         self.verbatimRoot = verbatimRoot
+        self.assetLinks = assetLinks
     }
 
     /// The document indented for reading (`generate --pretty`); same content as ``bytes``.
@@ -324,7 +346,20 @@ public enum ConfigLoader {
         let site = entry.loaded.site
         var outcome = SiteOutcome(site: site, decodeFindings: move(entry.decodeFindings))
         // A hosted file is read on every reload: its bytes decide, not its name.
-        if case .file = site.source, !(entry.loaded.file.map { path in (try? readFile(path).get()) == entry.loaded.bytes } ?? false) {
+        let appleFileChanged: Bool
+        if case .file = site.source {
+            appleFileChanged = !(entry.loaded.file.map { path in (try? readFile(path).get()) == entry.loaded.bytes } ?? false)
+        } else {
+            appleFileChanged = false
+        }
+        let androidFileChanged: Bool
+        if case .file = site.android {
+            androidFileChanged =
+                !(entry.loaded.assetLinks?.file.map { path in (try? readFile(path).get()) == entry.loaded.assetLinks?.bytes } ?? false)
+        } else {
+            androidFileChanged = false
+        }
+        if appleFileChanged || androidFileChanged {
             outcome.loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings)
         } else {
             outcome.loaded = entry.loaded
@@ -334,7 +369,87 @@ public enum ConfigLoader {
     }
 
     static func loadSite(_ site: Site, configPath: String, readFile: FileReader, findings: inout [Diagnostic]) -> LoadedSite {
+        let apple = loadApple(site, configPath: configPath, readFile: readFile, findings: &findings)
+        return LoadedSite(
+            site: apple.site,
+            document: apple.document,
+            bytes: apple.bytes,
+            file: apple.file,
+            verbatimRoot: apple.verbatimRoot,
+            assetLinks: loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
+        )
+    }
+
+    /// The site's Android statement list: generated from its apps, or a hosted file read and checked.
+    static func loadAssetLinks(
+        _ site: Site,
+        configPath: String,
+        readFile: FileReader,
+        findings: inout [Diagnostic]
+    ) -> LoadedSite.AssetLinks? {
+        switch site.android {
+        case nil: return nil
+        case .generated(let apps):
+            let statements = AssetLinksGenerator.statements(for: apps)
+            return LoadedSite.AssetLinks(
+                bytes: JSONWriter.bytes(AssetLinksGenerator.render(statements)),
+                statements: statements,
+                file: nil,
+                verbatimRoot: nil
+            )
+        case .file(let reference):
+            let path = resolve(reference.value, relativeTo: configPath)
+            guard let bytes = readHosted(path, reference, what: "assetlinks", site: site, configPath: configPath, readFile, &findings)
+            else {
+                return LoadedSite.AssetLinks(bytes: [], statements: nil, file: path, verbatimRoot: nil)
+            }
+            do {
+                let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
+                var fileFindings = parsed.diagnostics
+                var statements: [AssetStatement]?
+                if let root = parsed.root {
+                    let decoded = AssetLinksDecoder.decode(root)
+                    fileFindings += decoded.diagnostics
+                    statements = decoded.statements
+                }
+                findings += fileFindings.inFile(path)
+                return LoadedSite.AssetLinks(bytes: bytes, statements: statements, file: path, verbatimRoot: parsed.root)
+            }
+        }
+    }
+
+    /// A file a site hosts verbatim; nil (with the finding) when it cannot be read.
+    static func readHosted(
+        _ path: String,
+        _ reference: Located<String>,
+        what: String,
+        site: Site,
+        configPath: String,
+        _ readFile: FileReader,
+        _ findings: inout [Diagnostic]
+    ) -> [UInt8]? {
+        switch readFile(path) {
+        case .success(let bytes): return bytes
+        case .failure(let error):
+            findings.append(
+                Diagnostic(
+                    .error,
+                    "file.unreadable",
+                    "cannot read the \(what) file \"\(path)\" for site \(site.name): \(error.message)",
+                    at: reference.origin.location,
+                    path: reference.origin.path.description,
+                    file: configPath
+                )
+            )
+            return nil
+        }
+    }
+
+    /// What the AASA paths serve for the site.
+    static func loadApple(_ site: Site, configPath: String, readFile: FileReader, findings: inout [Diagnostic]) -> LoadedSite {
         switch site.source {
+        case .none:
+            return LoadedSite(site: site, document: nil, bytes: [], file: nil, verbatimRoot: nil)
         case .generated(let generated):
             let output = Generator.document(for: generated)
             var siteFindings = output.diagnostics
@@ -365,20 +480,10 @@ public enum ConfigLoader {
 
         case .file(let reference):
             let path = resolve(reference.value, relativeTo: configPath)
-            switch readFile(path) {
-            case .failure(let error):
-                findings.append(
-                    Diagnostic(
-                        .error,
-                        "file.unreadable",
-                        "cannot read the AASA file \"\(path)\" for site \(site.name): \(error.message)",
-                        at: reference.origin.location,
-                        path: reference.origin.path.description,
-                        file: configPath
-                    )
-                )
+            guard let bytes = readHosted(path, reference, what: "AASA", site: site, configPath: configPath, readFile, &findings) else {
                 return LoadedSite(site: site, document: nil, bytes: [], file: path, verbatimRoot: nil)
-            case .success(let bytes):
+            }
+            do {
                 let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
                 var fileFindings = parsed.diagnostics
                 var document: AASADocument?

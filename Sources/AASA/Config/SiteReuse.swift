@@ -42,13 +42,13 @@ struct SiteReuse: Sendable {
 
     let configPath: String
     let source: [UInt8]
-    let aliases: [String: String]
+    let aliases: AppTable
     /// One per site, in the order of `LoadedConfig.sites`.
     let entries: [Entry]
     let hostTable: HostTable<Int>
     private let entryByHash: [UInt64: Int]
 
-    init(configPath: String, source: [UInt8], aliases: [String: String], entries: [Entry], hostTable: HostTable<Int>) {
+    init(configPath: String, source: [UInt8], aliases: AppTable, entries: [Entry], hostTable: HostTable<Int>) {
         self.configPath = configPath
         self.hostTable = hostTable
         self.source = source

@@ -131,6 +131,10 @@ public struct AbsentKey: Sendable, Hashable {
         "service.apps-missing": ["apps"],
         "details.empty": ["details"],
         "applinks.details-missing": ["details"],
+        "assetlinks.relation-missing": ["relation"],
+        "assetlinks.target-missing": ["target"],
+        "assetlinks.package-missing": ["package_name"],
+        "assetlinks.fingerprints-missing": ["sha256_cert_fingerprints"],
     ]
 }
 

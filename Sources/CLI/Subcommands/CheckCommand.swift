@@ -20,8 +20,13 @@ enum CheckCommand {
             means a WAF or bot rule blocks Apple). /apple-app-site-association may be 404; a redirect or a
             different document there is an error.
 
+            With --android (or a --config whose site has Android apps), /.well-known/assetlinks.json is fetched as
+            Google's verifier fetches it and checked too: 200 without a redirect (Android follows none),
+            application/json, every statement valid (one bad statement makes Android ignore the whole file),
+            the --app packages granted App Links, and what the config generates.
+
             USAGE: aasa-server check TARGET... [--config FILE] [--connect ADDR[:PORT]] [--app ID]... [--path URL_PATH]...
-                                     [--cdn] [--cdn-base URL] [--resolve HOST:PORT:ADDR]... [--cacert FILE | --insecure]
+                                     [--android] [--cdn] [--cdn-base URL] [--resolve HOST:PORT:ADDR]... [--cacert FILE | --insecure]
                                      [--timeout SECONDS] [--json] [--junit FILE] [--strict]
 
             ARGUMENTS:
@@ -36,8 +41,10 @@ enum CheckCommand {
               --connect ADDR[:PORT] Connect every host to this address (SNI and Host stay the host's name): a
                                     staging load balancer, or a new deployment before DNS points at it.
               --resolve HOST:PORT:ADDR  Like curl: connect HOST:PORT to ADDR (repeatable).
-              --app ID              The app must be in applinks (reported for webcredentials and appclips too);
-                                    repeatable.
+              --app ID              An Apple app ID (TEAMID.bundle) must be in applinks (reported for
+                                    webcredentials and appclips too); an Android package name
+                                    (com.example.app) must be granted App Links in assetlinks.json. Repeatable.
+              --android             Also check /.well-known/assetlinks.json (implied by an --app package name).
               --path URL_PATH       Say which app opens this path on each host, with match's reasoning; repeatable.
               --cdn                 Also fetch Apple's CDN copy (https://app-site-association.cdn-apple.com/a/v1/HOST)
                                     and compare it with the origin: a difference is a warning (the CDN refreshes on
@@ -61,7 +68,7 @@ enum CheckCommand {
         spec: ArgumentSpec(
             options: ["--config", "--connect", "--cdn-base", "--timeout", "--junit"],
             repeatableOptions: ["--app", "--path", "--resolve", "--cacert"],
-            flags: ["--cdn", "--insecure", "--json", "--strict"],
+            flags: ["--cdn", "--insecure", "--json", "--strict", "--android"],
             positionalName: "TARGET"
         ),
         run: run
@@ -99,10 +106,19 @@ enum CheckCommand {
             case .failure(let error): return usageError("--cdn-base " + error.message)
             }
         }
+        // An Apple app ID starts with a 10-character Team ID; anything else that is a package name is Android's.
+        var apps: [String] = []
+        var packages: [String] = []
         for app in arguments.all("--app") {
             var problems: [Diagnostic] = []
             AASAValidator.validateAppID(Located(app)) { severity, rule, message, _ in problems.append(Diagnostic(severity, rule, message)) }
-            if problems.hasErrors { return usageError("--app \(problems[0].message)") }
+            if !problems.hasErrors {
+                apps.append(app)
+            } else if AndroidIdentity.packageNameProblem(app) == nil {
+                packages.append(app)
+            } else {
+                return usageError("--app \(app): neither an Apple app ID (\(problems[0].message)) nor an Android package name")
+            }
         }
 
         var loaded: LoadedConfig?
@@ -133,23 +149,32 @@ enum CheckCommand {
             guard !targets.isEmpty else { return usageError("the config has no exact host to check (wildcards need a TARGET)") }
         }
 
-        let apps = arguments.all("--app")
+        let android = arguments.has("--android") || !packages.isEmpty
         let paths = arguments.all("--path")
         let insecure = arguments.has("--insecure")
         let configPath = arguments.value("--config")
         let config = loaded
         let reports: [HostReport]
         do {
-            reports = try Checker.run(targets, options: options, trustAnchors: arguments.all("--cacert")) { target in
+            reports = try Checker.run(targets, options: options, trustAnchors: arguments.all("--cacert")) { [apps, packages] target in
                 var expectations = CheckExpectations()
                 expectations.apps = apps
+                expectations.packages = packages
+                expectations.android = android
                 expectations.paths = paths
                 expectations.insecure = insecure
                 expectations.configPath = configPath
                 if let config {
+                    let site = config.site(forHost: target.host)
+                    // An Android-only site answers the AASA paths as an unknown host does.
                     expectations.expectedDocument =
-                        config.site(forHost: target.host)?.bytes
+                        site.flatMap { $0.servesApple ? $0.bytes : nil }
                         ?? (config.config?.unknownHost == .notFound ? nil : LoadedConfig.emptyDocumentBytes)
+                    if let assetLinks = site?.assetLinks {
+                        expectations.expectedAssetLinks = assetLinks.bytes
+                        expectations.android = true
+                    }
+                    if let site, !site.servesApple { expectations.apple = false }
                 }
                 return expectations
             }

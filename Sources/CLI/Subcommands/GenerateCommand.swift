@@ -11,13 +11,15 @@ enum GenerateCommand {
             bytes. A site that hosts a verbatim file prints that file unchanged. Nothing is written when the
             config has errors, and an output path never replaces the config or a file it references.
 
-            USAGE: aasa-server generate --config FILE (--host HOST | --all --out DIR) [--pretty]
+            USAGE: aasa-server generate --config FILE (--host HOST [--android] | --all --out DIR) [--pretty]
 
             OPTIONS:
               --config FILE   The server config (JSON); - reads it from standard input.
               --host HOST     Print the document for HOST on stdout (as a Host header: case, port and a
                               trailing dot are ignored).
-              --all           Write every site's document, one per host.
+              --android       With --host: print the host's assetlinks.json instead (exit 1 when it has none).
+              --all           Write every site's documents, one per host (assetlinks.json too, where a site
+                              has Android apps).
               --out DIR       With --all: writes DIR/<host>/.well-known/apple-app-site-association; a
                               wildcard host *.example.com is written under DIR/_wildcard.example.com.
               --pretty        Indent the JSON for reading (the server serves the compact form).
@@ -26,7 +28,7 @@ enum GenerateCommand {
             EXIT STATUS: 0 written, 1 the config has errors or HOST gets no document, 2 usage error.
 
             """,
-        spec: ArgumentSpec(options: ["--config", "--host", "--out"], flags: ["--all", "--pretty"]),
+        spec: ArgumentSpec(options: ["--config", "--host", "--out"], flags: ["--all", "--pretty", "--android"]),
         run: run
     )
 
@@ -70,17 +72,35 @@ enum GenerateCommand {
         }
         let pretty = arguments.has("--pretty")
 
+        if let host, arguments.has("--android") {
+            guard let assetLinks = loaded.site(forHost: host)?.assetLinks else {
+                console.err("error: no site for \"\(host)\" has Android apps: the server answers /.well-known/assetlinks.json with 404\n")
+                return ExitStatus.failure
+            }
+            console.outBytes(pretty ? assetLinks.prettyBytes() : assetLinks.bytes)
+            return ExitStatus.success
+        }
+        if arguments.has("--android") {
+            return CommandLineTool.usageError(
+                "--android is used with --host (--all writes assetlinks.json anyway)",
+                console: console,
+                usage: usage
+            )
+        }
         if let host {
-            if let site = loaded.site(forHost: host) {
+            if let site = loaded.site(forHost: host), site.servesApple {
                 console.outBytes(pretty ? site.prettyBytes() : site.bytes)
                 return ExitStatus.success
             }
             if loaded.config?.unknownHost == .notFound {
-                console.err("error: no site serves \"\(host)\", and unknownHost is \"404\": the server answers 404\n")
+                console.err("error: no site serves Apple apps for \"\(host)\", and unknownHost is \"404\": the server answers 404\n")
                 return ExitStatus.failure
             }
+            let androidOnly = loaded.site(forHost: host) != nil
             console.err(
-                "warning: no site serves \"\(host)\"; the server answers with the unknownHost \"empty\" document\n"
+                androidOnly
+                    ? "warning: \"\(host)\" has only Android apps (see --android); its AASA paths answer with the unknownHost \"empty\" document\n"
+                    : "warning: no site serves \"\(host)\"; the server answers with the unknownHost \"empty\" document\n"
             )
             console.outBytes(pretty ? AASARenderer.bytes(.empty, pretty: true) : LoadedConfig.emptyDocumentBytes)
             return ExitStatus.success
@@ -89,23 +109,33 @@ enum GenerateCommand {
         guard let out else { return ExitStatus.usage }
         // Never replace what the user wrote: the config and every file it references are off limits.
         var protected = Set([Files.canonical(configPath)])
-        for site in loaded.sites { if let file = site.file { protected.insert(Files.canonical(file)) } }
+        for site in loaded.sites {
+            if let file = site.file { protected.insert(Files.canonical(file)) }
+            if let file = site.assetLinks?.file { protected.insert(Files.canonical(file)) }
+        }
         var written = 0
         for site in loaded.sites {
             for host in site.site.hosts {
-                let directory = directoryName(for: host.value.description)
-                let target = out + "/" + directory + "/.well-known/apple-app-site-association"
-                if protected.contains(Files.canonical(target)) {
-                    console.err("error: refusing to write \(target): it is the config or a file the config uses\n")
-                    return ExitStatus.failure
+                let directory = out + "/" + directoryName(for: host.value.description) + "/.well-known/"
+                var documents: [(String, [UInt8])] = []
+                if site.servesApple { documents.append(("apple-app-site-association", pretty ? site.prettyBytes() : site.bytes)) }
+                if let assetLinks = site.assetLinks {
+                    documents.append(("assetlinks.json", pretty ? assetLinks.prettyBytes() : assetLinks.bytes))
                 }
-                do {
-                    try Files.writeAtomically(pretty ? site.prettyBytes() : site.bytes, to: target)
-                    console.out(target + "\n")
-                    written += 1
-                } catch {
-                    console.err("error: cannot write \(target): \(error)\n")
-                    return ExitStatus.usage
+                for (name, bytes) in documents {
+                    let target = directory + name
+                    if protected.contains(Files.canonical(target)) {
+                        console.err("error: refusing to write \(target): it is the config or a file the config uses\n")
+                        return ExitStatus.failure
+                    }
+                    do {
+                        try Files.writeAtomically(bytes, to: target)
+                        console.out(target + "\n")
+                        written += 1
+                    } catch {
+                        console.err("error: cannot write \(target): \(error)\n")
+                        return ExitStatus.usage
+                    }
                 }
             }
         }
@@ -129,6 +159,7 @@ enum GenerateCommand {
     /// whole (anything outside "sites").
     static func concerns(_ finding: Diagnostic, site: LoadedSite, configPath: String) -> Bool {
         if let file = site.file, finding.file == file { return true }
+        if let file = site.assetLinks?.file, finding.file == file { return true }
         guard finding.file == nil || finding.file == configPath else { return false }
         guard let path = finding.path, path.hasPrefix("$.sites[") else { return true }
         let sitePath = site.site.origin.path.description

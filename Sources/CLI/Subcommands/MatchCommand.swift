@@ -21,8 +21,14 @@ enum MatchCommand {
             Only http and https URLs can be universal links; anything else (or text without a scheme) is
             reported as never opening an app, with the reason.
 
+            With --android it answers for Android instead: which packages the host's assetlinks.json lets open
+            the URL (App Links verify per host — handle_all_urls for the package and a signing certificate —
+            and then cover every URL of that host the app's intent filters declare).
+
             USAGE: aasa-server match (--config FILE [--host HOST] | --file AASA_FILE) URL... [--ios 12|13 | --legacy]
                                      [--expect APP|none] [--json]
+                   aasa-server match --android (--config FILE [--host HOST] | --file ASSETLINKS_FILE) URL...
+                                     [--expect PACKAGE|none] [--json]
 
             ARGUMENTS:
               URL                 One or more URLs, e.g. https://example.com/product/42?ref=mail#top
@@ -34,6 +40,7 @@ enum MatchCommand {
               --ios VERSION       Evaluate as that iOS version reads the file: 12 reads only "appID" + "paths"
                                   (the legacy entries), 13 and later "appIDs" + "components" (default).
               --legacy            The same as --ios 12.
+              --android           Answer for Android App Links (see above); --expect then takes a package name.
               --expect APP|none   For CI: exit 1 unless every URL opens APP (a TEAMID.bundle ID) — or, with
                                   none, unless every URL stays in the browser.
               --json              One JSON object per URL and line:
@@ -51,7 +58,7 @@ enum MatchCommand {
             """,
         spec: ArgumentSpec(
             options: ["--config", "--host", "--file", "--ios", "--expect"],
-            flags: ["--json", "--legacy"],
+            flags: ["--json", "--legacy", "--android"],
             positionalName: "URL"
         ),
         run: run
@@ -71,6 +78,16 @@ enum MatchCommand {
             return CommandLineTool.usageError("give at least one URL", console: console, usage: usage)
         }
         let json = arguments.has("--json")
+        if arguments.has("--android") {
+            if arguments.value("--ios") != nil || arguments.has("--legacy") {
+                return CommandLineTool.usageError(
+                    "--ios and --legacy are about iOS; --android answers for Android",
+                    console: console,
+                    usage: usage
+                )
+            }
+            return AndroidMatch.run(arguments, console: console, usage: usage)
+        }
         var reading = Matcher.Reading.modern
         if let version = arguments.value("--ios") {
             guard let number = Int(version), (9...40).contains(number) else {
@@ -153,7 +170,10 @@ enum MatchCommand {
                     note = "site \(loaded.sites[index].site.name)"
                 } else {
                     outcome = MatchOutcome(url: urlText, app: nil, decidedBy: nil, blockedApps: [], closest: nil)
-                    note = "no site serves \(HostTable<Int>.normalize(host)); it gets the unknownHost answer, which opens no app"
+                    note =
+                        loaded.site(forHost: host).map { _ in
+                            "\(HostTable<Int>.normalize(host)) has only Android apps (see --android); its AASA is the unknownHost answer, which opens no app"
+                        } ?? "no site serves \(HostTable<Int>.normalize(host)); it gets the unknownHost answer, which opens no app"
                 }
             } else {
                 return ExitStatus.usage

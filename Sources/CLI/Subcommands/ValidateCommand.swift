@@ -18,7 +18,8 @@ enum ValidateCommand {
 
             OPTIONS:
               --config FILE          The server config (JSON). With --entitlements: cross-check hosts and apps.
-              --file AASA_FILE       An apple-app-site-association file, as you would host it.
+              --file AASA_FILE       An apple-app-site-association file, as you would host it — or Android's
+                                     assetlinks.json (recognised by its top-level array or its name).
               --entitlements FILE    An .entitlements plist (as Xcode writes it) or one entry per line,
                                      e.g. applinks:example.com?mode=developer.
               --app TEAMID.BUNDLE    With --entitlements and --config: the app that must be listed on every host.
@@ -66,6 +67,7 @@ enum ValidateCommand {
         }
 
         var findings: [Diagnostic] = []
+        var isAssetLinks = false
         var sources: [String: [UInt8]] = [:]
         var loadedConfig: LoadedConfig?
         if let config {
@@ -86,9 +88,14 @@ enum ValidateCommand {
             guard let bytes = Files.readArgument(file, console: console) else { return ExitStatus.usage }
             let name = Files.displayName(file)
             sources[name] = bytes
-            let fileFindings = AASAValidator.validateFile(bytes).diagnostics.inFile(name)
+            // A top-level array (or the name) says it is Android's statement list, not an AASA file.
+            isAssetLinks = AssetLinksDecoder.looksLikeStatementList(bytes) || file.hasSuffix("assetlinks.json")
+            let fileFindings =
+                isAssetLinks
+                ? AssetLinksDecoder.validateFile(bytes).diagnostics.withoutCascades().inFile(name)
+                : AASAValidator.validateFile(bytes).diagnostics.inFile(name)
             findings += fileFindings
-            if file.hasSuffix(".json") && !fileFindings.contains(where: { $0.rule == "file.is-config" }) {
+            if !isAssetLinks && file.hasSuffix(".json") && !fileFindings.contains(where: { $0.rule == "file.is-config" }) {
                 findings.append(
                     Diagnostic(
                         .warning,
@@ -114,7 +121,9 @@ enum ValidateCommand {
         } else {
             let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
             printer.print(findings, to: console)
-            let subject = [config, file, entitlements].compactMap { $0 }.map(Files.displayName).joined(separator: ", ")
+            let subject =
+                [config, file, entitlements].compactMap { $0 }.map(Files.displayName).joined(separator: ", ")
+                + (isAssetLinks ? " (Android statement list)" : "")
             let verdict = findings.hasErrors ? "invalid" : "valid"
             console.err(
                 "\(subject): \(verdict) — \(findings.errorCount) error\(findings.errorCount == 1 ? "" : "s"), "

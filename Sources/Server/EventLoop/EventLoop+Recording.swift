@@ -5,23 +5,31 @@ import Synchronization
 /// Counting and logging what a loop answered.
 extension EventLoop {
     static let botPrefix = Array("AASA-Bot/".utf8)
+    /// Google's Digital Asset Links fetcher, which verifies App Links for Android devices (observed in
+    /// server logs; Google does not document it).
+    static let googlePrefix = Array("GoogleAssociationService".utf8)
 
     func record(_ connection: Connection, _ head: RequestHead, status: Int, bytes: Int, site: String, pathClass: PathClass) {
         connection.machine.input.withUnsafeBufferPointer { buffer in
-            let isBot =
+            func userAgentStarts(with prefix: [UInt8]) -> Bool {
                 head.userAgentRange.map { range in
-                    range.count >= 9
-                        && Router.equal(
-                            UnsafeBufferPointer(rebasing: buffer[range.lowerBound..<(range.lowerBound + 9)]),
-                            EventLoop.botPrefix
-                        )
+                    range.count >= prefix.count
+                        && Router.equal(UnsafeBufferPointer(rebasing: buffer[range.lowerBound..<(range.lowerBound + prefix.count)]), prefix)
                 } ?? false
-            let wallTime = isBot || settings.accessLog ? Posix.unixTime() : 0
+            }
+            let isBot = pathClass == .aasa && userAgentStarts(with: EventLoop.botPrefix)
+            let isGoogle = pathClass == .assetLinks && userAgentStarts(with: EventLoop.googlePrefix)
+            let wallTime = isBot || isGoogle || settings.accessLog ? Posix.unixTime() : 0
             pendingStats.count(LoopStats.RequestKey(site: site, pathClass: pathClass, status: status), bytes: bytes)
-            if isBot && pathClass == .aasa {
+            if isBot {
                 pendingStats.add { stats in
                     stats.botFetches[site, default: 0] += 1
                     stats.botLastFetch[site] = wallTime
+                }
+            } else if isGoogle {
+                pendingStats.add { stats in
+                    stats.googleFetches[site, default: 0] += 1
+                    stats.googleLastFetch[site] = wallTime
                 }
             }
             guard settings.accessLog else { return }

@@ -12,6 +12,8 @@ struct LoopStats {
     var responseBytes = 0
     var botFetches: [String: Int] = [:]
     var botLastFetch: [String: Double] = [:]
+    var googleFetches: [String: Int] = [:]
+    var googleLastFetch: [String: Double] = [:]
     var connectionsAccepted = 0
     var connectionsEvicted = 0
     var timeouts: [String: Int] = [:]
@@ -21,6 +23,8 @@ struct LoopStats {
         responseBytes += other.responseBytes
         botFetches.merge(other.botFetches, uniquingKeysWith: +)
         botLastFetch.merge(other.botLastFetch, uniquingKeysWith: max)
+        googleFetches.merge(other.googleFetches, uniquingKeysWith: +)
+        googleLastFetch.merge(other.googleLastFetch, uniquingKeysWith: max)
         connectionsAccepted += other.connectionsAccepted
         connectionsEvicted += other.connectionsEvicted
         timeouts.merge(other.timeouts, uniquingKeysWith: +)

@@ -3,9 +3,6 @@ import Synchronization
 /// Prometheus text exposition (version 0.0.4) of the merged counters.
 enum MetricsRenderer {
     static func render(_ stats: LoopStats, state: ServerState) -> String {
-        func escape(_ value: String) -> String {
-            value.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"").replacingOccurrences("\n", "\\n")
-        }
         var out = ""
         out += "# HELP aasa_requests_total Requests answered, by site (first host of the site), path class and status.\n"
         out += "# TYPE aasa_requests_total counter\n"
@@ -14,16 +11,14 @@ enum MetricsRenderer {
         }) {
             out += "aasa_requests_total{host=\"\(escape(key.site))\",path=\"\(key.pathClass.label)\",status=\"\(key.status)\"} \(count)\n"
         }
-        out += "# HELP aasa_bot_fetches_total AASA fetches by Apple's CDN (User-Agent AASA-Bot/...), by site.\n"
-        out += "# TYPE aasa_bot_fetches_total counter\n"
-        for (site, count) in stats.botFetches.sorted(by: { $0.key < $1.key }) {
-            out += "aasa_bot_fetches_total{host=\"\(escape(site))\"} \(count)\n"
-        }
-        out += "# HELP aasa_bot_last_fetch_timestamp_seconds When Apple's CDN last fetched the site's file.\n"
-        out += "# TYPE aasa_bot_last_fetch_timestamp_seconds gauge\n"
-        for (site, time) in stats.botLastFetch.sorted(by: { $0.key < $1.key }) {
-            out += "aasa_bot_last_fetch_timestamp_seconds{host=\"\(escape(site))\"} \(String(format3(time)))\n"
-        }
+        out += fetcherMetrics("bot", who: "Apple's CDN (User-Agent AASA-Bot/...)", file: "AASA", stats.botFetches, stats.botLastFetch)
+        out += fetcherMetrics(
+            "google",
+            who: "Google's App Links verifier (User-Agent GoogleAssociationService)",
+            file: "assetlinks.json",
+            stats.googleFetches,
+            stats.googleLastFetch
+        )
         out += "# HELP aasa_response_bytes_total Bytes of responses queued for sending (headers and bodies).\n"
         out += "# TYPE aasa_response_bytes_total counter\naasa_response_bytes_total \(stats.responseBytes)\n"
         out += "# HELP aasa_open_connections Client connections currently open.\n"
@@ -61,6 +56,27 @@ enum MetricsRenderer {
         return out
     }
 
+    /// Fetches by a platform's fetcher, per site, and when it last came: `aasa_<name>_fetches_total` and
+    /// `aasa_<name>_last_fetch_timestamp_seconds`.
+    static func fetcherMetrics(_ name: String, who: String, file: String, _ counts: [String: Int], _ last: [String: Double]) -> String {
+        var out = "# HELP aasa_\(name)_fetches_total \(file) fetches by \(who), by site.\n"
+        out += "# TYPE aasa_\(name)_fetches_total counter\n"
+        for (site, count) in counts.sorted(by: { $0.key < $1.key }) {
+            out += "aasa_\(name)_fetches_total{host=\"\(escape(site))\"} \(count)\n"
+        }
+        out += "# HELP aasa_\(name)_last_fetch_timestamp_seconds When that fetcher last fetched the site's \(file).\n"
+        out += "# TYPE aasa_\(name)_last_fetch_timestamp_seconds gauge\n"
+        for (site, time) in last.sorted(by: { $0.key < $1.key }) {
+            out += "aasa_\(name)_last_fetch_timestamp_seconds{host=\"\(escape(site))\"} \(String(format3(time)))\n"
+        }
+        return out
+    }
+
+    /// A Prometheus label value: backslash, quote and newline escaped.
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"").replacingOccurrences("\n", "\\n")
+    }
+
     static func format3(_ value: Double) -> String {
         let scaled = Int((value * 1000).rounded())
         return "\(scaled / 1000).\(pad(scaled % 1000, 3))"
@@ -81,4 +97,5 @@ extension String {
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {
         split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
+
 }

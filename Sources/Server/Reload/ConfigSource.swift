@@ -115,7 +115,9 @@ public final class ConfigSource: Sendable {
             diagnostics += admin.diagnostics
             secretFiles = admin.files
         }
-        var files = [path] + config.sites.compactMap { $0.file } + certificates.files + secretFiles
+        var files =
+            [path] + config.sites.compactMap { $0.file } + config.sites.compactMap { $0.assetLinks?.file } + certificates.files
+            + secretFiles
         var seen = Set<String>()
         files.removeAll { !seen.insert($0).inserted }
         var sources = read.files.withLock { $0 }

@@ -11,6 +11,7 @@ enum ListenerRole: Sendable, Equatable {
 /// What a request was, for metrics and logs.
 enum PathClass: UInt8, Sendable {
     case aasa
+    case assetLinks
     case health
     case admin
     case other
@@ -18,6 +19,7 @@ enum PathClass: UInt8, Sendable {
     var label: String {
         switch self {
         case .aasa: return "aasa"
+        case .assetLinks: return "assetlinks"
         case .health: return "health"
         case .admin: return "admin"
         case .other: return "other"
@@ -44,6 +46,7 @@ struct AdminView {
 enum Router {
     static let wellKnownPath: [UInt8] = Array("/.well-known/apple-app-site-association".utf8)
     static let rootPath: [UInt8] = Array("/apple-app-site-association".utf8)
+    static let assetLinksPath: [UInt8] = Array("/.well-known/assetlinks.json".utf8)
     static let reloadPath: [UInt8] = Array("/reload".utf8)
 
     static func route(
@@ -81,11 +84,27 @@ enum Router {
             let site = head.hostRange.flatMap { range in
                 snapshot.hosts.lookup(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
             }
-            guard let responses = site.map({ snapshot.sites[$0] }) ?? snapshot.unknownHost else {
-                return .respond(StandardResponses.notFound, site: "unknown", pathClass: .aasa)
+            // An Android-only site has no AASA: its hosts get what an unknown host gets.
+            let known = site.map { snapshot.sites[$0] }.flatMap { $0.servesApple ? $0 : nil }
+            guard let responses = known ?? snapshot.unknownHost else {
+                return .respond(StandardResponses.notFound, site: site.map { snapshot.sites[$0].label } ?? "unknown", pathClass: .aasa)
             }
             let response = head.acceptsGzip ? responses.gzip ?? responses.identity : responses.identity
             return .respond(response, site: responses.label, pathClass: .aasa)
+        }
+        if equal(path, assetLinksPath) {
+            guard head.method == .get || head.method == .head else {
+                return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .assetLinks)
+            }
+            let site = head.hostRange.flatMap { range in
+                snapshot.hosts.lookup(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
+            }.map { snapshot.sites[$0] }
+            // 404, not an empty list: an empty statement list would claim this host links no app.
+            guard let site, let document = site.assetLinks else {
+                return .respond(StandardResponses.noAssetLinks, site: site?.label ?? "unknown", pathClass: .assetLinks)
+            }
+            let response = head.acceptsGzip ? document.gzip ?? document.identity : document.identity
+            return .respond(response, site: site.label, pathClass: .assetLinks)
         }
         if let health = snapshot.healthPath, equal(path, health) {
             guard head.method == .get || head.method == .head else {

@@ -23,6 +23,7 @@ enum StandardResponses {
     )
     static let notImplemented = error(status: 501, "method not implemented")
     static let health = json(status: 200, #"{"status":"ok"}"#)
+    static let noAssetLinks = json(status: 404, #"{"error":"no Android apps are configured for this host"}"#)
     /// `OPTIONS *`: what the server as a whole allows (RFC 9110 §9.3.7).
     static let serverOptions = PreparedResponse(status: 200, headers: [("Server", "aasa-server"), ("Allow", "GET, HEAD")], body: [])
     static let adminOptions = PreparedResponse(status: 200, headers: [("Server", "aasa-server"), ("Allow", "GET, HEAD, POST")], body: [])

@@ -2,14 +2,21 @@ import AASA
 import Gzip
 import HTTP1
 
-/// What one host serves on the AASA paths: the document, and its gzip form when that is smaller.
+/// What one host serves: the AASA document, and its gzip form when that is smaller, and its Android
+/// statement list when it has one.
 final class SiteResponses: Sendable {
     /// The label used in metrics and logs: the site's first host (bounded cardinality, unlike Host headers).
     let label: String
     let identity: PreparedResponse
     let gzip: PreparedResponse?
+    /// False for an Android-only site: the AASA paths answer as for an unknown host.
+    let servesApple: Bool
+    /// `/.well-known/assetlinks.json`; nil answers 404.
+    let assetLinks: PreparedDocument?
     /// Kept to carry `Last-Modified` over a reload when the bytes did not change.
     let bodyHash: UInt64
+    /// Both documents: what a reload compares to say which hosts changed.
+    var contentHash: UInt64 { assetLinks.map { FNV1a.hash(FNV1a.hex($0.bodyHash).utf8.map { $0 }, startingWith: bodyHash) } ?? bodyHash }
     let lastModified: Int
     let cacheControl: String
     let hosts: [HostPattern]
@@ -22,6 +29,8 @@ final class SiteResponses: Sendable {
         label = responses.label
         identity = responses.identity
         gzip = responses.gzip
+        servesApple = responses.servesApple
+        assetLinks = responses.assetLinks
         bodyHash = responses.bodyHash
         lastModified = responses.lastModified
         cacheControl = responses.cacheControl
@@ -37,13 +46,32 @@ final class SiteResponses: Sendable {
         cacheControl: String,
         lastModified: Int,
         lastModifiedText: String? = nil,
-        hash: UInt64? = nil
+        hash: UInt64? = nil,
+        servesApple: Bool = true,
+        assetLinks: [UInt8]? = nil
     ) {
         self.label = label
         self.lastModified = lastModified
         self.cacheControl = cacheControl
         self.hosts = hosts
         self.builtFrom = builtFrom
+        self.servesApple = servesApple
+        let dateText = lastModifiedText ?? HTTPDate.format(unixSeconds: lastModified)
+        let document = PreparedDocument(body: body, hash: hash, cacheControl: cacheControl, lastModifiedText: dateText)
+        bodyHash = document.bodyHash
+        identity = document.identity
+        gzip = document.gzip
+        self.assetLinks = assetLinks.map { PreparedDocument(body: $0, hash: nil, cacheControl: cacheControl, lastModifiedText: dateText) }
+    }
+}
+
+/// One JSON document ready to send: headers and body prepared once, with a gzip form when it pays.
+struct PreparedDocument: Sendable {
+    let identity: PreparedResponse
+    let gzip: PreparedResponse?
+    let bodyHash: UInt64
+
+    init(body: [UInt8], hash: UInt64?, cacheControl: String, lastModifiedText: String) {
         let hash = hash ?? FNV1a.hash(body)
         bodyHash = hash
         let etag = "\"" + FNV1a.hex(hash) + "\""
@@ -57,7 +85,7 @@ final class SiteResponses: Sendable {
             ("Server", "aasa-server"),
             ("Content-Type", "application/json"),
             ("Cache-Control", cacheControl),
-            ("Last-Modified", lastModifiedText ?? HTTPDate.format(unixSeconds: lastModified)),
+            ("Last-Modified", lastModifiedText),
         ]
         if compressed != nil { headers.append(("Vary", "Accept-Encoding")) }
         identity = PreparedResponse(status: 200, headers: headers + [("ETag", etag)], body: body)

@@ -90,7 +90,9 @@ final class Snapshot: Sendable {
             let hosts = loaded.site.hosts
             if let unchanged, let previousIndex, unchanged.cacheControl == settings.cacheControl, unchanged.hosts.count == hosts.count,
                 zip(unchanged.hosts, hosts).allSatisfy({ $0 == $1.value }),
-                unchanged.identity.rest[unchanged.identity.bodyOffset...].elementsEqual(loaded.bytes)
+                unchanged.identity.rest[unchanged.identity.bodyOffset...].elementsEqual(loaded.bytes),
+                unchanged.servesApple == loaded.servesApple,
+                Self.sameAssetLinks(unchanged.assetLinks, loaded.assetLinks?.bytes)
             {
                 // Same hosts, same bytes, same headers: the prepared responses (and their gzip) carry over.
                 plans.append(.carried(unchanged.builtFrom === loaded ? unchanged : SiteResponses(unchanged, builtFrom: loaded)))
@@ -118,7 +120,9 @@ final class Snapshot: Sendable {
                     cacheControl: cacheControl,
                     lastModified: site.stamp,
                     lastModifiedText: site.dateText,
-                    hash: site.hash
+                    hash: site.hash,
+                    servesApple: site.loaded.servesApple,
+                    assetLinks: site.loaded.assetLinks?.bytes
                 )
             }
         }
@@ -136,7 +140,7 @@ final class Snapshot: Sendable {
             for (position, site) in sites.enumerated() where !isCarriedOver[position] {
                 if position < previousSites.count, !paired[position], previousSites[position].hosts == site.hosts {
                     paired[position] = true
-                    if previousSites[position].bodyHash != site.bodyHash {
+                    if previousSites[position].contentHash != site.contentHash {
                         for host in site.hosts { changes.changed.add(host.description) }
                     }
                 } else {
@@ -163,6 +167,14 @@ final class Snapshot: Sendable {
         published = settings.publishedFiles.map { file in
             let headers = [("Server", "aasa-server"), ("Content-Type", file.contentType), ("Cache-Control", "no-store")]
             return (Array(file.path.utf8), PreparedResponse(status: 200, headers: headers, body: file.body))
+        }
+    }
+
+    static func sameAssetLinks(_ prepared: PreparedDocument?, _ bytes: [UInt8]?) -> Bool {
+        switch (prepared, bytes) {
+        case (nil, nil): return true
+        case (let prepared?, let bytes?): return prepared.identity.rest[prepared.identity.bodyOffset...].elementsEqual(bytes)
+        default: return false
         }
     }
 }

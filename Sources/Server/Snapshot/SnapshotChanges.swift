@@ -41,9 +41,9 @@ struct SnapshotChanges {
     /// Adds the differences between two groups of sites that share no host with any other site.
     mutating func compare(before: [SiteResponses], after: [SiteResponses]) {
         var old: [HostPattern: UInt64] = [:]
-        for site in before { for host in site.hosts { old[host] = site.bodyHash } }
+        for site in before { for host in site.hosts { old[host] = site.contentHash } }
         var new: [HostPattern: UInt64] = [:]
-        for site in after { for host in site.hosts { new[host] = site.bodyHash } }
+        for site in after { for host in site.hosts { new[host] = site.contentHash } }
         for (host, hash) in new {
             if let previous = old[host] {
                 if previous != hash { changed.add(host.description) }

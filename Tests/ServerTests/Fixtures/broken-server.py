@@ -14,6 +14,14 @@ GOOD = json.dumps({"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.
 OLD = json.dumps({"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": [{"/": "/old/*"}]}]}},
                  separators=(",", ":")).encode()
 WELL_KNOWN = "/.well-known/apple-app-site-association"
+ASSET_LINKS = "/.well-known/assetlinks.json"
+FINGERPRINT = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+
+
+def statements(fingerprint):
+    return json.dumps([{"relation": ["delegate_permission/common.handle_all_urls"],
+                        "target": {"namespace": "android_app", "package_name": "com.example.shop",
+                                   "sha256_cert_fingerprints": [fingerprint]}}]).encode()
 
 
 def response(status, headers, body, head=False):
@@ -33,6 +41,16 @@ def answer(mode, method, path, headers):
             return response(404, [("Apple-Failure-Reason", "SSL error"), ("Apple-Failure-Details", "certificate has expired"),
                                   ("Content-Length", "0")], b"", head)
         return response(200, json_headers(OLD), OLD, head)
+    if path == ASSET_LINKS:
+        # Android's side, broken the usual ways: a redirect (never followed), lower-case fingerprints.
+        if mode == "assetlinks-redirect":
+            return response(301, [("Location", "https://www.example.com" + ASSET_LINKS), ("Content-Length", "0")], b"", head)
+        if mode == "assetlinks-lowercase":
+            body = statements(FINGERPRINT.lower())
+            return response(200, json_headers(body), body, head)
+        if mode == "assetlinks-good":
+            body = statements(FINGERPRINT)
+            return response(200, json_headers(body), body, head)
     if path != WELL_KNOWN:
         return response(404, [("Content-Type", "text/plain"), ("Content-Length", "9")], b"not found", head)
     if mode == "redirect":

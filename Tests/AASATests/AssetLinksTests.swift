@@ -1,0 +1,240 @@
+import Testing
+
+@testable import AASA
+
+@Suite("Android statement lists (assetlinks.json)")
+struct AssetLinksTests {
+    static let good = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+
+    static func rules(_ json: String) -> [String] {
+        AssetLinksDecoder.validateFile(Array(json.utf8)).diagnostics.withoutCascades().sortedForDisplay().map(\.rule)
+    }
+
+    static func statement(relation: String = #"["delegate_permission/common.handle_all_urls"]"#, target: String) -> String {
+        #"[{"relation": \#(relation), "target": \#(target)}]"#
+    }
+
+    static func app(package: String = "com.example.app", fingerprints: String = #"["\#(good)"]"#) -> String {
+        #"{"namespace": "android_app", "package_name": "\#(package)", "sha256_cert_fingerprints": \#(fingerprints)}"#
+    }
+
+    @Test("Fingerprints: canonical passes; lower case and missing colons get the exact text to write; SHA-1 is named")
+    func fingerprints() {
+        #expect(AndroidIdentity.checkFingerprint(Self.good) == .init(canonical: Self.good, problem: nil))
+        let lower = AndroidIdentity.checkFingerprint(Self.good.lowercased())
+        #expect(lower.canonical == Self.good)
+        #expect(lower.problem?.contains("lower-case hex") == true && lower.problem?.contains("write \"\(Self.good)\"") == true)
+        let bare = AndroidIdentity.checkFingerprint(Self.good.replacingAll(":", with: ""))
+        #expect(bare.canonical == Self.good && bare.problem?.contains("colons") == true)
+        let sha1 = AndroidIdentity.checkFingerprint("A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F:90:A1:B2:C3:D4")
+        #expect(sha1.canonical == nil && sha1.problem?.contains("SHA-1") == true)
+        #expect(AndroidIdentity.checkFingerprint("AA:BB").problem?.contains("has 2 bytes") == true)
+        #expect(AndroidIdentity.checkFingerprint("REPLACE_WITH_SHA256").problem?.contains("a placeholder") == true)
+    }
+
+    @Test("Package names follow Android's rules")
+    func packageNames() {
+        for valid in ["com.example.app", "io.github.app_1john419.twa", "A.b"] {
+            #expect(AndroidIdentity.packageNameProblem(valid) == nil, "\(valid)")
+        }
+        for invalid in ["", "app", "com..app", "com.0xchat.lite", "com.example-app", ".com.a", "com.a."] {
+            #expect(AndroidIdentity.packageNameProblem(invalid) != nil, "\(invalid)")
+        }
+    }
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        var json: String
+        var rules: [String]
+        var testDescription: String { rules.joined(separator: ",") }
+    }
+
+    /// Every rule, fired by the smallest file that breaks it (and nothing else).
+    static let cases: [Case] = [
+        Case(json: statement(target: app()), rules: []),
+        Case(json: #"{"relation": [], "target": {}}"#, rules: ["assetlinks.root-not-array"]),
+        Case(json: "[]", rules: ["assetlinks.empty"]),
+        Case(json: "[42]", rules: ["assetlinks.statement-not-object"]),
+        Case(json: #"[{"target": \#(app())}]"#, rules: ["assetlinks.relation-missing"]),
+        Case(
+            json: statement(relation: #""delegate_permission/common.handle_all_urls""#, target: app()),
+            rules: ["assetlinks.relation-type"]
+        ),
+        Case(json: statement(relation: "[]", target: app()), rules: ["assetlinks.relation-empty"]),
+        Case(json: statement(relation: #"["handle_all_urls"]"#, target: app()), rules: ["assetlinks.relation-invalid"]),
+        Case(
+            json: statement(relation: #"["delegate_permission/common.handle_all_URLS"]"#, target: app()),
+            rules: ["assetlinks.relation-invalid"]
+        ),
+        Case(
+            json: statement(relation: #"["delegate_permission/common.get_user_location"]"#, target: app()),
+            rules: ["assetlinks.relation-unknown"]
+        ),
+        Case(json: #"[{"relation": ["delegate_permission/common.handle_all_urls"]}]"#, rules: ["assetlinks.target-missing"]),
+        Case(json: statement(target: #""https://example.com""#), rules: ["assetlinks.target-type"]),
+        Case(json: statement(target: #"{"namespace": "android"}"#), rules: ["assetlinks.namespace"]),
+        Case(json: statement(target: #"{"namespace": "ios_app", "appid": "585027354"}"#), rules: ["assetlinks.namespace"]),
+        Case(
+            json: statement(target: #"{"namespace": "android_app", "sha256_cert_fingerprints": ["\#(good)"]}"#),
+            rules: ["assetlinks.package-missing"]
+        ),
+        Case(json: statement(target: app(package: "com.0xchat.lite")), rules: ["assetlinks.package-name"]),
+        Case(
+            json: statement(target: #"{"namespace": "android_app", "package_name": "com.a.b"}"#),
+            rules: ["assetlinks.fingerprints-missing"]
+        ),
+        Case(json: statement(target: app(fingerprints: "[]")), rules: ["assetlinks.fingerprints-missing"]),
+        Case(json: statement(target: app(fingerprints: #""\#(good)""#)), rules: ["assetlinks.fingerprints-missing"]),
+        Case(json: statement(target: app(fingerprints: #"["\#(good.lowercased())"]"#)), rules: ["assetlinks.fingerprint"]),
+        Case(json: statement(target: #"{"namespace": "web", "site": "https://example.com/path"}"#), rules: ["assetlinks.site"]),
+        Case(json: statement(target: #"{"namespace": "web", "site": "example.com"}"#), rules: ["assetlinks.site"]),
+        Case(json: statement(target: #"{"namespace": "web", "site": "https://example.com"}"#), rules: []),
+        Case(json: #"[{"include": "https://example.com/more.json"}]"#, rules: []),
+        Case(json: #"[{"include": "http://example.com/more.json"}]"#, rules: ["assetlinks.include"]),
+        Case(json: #"[{"include": "https://example.com/more.json", "target": \#(app())}]"#, rules: ["assetlinks.include"]),
+        Case(
+            json:
+                #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": "com.a.b", "sha256_cert_fingerprint": ["\#(good)"]}}]"#,
+            rules: ["assetlinks.unknown-key"]
+        ),
+        Case(
+            json: #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(app()), "notes": "x"}]"#,
+            rules: ["assetlinks.unknown-key"]
+        ),
+        Case(
+            json:
+                #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(app())}, {"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(app())}]"#,
+            rules: ["assetlinks.duplicate"]
+        ),
+        Case(
+            json: #"[{"relation": ["delegate_permission/common.handle_all_urls",], "target": \#(app())}]"#,
+            rules: ["json.trailing-comma"]
+        ),
+    ]
+
+    @Test("Every rule fires on its example, alone", arguments: cases)
+    func rule(_ testCase: Case) {
+        #expect(Self.rules(testCase.json) == testCase.rules, "\(testCase.json)")
+    }
+
+    @Test("A file larger than 128 KiB is a warning, not an error")
+    func size() {
+        let statements = (0..<600).map { index in
+            #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(Self.app(package: "com.example.app" + String(index)))}"#
+        }
+        let findings = AssetLinksDecoder.validateFile(Array("[\(statements.joined(separator: ","))]".utf8)).diagnostics
+        #expect(findings.map(\.rule) == ["assetlinks.size"])
+        #expect(findings.first?.severity == .warning)
+    }
+
+    @Test("Generation is canonical: one statement per package and relation, fingerprints normalised, same config same bytes")
+    func generation() throws {
+        let config = #"""
+            {"version": 1,
+             "apps": {"shop": {"apple": "ABCDE12345.com.example.shop",
+                               "android": {"package": "com.example.shop", "sha256": "\#(Self.good.lowercased().replacingAll(":", with: ""))"}}},
+             "sites": [{"hosts": ["example.com"], "webcredentials": {"apps": ["shop"]},
+                        "android": [{"app": "shop", "relations": ["handle_all_urls", "get_login_creds"]},
+                                    {"package": "com.example.other", "sha256": ["\#(Self.good)"]}]}]}
+            """#
+        func load() -> LoadedConfig {
+            ConfigLoader.load(
+                configBytes: Array(config.utf8),
+                configPath: "config.json",
+                readFile: { _ in .failure(FileReadError("none")) }
+            )
+        }
+        let loaded = load()
+        #expect(loaded.diagnostics.isEmpty, "\(loaded.diagnostics)")
+        let bytes = try #require(loaded.site(forHost: "example.com")?.assetLinks?.bytes)
+        let app = #"{"namespace":"android_app","package_name":"com.example.shop","sha256_cert_fingerprints":["\#(Self.good)"]}"#
+        let other = #"{"namespace":"android_app","package_name":"com.example.other","sha256_cert_fingerprints":["\#(Self.good)"]}"#
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == #"[{"relation":["delegate_permission/common.handle_all_urls"],"target":\#(app)},"#
+                + #"{"relation":["delegate_permission/common.get_login_creds"],"target":\#(app)},"#
+                + #"{"relation":["delegate_permission/common.handle_all_urls"],"target":\#(other)}]"#
+        )
+        #expect(load().site(forHost: "example.com")?.assetLinks?.bytes == bytes)
+        // What is generated passes the same checks as a hosted file.
+        #expect(AssetLinksDecoder.validateFile(bytes).diagnostics.isEmpty)
+    }
+
+    @Test("Config mistakes: an app without an android part, an Android-only app used for Apple, bad packages and fingerprints")
+    func configMistakes() {
+        func rules(
+            _ sites: String,
+            apps: String =
+                #""shop": "ABCDE12345.com.example.shop", "droid": {"android": {"package": "com.example.droid", "sha256": ["\#(Self.good)"]}}"#
+        ) -> [String] {
+            ConfigLoader.load(
+                configBytes: Array(#"{"version": 1, "apps": {\#(apps)}, "sites": [\#(sites)]}"#.utf8),
+                configPath: "config.json",
+                readFile: { _ in .failure(FileReadError("none")) }
+            ).diagnostics.sortedForDisplay().map(\.rule)
+        }
+        #expect(rules(#"{"hosts": ["a.com"], "android": ["droid"]}"#) == [])
+        #expect(rules(#"{"hosts": ["a.com"], "android": ["shop"]}"#) == ["app.unknown"])
+        #expect(rules(#"{"hosts": ["a.com"], "webcredentials": {"apps": ["droid"]}}"#) == ["app.unknown"])
+        #expect(
+            rules(#"{"hosts": ["a.com"], "android": [{"package": "app", "sha256": ["\#(Self.good)"]}]}"#) == ["assetlinks.package-name"]
+        )
+        #expect(rules(#"{"hosts": ["a.com"], "android": [{"package": "com.a.b", "sha256": ["AB:CD"]}]}"#) == ["assetlinks.fingerprint"])
+        #expect(rules(#"{"hosts": ["a.com"], "android": [{"package": "com.a.b"}]}"#) == ["assetlinks.fingerprints-missing"])
+        #expect(
+            rules(#"{"hosts": ["a.com"], "android": [{"app": "droid", "relations": ["delegate_permission/common.x"]}]}"#) == [
+                "assetlinks.relation-unknown"
+            ]
+        )
+        #expect(rules(#"{"hosts": ["a.com"], "android": ["droid", "droid"]}"#) == ["android.duplicate"])
+        #expect(rules(#"{"hosts": ["a.com"], "android": ["droid"], "assetlinksFile": "a.json"}"#).contains("site.source"))
+        #expect(rules(#"{"hosts": ["a.com"], "android": []}"#) == ["android.empty"])
+    }
+
+    @Test("App Links verification: handle_all_urls to an android_app, one grant per package with every fingerprint")
+    func verification() throws {
+        let json = #"""
+            [{"relation": ["delegate_permission/common.get_login_creds"], "target": \#(Self.app(package: "com.creds.only"))},
+             {"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(Self.app())},
+             {"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(Self.app(fingerprints: #"["\#(Self.good.replacingAll("14:6D", with: "15:6D"))"]"#))},
+             {"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "web", "site": "https://example.com"}}]
+            """#
+        let statements = try #require(AssetLinksDecoder.validateFile(Array(json.utf8)).statements)
+        let grants = AppLinkVerification.grants(statements)
+        #expect(grants.map(\.package) == ["com.example.app"])
+        #expect(grants.first?.fingerprints.count == 2)
+        #expect(grants.first?.statement == 1)
+    }
+}
+
+@Suite("Real assetlinks.json files")
+struct AssetLinksCorpusTests {
+    static let directory = Fixtures.repositoryRoot + "/Tests/AASATests/Fixtures/real-assetlinks"
+
+    /// (file, class, error rules) from index.md.
+    static func index() throws -> [(String, String, [String])] {
+        let text = String(decoding: try Fixtures.read(directory + "/index.md"), as: UTF8.self)
+        return text.split(separator: "\n").compactMap { line -> (String, String, [String])? in
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { String($0).trimmingSpaces() }
+            guard cells.count >= 6, cells[1].hasPrefix("`") else { return nil }
+            let rules =
+                cells[4] == "—" ? [] : cells[4].split(separator: ",").map { String($0).trimmingSpaces().replacingAll("`", with: "") }
+            return (cells[1].replacingAll("`", with: ""), cells[3], rules)
+        }
+    }
+
+    @Test("Each file is classified as index.md says: valid ones give no error, broken ones exactly their errors")
+    func classification() throws {
+        let entries = try Self.index()
+        #expect(entries.count >= 20)
+        for (name, kind, rules) in entries {
+            let findings = AssetLinksDecoder.validateFile(try Fixtures.read(Self.directory + "/" + name)).diagnostics.withoutCascades()
+            let errors = findings.filter { $0.severity == .error }.map(\.rule)
+            if kind == "valid" {
+                #expect(errors.isEmpty, "\(name): \(findings)")
+            } else {
+                #expect(Set(errors) == Set(rules), "\(name): \(findings)")
+                #expect(errors.count == rules.count, "\(name): one cause, one finding: \(findings)")
+            }
+        }
+    }
+}
