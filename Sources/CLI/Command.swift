@@ -156,7 +156,8 @@ enum ConfigFiles {
                 if case .success(let contents) = result { hosted.files.withLock { $0[file] = contents } }
                 return result
             },
-            parallel: { Posix.parallelFor($0, $1) }
+            parallel: { Posix.parallelFor($0, $1) },
+            includes: ConfigSource.includeAccess
         )
         var sources = hosted.files.withLock { $0 }
         sources[path] = bytes

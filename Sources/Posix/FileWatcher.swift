@@ -10,9 +10,14 @@ internal import Glibc
 public final class FileWatcher {
     public let fd: Int32
     private var watchedNames: [Int32: Set<String>] = [:]
+    /// Name patterns (`*.json` of `sites.d/*.json`) per watch: any matching name is relevant.
+    private var watchedPatterns: [Int32: [String]] = [:]
+    private let matches: (String, String) -> Bool
 
-    /// Nil when inotify cannot be used (the caller falls back to polling).
-    public init?(files: [String]) {
+    /// Nil when inotify cannot be used (the caller falls back to polling). An entry whose last component
+    /// has `*` or `?` watches every name `matches` accepts in that directory.
+    public init?(files: [String], matches: @escaping (_ pattern: String, _ name: String) -> Bool = { $0 == $1 }) {
+        self.matches = matches
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else { return nil }
         fd = descriptor
@@ -25,7 +30,11 @@ public final class FileWatcher {
                 Glibc.close(descriptor)
                 return nil
             }
-            watchedNames[watch, default: []].insert(name)
+            if name.contains("*") || name.contains("?") {
+                watchedPatterns[watch, default: []].append(name)
+            } else {
+                watchedNames[watch, default: []].insert(name)
+            }
         }
     }
 
@@ -48,7 +57,11 @@ public final class FileWatcher {
                 let nameStart = offset + MemoryLayout<inotify_event>.size
                 let nameBytes = buffer[nameStart..<min(count, nameStart + length)].prefix { $0 != 0 }
                 let name = String(decoding: nameBytes, as: UTF8.self)
-                if watchedNames[watch]?.contains(name) == true || name.hasPrefix("..") { relevant = true }
+                if watchedNames[watch]?.contains(name) == true || name.hasPrefix("..")
+                    || watchedPatterns[watch]?.contains(where: { matches($0, name) }) == true
+                {
+                    relevant = true
+                }
                 offset = nameStart + length
             }
         }
@@ -59,11 +72,24 @@ public final class FileWatcher {
 public struct Fingerprint: Equatable, Sendable {
     var entries: [String]
 
-    public init(files: [String]) {
-        entries = files.map { path in
-            var info = stat()
-            guard stat(path, &info) == 0 else { return "\(path):missing" }
-            return "\(path):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_ino)"
+    /// A pattern entry (`dir/*.json`) stands for every matching file in its directory, added and
+    /// removed ones included.
+    public init(files: [String], matches: (_ pattern: String, _ name: String) -> Bool = { $0 == $1 }) {
+        var expanded: [String] = []
+        for file in files {
+            let name = file.split(separator: "/").last.map(String.init) ?? file
+            guard name.contains("*") || name.contains("?") else {
+                expanded.append(file)
+                continue
+            }
+            let directory = Posix.directoryName(file)
+            expanded.append(directory + "/")
+            for entry in (Posix.directoryEntries(directory) ?? []).sorted() where matches(name, entry) {
+                expanded.append(directory + "/" + entry)
+            }
+        }
+        entries = expanded.map { path in
+            Posix.fileStamp(path).map { "\(path):\($0)" } ?? "\(path):missing"
         }
     }
 }

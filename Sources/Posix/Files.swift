@@ -58,21 +58,26 @@ extension Posix {
         if size > limit { throw FileError(path: path, kind: .tooLarge(limit: limit, size: size)) }
         var bytes = [UInt8](repeating: 0, count: size)
         var offset = 0
-        // A file that grows while we read is read up to the limit, never beyond.
+        // The size fstat gave is read into an exact buffer. Whether the file grew since is asked with a
+        // small probe read, so the usual case never grows the buffer (growing doubles its capacity: a
+        // 100 MB config would keep 200 MB). A file that grows while we read is read up to the limit.
+        var probe = [UInt8](repeating: 0, count: 4096)
         while true {
-            if offset == bytes.count {
-                if bytes.count > limit { break }
-                bytes.append(contentsOf: repeatElement(0, count: min(64 * 1024, limit + 1 - bytes.count)))
-            }
-            let (count, code) = bytes.withUnsafeMutableBytes { raw in
-                retrying { Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset) }
+            let (count, code): (Int, Int32)
+            if offset < bytes.count {
+                (count, code) = bytes.withUnsafeMutableBytes { raw in
+                    retrying { Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset) }
+                }
+            } else {
+                (count, code) = probe.withUnsafeMutableBytes { raw in retrying { Glibc.read(fd, raw.baseAddress!, raw.count) } }
+                if count > 0 { bytes += probe[..<count] }
             }
             if count < 0 { throw FileError(path: path, kind: .system(SystemError(call: "read", code: code))) }
             if count == 0 { break }
             offset += count
+            if offset > limit { throw FileError(path: path, kind: .tooLarge(limit: limit, size: offset)) }
         }
-        if offset > limit { throw FileError(path: path, kind: .tooLarge(limit: limit, size: offset)) }
-        bytes.removeSubrange(offset...)
+        if offset < bytes.count { bytes.removeSubrange(offset...) }
         return bytes
     }
 
@@ -88,6 +93,14 @@ extension Posix {
             bytes += chunk[..<count]
             if bytes.count > limit { throw FileError(path: "<stdin>", kind: .tooLarge(limit: limit, size: bytes.count)) }
         }
+    }
+
+    /// What identifies a file's content cheaply: device, inode, size and modification time (following
+    /// symlinks). Nil when the file is missing.
+    public static func fileStamp(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
     }
 
     /// "a FIFO", "a directory"… for anything but a regular file; nil for a regular file.

@@ -203,6 +203,11 @@ struct CLITests {
             let out = directory + "/out"
             let result = run(["generate", "--config", exampleConfig, "--all", "--out", out])
             #expect(result.status == 0, "\(result.console.stderr)")
+            // A summary by default (a million hosts must not print a million lines); --list names each file.
+            #expect(result.console.stdout.isEmpty)
+            #expect(result.console.stderr.contains("wrote 2 files for 2 hosts of 1 site under \(out)"), "\(result.console.stderr)")
+            let listed = run(["generate", "--config", exampleConfig, "--all", "--out", out, "--list"])
+            #expect(listed.console.stdoutText.split(separator: "\n").count == 2)
             for host in ["example.com", "www.example.com"] {
                 let path = "\(out)/\(host)/.well-known/apple-app-site-association"
                 let generated = run(["generate", "--config", exampleConfig, "--host", host]).console.stdout

@@ -4,9 +4,14 @@ public struct Config: Sendable {
     /// Named app IDs (`"shop": "ABCDE12345.com.example.shop"`), in the order written (entries that name
     /// only an Android app are not here).
     public var apps: [(name: String, id: Located<String>)]
+    /// The sites the config file itself lists (those of included files are in `LoadedConfig.sites`).
     public var sites: [Site]
     public var unknownHost: UnknownHostPolicy
     public var server = ServerSettings()
+    /// `"include": ["sites.d/*.json"]`: files of more sites, relative to the config.
+    public var includes: [Located<String>] = []
+    /// Every named app, Apple and Android, as sites refer to them.
+    public var appTable = AppTable()
 
     public init(
         version: Int = 1,
@@ -37,18 +42,18 @@ public struct Site: Sendable {
     public var android: AndroidSource?
     public var origin: Origin
 
-    public enum Source: Sendable {
-        // Boxed: a site is copied as it passes from one reload to the next, and an inline
-        // GeneratedSite makes each copy a dozen reference-count updates instead of one.
-        indirect case generated(GeneratedSite)
+    // Boxed: a site is copied as it passes from one reload to the next, and inline payloads make each
+    // copy a dozen reference-count updates and a million sites a few hundred megabytes.
+    public indirect enum Source: Sendable {
+        case generated(GeneratedSite)
         /// A verbatim AASA file, path relative to the config file's directory.
         case file(Located<String>)
         /// No Apple services (an Android-only site): the AASA paths answer as for an unknown host.
         case none
     }
 
-    public enum AndroidSource: Sendable {
-        indirect case generated([AndroidApp])
+    public indirect enum AndroidSource: Sendable {
+        case generated([AndroidApp])
         /// A verbatim `assetlinks.json`, path relative to the config file's directory.
         case file(Located<String>)
     }

@@ -3,7 +3,7 @@
 /// Every object rejects unknown keys with the closest valid key suggested: a typo in a hand-edited
 /// config must never silently change what is served.
 public enum ConfigDecoder {
-    static let rootKeys = ["$schema", "version", "apps", "sites", "unknownHost", "server", "comment"]
+    static let rootKeys = ["$schema", "version", "apps", "sites", "include", "unknownHost", "server", "comment"]
     static let siteKeys = [
         "hosts", "applinks", "webcredentials", "appclips", "activitycontinuation", "file", "android", "assetlinksFile", "comment",
     ]
@@ -155,8 +155,25 @@ public enum ConfigDecoder {
         if let server = root["server"] {
             config.server = decodeServer(server, JSONPath.root.key("server"), &reader)
         }
+        config.appTable = aliases
+        if let includeNode = root["include"] {
+            let path = JSONPath.root.key("include")
+            let patterns = reader.stringArray(includeNode, path, hint: "write [\"sites.d/*.json\"]") ?? []
+            for pattern in patterns where pattern.value.isEmpty || pattern.value.hasSuffix("/") {
+                reader.report(
+                    .error,
+                    "include.pattern",
+                    "\"\(pattern.value)\" names no file; write a file or a pattern such as \"sites.d/*.json\"",
+                    pattern.origin.location,
+                    pattern.origin.path
+                )
+            }
+            config.includes = patterns.filter { !$0.value.isEmpty && !$0.value.hasSuffix("/") }
+        }
 
         guard let sitesNode = root["sites"] else {
+            // Every site may live in included files.
+            if !config.includes.isEmpty { return (config, aliases, []) }
             reader.report(
                 .error,
                 "config.sites-missing",

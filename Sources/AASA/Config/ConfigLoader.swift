@@ -10,25 +10,45 @@ public struct FileReadError: Error, Sendable {
 public final class LoadedSite: Sendable {
     public let site: Site
     /// Nil when the site's document could not be built (its errors are in the diagnostics).
-    public let document: AASADocument?
+    public var document: AASADocument? { model?.document }
     /// What is served: canonical compact JSON for generated sites, the file's bytes for verbatim ones.
     public let bytes: [UInt8]
     /// The verbatim file's path as resolved against the config's directory.
     public let file: String?
-    let verbatimRoot: JSONNode?
+    var verbatimRoot: JSONNode? { model?.verbatimRoot }
+    /// What only the command line reads, boxed: a million serving-form sites then pay one pointer each
+    /// for it, not the inline space of every optional field.
+    private let model: Model?
+
+    final class Model: Sendable {
+        let document: AASADocument?
+        let verbatimRoot: JSONNode?
+
+        init(document: AASADocument?, verbatimRoot: JSONNode?) {
+            self.document = document
+            self.verbatimRoot = verbatimRoot
+        }
+    }
     /// False for an Android-only site: its hosts get the unknown-host answer on the AASA paths.
     public var servesApple: Bool { if case .none = site.source { return false } else { return true } }
     /// `/.well-known/assetlinks.json`, when the site has Android apps.
     public let assetLinks: AssetLinks?
 
     /// A site's Android statement list: what is served and what it says.
-    public struct AssetLinks: Sendable {
+    public final class AssetLinks: Sendable {
         public let bytes: [UInt8]
         /// Nil when a hosted file could not be parsed (its errors are in the diagnostics).
         public let statements: [AssetStatement]?
         /// The hosted file, resolved against the config's directory.
         public let file: String?
         let verbatimRoot: JSONNode?
+
+        init(bytes: [UInt8], statements: [AssetStatement]?, file: String?, verbatimRoot: JSONNode?) {
+            self.bytes = bytes
+            self.statements = statements
+            self.file = file
+            self.verbatimRoot = verbatimRoot
+        }
 
         /// The statement list indented for reading (`generate --pretty`).
         public func prettyBytes() -> [UInt8] {
@@ -38,13 +58,59 @@ public final class LoadedSite: Sendable {
         }
     }
 
-    init(site: Site, document: AASADocument?, bytes: [UInt8], file: String?, verbatimRoot: JSONNode?, assetLinks: AssetLinks? = nil) {
+    /// True once ``forServing()`` dropped what only the command line needs.
+    public let isServingForm: Bool
+    /// The included file the site is written in; nil for the config itself.
+    public let definedIn: String?
+
+    init(
+        site: Site,
+        document: AASADocument?,
+        bytes: [UInt8],
+        file: String?,
+        verbatimRoot: JSONNode?,
+        assetLinks: AssetLinks? = nil,
+        isServingForm: Bool = false,
+        definedIn: String? = nil
+    ) {
         self.site = site
-        self.document = document
+        model = document == nil && verbatimRoot == nil ? nil : Model(document: document, verbatimRoot: verbatimRoot)
         self.bytes = bytes
         self.file = file
-        self.verbatimRoot = verbatimRoot
         self.assetLinks = assetLinks
+        self.isServingForm = isServingForm
+        self.definedIn = definedIn
+    }
+
+    /// What serving and the next reload need, and nothing else: the served bytes, the hosts (their
+    /// positions sharing the site's path), where hosted files live. The decoded config and the
+    /// document model — most of a site's memory — are dropped; `match` and `check` load the full form.
+    public func forServing() -> LoadedSite {
+        if isServingForm { return self }
+        let sitePath = site.origin.path
+        let hosts = site.hosts.map { Located($0.value, Origin($0.origin.location, sitePath)) }
+        let source: Site.Source
+        switch site.source {
+        case .generated: source = .generated(GeneratedSite())
+        case .file(let reference): source = .file(reference)
+        case .none: source = .none
+        }
+        let android: Site.AndroidSource?
+        switch site.android {
+        case .generated: android = .generated([])
+        case .file(let reference): android = .file(reference)
+        case nil: android = nil
+        }
+        return LoadedSite(
+            site: Site(hosts: hosts, source: source, android: android, origin: site.origin),
+            document: nil,
+            bytes: bytes,
+            file: file,
+            verbatimRoot: nil,
+            assetLinks: assetLinks.map { AssetLinks(bytes: $0.bytes, statements: nil, file: $0.file, verbatimRoot: nil) },
+            isServingForm: true,
+            definedIn: definedIn
+        )
     }
 
     /// The document indented for reading (`generate --pretty`); same content as ``bytes``.
@@ -64,6 +130,10 @@ public struct LoadedConfig: Sendable {
     package private(set) var hostTable: HostTable<Int>
     /// What the next load of an edited version of this file can take over (nil after errors).
     var reuse: SiteReuse?
+    /// The included files' built sites, for the next load to take over.
+    var includeState: IncludeState?
+    /// The include patterns, resolved against the config's directory: what to watch.
+    public internal(set) var includePatterns: [String] = []
 
     public static let emptyDocumentBytes = AASARenderer.bytes(.empty)
 
@@ -94,21 +164,94 @@ public enum ConfigLoader {
     /// whose bytes did not change are taken over from it instead of being built again; the result is
     /// the same as a full load's. A config with errors is always reported from a full load, so every
     /// position in its messages comes from the text as it is now. With `parallel`, sites are built
-    /// concurrently; the result does not depend on it.
+    /// concurrently; the result does not depend on it. With `servingOnly`, each site is reduced to its
+    /// serving form (``LoadedSite/forServing()``) as soon as it is built, so a large config never holds
+    /// every site's decoded model at once.
     public static func load(
         configBytes: [UInt8],
         configPath: String,
         readFile: @escaping FileReader,
         reusing previous: LoadedConfig? = nil,
-        parallel: ParallelFor? = nil
+        parallel: ParallelFor? = nil,
+        servingOnly: Bool = false,
+        includes access: IncludeAccess? = nil
     ) -> LoadedConfig {
         let spans = SiteReuse.siteSpans(configBytes)
+        var result: LoadedConfig
         if let cache = previous?.reuse, cache.configPath == configPath, let spans,
-            let loaded = load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel), !loaded.hasErrors
+            let loaded = load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, servingOnly: servingOnly),
+            !loaded.hasErrors
         {
-            return loaded
+            result = loaded
+        } else {
+            result = load(configBytes, configPath, readFile, spans: spans, cache: nil, parallel: parallel, servingOnly: servingOnly)!
         }
-        return load(configBytes, configPath, readFile, spans: spans, cache: nil, parallel: parallel)!
+        guard let patterns = result.config?.includes, !patterns.isEmpty else { return result }
+        guard let access, let aliases = result.config?.appTable else {
+            var findings = result.diagnostics
+            findings.append(
+                Diagnostic(.error, "include.unsupported", "\"include\" needs file access this caller does not give", file: configPath)
+            )
+            return LoadedConfig(config: result.config, sites: result.sites, diagnostics: findings, hostTable: result.hostTable)
+        }
+        let included = IncludedSites.load(
+            patterns,
+            configPath: configPath,
+            aliases: aliases,
+            access: access,
+            readFile: readFile,
+            previous: previous?.includeState,
+            parallel: parallel,
+            servingOnly: servingOnly
+        )
+        // Config.sites stays what the config file itself lists; LoadedConfig.sites has every site.
+        let sites = result.sites + included.sites
+        let config = result.config
+        var findings = result.diagnostics + included.findings
+        // The previous table holds when every site serves the hosts it served before, at its position.
+        let table: HostTable<Int>
+        if let previous, previous.sites.count == sites.count,
+            zip(previous.sites, sites).allSatisfy({ $0 === $1 || $0.site.hosts.map(\.value) == $1.site.hosts.map(\.value) })
+        {
+            table = previous.hostTable
+        } else {
+            let built = hostTable(sites, configPath: configPath)
+            table = built.table
+            findings += built.duplicates
+        }
+        var merged = LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
+        merged.reuse = result.reuse
+        merged.includeState = included.state
+        merged.includePatterns = included.patterns
+        return merged
+    }
+
+    /// Host → site index, and an error for each host a second site claims (naming the first).
+    static func hostTable(_ sites: [LoadedSite], configPath: String) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
+        var table = HostTable<Int>(capacity: sites.count * 2)
+        var duplicates: [Diagnostic] = []
+        for (position, loaded) in sites.enumerated() {
+            for host in loaded.site.hosts {
+                guard let earlier = table.insertIfAbsent(host.value, position) else { continue }
+                duplicates.append(duplicateHost(host, in: loaded, first: sites[earlier], configPath: configPath))
+            }
+        }
+        return (table, duplicates)
+    }
+
+    static func duplicateHost(_ host: Located<HostPattern>, in site: LoadedSite, first: LoadedSite, configPath: String) -> Diagnostic {
+        let origin = first.site.hosts.first { $0.value == host.value }?.origin ?? first.site.origin
+        let place = first.definedIn.map { " in \($0)" } ?? ""
+        return Diagnostic(
+            .error,
+            "host.duplicate",
+            "host \"\(host.value)\" is already served by the site at \(origin.path)\(place)"
+                + (origin.location.map { " (line \($0.line))" } ?? "")
+                + "; each host has exactly one document, so list it in one site only",
+            at: host.origin.location,
+            path: host.origin.path.description,
+            file: site.definedIn ?? configPath
+        )
     }
 
     /// What building one site produced.
@@ -148,7 +291,7 @@ public enum ConfigLoader {
     }
 
     /// One slot per site, each written by exactly one task: how parallel site builds hand back results.
-    private final class Slots<Element: Sendable>: @unchecked Sendable {
+    final class Slots<Element: Sendable>: @unchecked Sendable {
         private let storage: UnsafeMutableBufferPointer<Element?>
         init(count: Int) {
             storage = .allocate(capacity: count)
@@ -172,16 +315,18 @@ public enum ConfigLoader {
         spans: [Range<Int>]?,
         cache: SiteReuse?,
         parallel: ParallelFor?,
+        servingOnly: Bool,
         splitParse: Bool = true
     ) -> LoadedConfig? {
         let spans = spans ?? []
         let hashes = spans.map { SiteReuse.hash(configBytes, $0) }
+        let checks = cache == nil ? [] : spans.map { SiteReuse.hash(configBytes, $0, seed: SiteReuse.checkSeed) }
         var skipped: [Range<Int>] = []
         // By position in the sites array: the cache entry whose bytes this site repeats, or nil.
         var reusedEntry = [SiteReuse.Entry?](repeating: nil, count: spans.count)
         if let cache {
             for (position, span) in spans.enumerated() {
-                if let entry = cache.entry(matching: configBytes, span, hash: hashes[position]) {
+                if let entry = cache.entry(matching: span, hash: hashes[position], check: checks[position]) {
                     skipped.append(span)
                     reusedEntry[position] = entry
                 }
@@ -194,10 +339,20 @@ public enum ConfigLoader {
         let parsesPerSite = splitParse && parallel != nil && spans.count - skipped.count >= 64
         let siteStarts = parsesPerSite ? startLocations(configBytes, at: spans) : []
         let parsed = JSONParser.parse(configBytes, duplicateKeys: .error, skipping: parsesPerSite ? spans : skipped)
-        if parsesPerSite && !parsed.diagnostics.isEmpty {
-            // The first error in the file may be inside a site this parse stepped over.
-            return load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, splitParse: false)
+        let loadParsingWholeFile = {
+            load(
+                configBytes,
+                configPath,
+                readFile,
+                spans: spans,
+                cache: cache,
+                parallel: parallel,
+                servingOnly: servingOnly,
+                splitParse: false
+            )
         }
+        // The first error in the file may be inside a site this parse stepped over.
+        if parsesPerSite && !parsed.diagnostics.isEmpty { return loadParsingWholeFile() }
         var reader = NodeReader()
         let root = parsed.root.flatMap { ConfigDecoder.decodeRoot($0, &reader) }
         var findings = parsed.diagnostics.inFile(configPath)
@@ -209,9 +364,7 @@ public enum ConfigLoader {
         // The scan and the parser agree on where each site starts unless the text is not plain JSON.
         let spansAgree = spans.count == siteNodes.count && zip(spans, siteNodes).allSatisfy { $0.lowerBound == $1.location.offset }
         let frozenEntries = spansAgree ? reusedEntry : []
-        if parsesPerSite && !spansAgree {
-            return load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, splitParse: false)
-        }
+        if parsesPerSite && !spansAgree { return loadParsingWholeFile() }
 
         let outcomes = Slots<SiteOutcome>(count: siteNodes.count)
         let buildSite: @Sendable (Int) -> Void = { index in
@@ -241,7 +394,12 @@ public enum ConfigLoader {
             outcome.site = ConfigDecoder.decodeSite(node, ConfigDecoder.sitesPath.index(index), aliases: aliases, &siteReader)
             outcome.decodeFindings = siteReader.findings.inFile(configPath)
             if let site = outcome.site {
-                outcome.loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings)
+                var loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings)
+                if servingOnly {
+                    loaded = loaded.forServing()
+                    outcome.site = loaded.site
+                }
+                outcome.loaded = loaded
             }
             outcomes[index] = outcome
         }
@@ -252,7 +410,7 @@ public enum ConfigLoader {
             for index in siteNodes.indices { buildSite(index) }
         }
         if parsesPerSite && siteNodes.indices.contains(where: { outcomes[$0]?.syntaxFinding == true }) {
-            return load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, splitParse: false)
+            return loadParsingWholeFile()
         }
 
         var sites: [LoadedSite] = []
@@ -275,6 +433,7 @@ public enum ConfigLoader {
                         start: siteNodes[index].location,
                         index: index,
                         hash: hashes[index],
+                        check: checks.isEmpty ? SiteReuse.hash(configBytes, spans[index], seed: SiteReuse.checkSeed) : checks[index],
                         loaded: loaded,
                         decodeFindings: outcome.decodeFindings,
                         buildFindings: outcome.buildFindings
@@ -302,30 +461,14 @@ public enum ConfigLoader {
         {
             table = cache.hostTable
         } else {
-            table = HostTable(capacity: sites.count * 2)
-            for (position, loaded) in sites.enumerated() {
-                for host in loaded.site.hosts {
-                    guard let earlier = table.insertIfAbsent(host.value, position) else { continue }
-                    let first = sites[earlier].site.hosts.first { $0.value == host.value }?.origin ?? sites[earlier].site.origin
-                    findings.append(
-                        Diagnostic(
-                            .error,
-                            "host.duplicate",
-                            "host \"\(host.value)\" is already served by the site at \(first.path)"
-                                + (first.location.map { " (line \($0.line))" } ?? "")
-                                + "; each host has exactly one document, so list it in one site only",
-                            at: host.origin.location,
-                            path: host.origin.path.description,
-                            file: configPath
-                        )
-                    )
-                }
-            }
+            let built = hostTable(sites, configPath: configPath)
+            table = built.table
+            findings += built.duplicates
         }
 
         var result = LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
         if !result.hasErrors, spansAgree, !spans.isEmpty, entries.count == siteNodes.count {
-            result.reuse = SiteReuse(configPath: configPath, source: configBytes, aliases: aliases, entries: entries, hostTable: table)
+            result.reuse = SiteReuse(configPath: configPath, aliases: aliases, entries: entries, hostTable: table)
         }
         return result
     }
@@ -368,7 +511,13 @@ public enum ConfigLoader {
         return outcome
     }
 
-    static func loadSite(_ site: Site, configPath: String, readFile: FileReader, findings: inout [Diagnostic]) -> LoadedSite {
+    static func loadSite(
+        _ site: Site,
+        configPath: String,
+        readFile: FileReader,
+        findings: inout [Diagnostic],
+        definedIn: String? = nil
+    ) -> LoadedSite {
         let apple = loadApple(site, configPath: configPath, readFile: readFile, findings: &findings)
         return LoadedSite(
             site: apple.site,
@@ -376,7 +525,8 @@ public enum ConfigLoader {
             bytes: apple.bytes,
             file: apple.file,
             verbatimRoot: apple.verbatimRoot,
-            assetLinks: loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
+            assetLinks: loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings),
+            definedIn: definedIn
         )
     }
 

@@ -14,6 +14,9 @@ struct SiteReuse: Sendable {
         let start: SourceLocation
         let index: Int
         let hash: UInt64
+        /// A second, independent hash of the same bytes: with the first and the length it stands for the
+        /// site's text, so the config's bytes (100 MB for a million hosts) need not be kept.
+        let check: UInt64
         let loaded: LoadedSite
         /// This site's findings from decoding it (in the config file).
         let decodeFindings: [Diagnostic]
@@ -26,6 +29,7 @@ struct SiteReuse: Sendable {
             start: SourceLocation,
             index: Int,
             hash: UInt64,
+            check: UInt64,
             loaded: LoadedSite,
             decodeFindings: [Diagnostic],
             buildFindings: [Diagnostic]
@@ -34,6 +38,7 @@ struct SiteReuse: Sendable {
             self.start = start
             self.index = index
             self.hash = hash
+            self.check = check
             self.loaded = loaded
             self.decodeFindings = decodeFindings
             self.buildFindings = buildFindings
@@ -41,17 +46,17 @@ struct SiteReuse: Sendable {
     }
 
     let configPath: String
-    let source: [UInt8]
     let aliases: AppTable
+    /// The second hash's seed: any constant that makes it a different function from the first.
+    static let checkSeed: UInt64 = 0x5851_F42D_4C95_7F2D
     /// One per site, in the order of `LoadedConfig.sites`.
     let entries: [Entry]
     let hostTable: HostTable<Int>
     private let entryByHash: [UInt64: Int]
 
-    init(configPath: String, source: [UInt8], aliases: AppTable, entries: [Entry], hostTable: HostTable<Int>) {
+    init(configPath: String, aliases: AppTable, entries: [Entry], hostTable: HostTable<Int>) {
         self.configPath = configPath
         self.hostTable = hostTable
-        self.source = source
         self.aliases = aliases
         self.entries = entries
         var byHash: [UInt64: Int] = [:]
@@ -60,38 +65,19 @@ struct SiteReuse: Sendable {
         entryByHash = byHash
     }
 
-    /// The entry whose bytes equal `bytes[span]`, if any.
-    func entry(matching bytes: [UInt8], _ span: Range<Int>, hash: UInt64) -> Entry? {
+    /// The entry whose text is `bytes[span]`: same length and both hashes (a false match needs two
+    /// independent 64-bit hashes to collide at once).
+    func entry(matching span: Range<Int>, hash: UInt64, check: UInt64) -> Entry? {
         guard let position = entryByHash[hash] else { return nil }
-        return Self.equal(source, entries[position].span, bytes, span) ? entries[position] : nil
+        let entry = entries[position]
+        return entry.span.count == span.count && entry.check == check ? entry : nil
     }
 
-    static func equal(_ left: [UInt8], _ leftRange: Range<Int>, _ right: [UInt8], _ rightRange: Range<Int>) -> Bool {
-        guard leftRange.count == rightRange.count else { return false }
-        return left.withUnsafeBytes { leftBytes in
-            right.withUnsafeBytes { rightBytes in
-                var offset = 0
-                let count = leftRange.count
-                while offset + 8 <= count {
-                    let a = leftBytes.loadUnaligned(fromByteOffset: leftRange.lowerBound + offset, as: UInt64.self)
-                    let b = rightBytes.loadUnaligned(fromByteOffset: rightRange.lowerBound + offset, as: UInt64.self)
-                    if a != b { return false }
-                    offset += 8
-                }
-                while offset < count {
-                    if leftBytes[leftRange.lowerBound + offset] != rightBytes[rightRange.lowerBound + offset] { return false }
-                    offset += 1
-                }
-                return true
-            }
-        }
-    }
-
-    /// A fast hash for finding candidates (a match is then confirmed byte for byte): eight bytes per
-    /// step, so hashing a 1.6 MB config takes a fraction of a millisecond.
-    static func hash(_ bytes: [UInt8], _ span: Range<Int>) -> UInt64 {
+    /// A fast hash for finding candidates: eight bytes per step, so hashing a 1.6 MB config takes a
+    /// fraction of a millisecond. `seed` gives the independent second hash.
+    static func hash(_ bytes: [UInt8], _ span: Range<Int>, seed: UInt64 = 0) -> UInt64 {
         bytes.withUnsafeBytes { buffer in
-            var hash: UInt64 = FNV1a.offsetBasis ^ UInt64(span.count)
+            var hash: UInt64 = (FNV1a.offsetBasis ^ seed) ^ UInt64(span.count)
             var offset = span.lowerBound
             while offset + 8 <= span.upperBound {
                 hash = (hash ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15

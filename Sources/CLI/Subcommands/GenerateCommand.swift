@@ -20,6 +20,8 @@ enum GenerateCommand {
               --android       With --host: print the host's assetlinks.json instead (exit 1 when it has none).
               --all           Write every site's documents, one per host (assetlinks.json too, where a site
                               has Android apps).
+              --list          With --all: print each file written (by default only a summary, so a
+                              million hosts do not print a million lines).
               --out DIR       With --all: writes DIR/<host>/.well-known/apple-app-site-association; a
                               wildcard host *.example.com is written under DIR/_wildcard.example.com.
               --pretty        Indent the JSON for reading (the server serves the compact form).
@@ -28,7 +30,7 @@ enum GenerateCommand {
             EXIT STATUS: 0 written, 1 the config has errors or HOST gets no document, 2 usage error.
 
             """,
-        spec: ArgumentSpec(options: ["--config", "--host", "--out"], flags: ["--all", "--pretty", "--android"]),
+        spec: ArgumentSpec(options: ["--config", "--host", "--out"], flags: ["--all", "--pretty", "--android", "--list"]),
         run: run
     )
 
@@ -130,7 +132,7 @@ enum GenerateCommand {
                     }
                     do {
                         try Files.writeAtomically(bytes, to: target)
-                        console.out(target + "\n")
+                        if arguments.has("--list") { console.out(target + "\n") }
                         written += 1
                     } catch {
                         console.err("error: cannot write \(target): \(error)\n")
@@ -139,7 +141,10 @@ enum GenerateCommand {
                 }
             }
         }
-        console.err("wrote \(written) file\(written == 1 ? "" : "s") under \(out)\n")
+        let hostCount = loaded.sites.reduce(0) { $0 + $1.site.hosts.count }
+        console.err(
+            "wrote \(written) file\(written == 1 ? "" : "s") for \(hostCount) host\(hostCount == 1 ? "" : "s") of \(loaded.sites.count) site\(loaded.sites.count == 1 ? "" : "s") under \(out)\n"
+        )
         if loaded.sites.contains(where: { $0.site.hosts.contains { $0.value.isWildcard } }) {
             console.err(
                 "note: wildcard hosts are written as _wildcard.<domain> (a directory named \"*\" breaks shells and "

@@ -71,7 +71,8 @@ enum ServeCommand {
             return ExitStatus.usage
         }
 
-        let source = ConfigSource(path: configPath, adjustSettings: options.apply)
+        // --check-config quotes source lines; the server keeps only what serving needs.
+        let source = ConfigSource(path: configPath, servingOnly: !arguments.has("--check-config"), adjustSettings: options.apply)
         guard let loaded = ConfigFiles.load(source, console: console) else { return ExitStatus.usage }
         let findings = loaded.diagnostics.sortedForDisplay()
         let errorCount = loaded.diagnostics.errorCount

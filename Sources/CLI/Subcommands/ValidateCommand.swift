@@ -125,6 +125,16 @@ enum ValidateCommand {
                 [config, file, entitlements].compactMap { $0 }.map(Files.displayName).joined(separator: ", ")
                 + (isAssetLinks ? " (Android statement list)" : "")
             let verdict = findings.hasErrors ? "invalid" : "valid"
+            // A config's size, in one line: a million hosts never print a line each.
+            if let loadedConfig {
+                let hosts = loadedConfig.sites.reduce(0) { $0 + $1.site.hosts.count }
+                let included = Set(loadedConfig.sites.compactMap(\.definedIn)).count
+                console.err(
+                    "\(Files.displayName(config ?? "")): \(loadedConfig.sites.count) site\(loadedConfig.sites.count == 1 ? "" : "s"), "
+                        + "\(hosts) host\(hosts == 1 ? "" : "s")"
+                        + (included > 0 ? " (\(included) included file\(included == 1 ? "" : "s"))" : "") + "\n"
+                )
+            }
             console.err(
                 "\(subject): \(verdict) — \(findings.errorCount) error\(findings.errorCount == 1 ? "" : "s"), "
                     + "\(findings.warningCount) warning\(findings.warningCount == 1 ? "" : "s")\n"

@@ -14,14 +14,14 @@ struct FileWatch {
     init(files: [String], settings: ServerSettings) {
         self.files = files
         self.settings = settings
-        fingerprint = Fingerprint(files: files)
+        fingerprint = Fingerprint(files: files, matches: Glob.matches)
         nextPoll = 0
         watcher = nil
         configure(announce: true)
     }
 
     private mutating func configure(announce: Bool) {
-        watcher = settings.watchFiles && !settings.forcePolling ? FileWatcher(files: files) : nil
+        watcher = settings.watchFiles && !settings.forcePolling ? FileWatcher(files: files, matches: Glob.matches) : nil
         nextPoll = Posix.monotonicMilliseconds() + Int64(settings.pollInterval * 1000)
         if announce && settings.watchFiles && watcher == nil && !files.isEmpty {
             Log.info(
@@ -42,7 +42,7 @@ struct FileWatch {
         }
         guard settings.watchFiles, !files.isEmpty, now >= nextPoll else { return nil }
         nextPoll = now + Int64(settings.pollInterval * 1000)
-        return Fingerprint(files: files) != fingerprint ? 0 : nil
+        return Fingerprint(files: files, matches: Glob.matches) != fingerprint ? 0 : nil
     }
 
     /// After a reload: the files the new config reads, and its watch settings.
@@ -57,5 +57,5 @@ struct FileWatch {
     }
 
     /// What the files are now, so a poll compares against the state the last reload read.
-    mutating func rememberCurrentFiles() { fingerprint = Fingerprint(files: files) }
+    mutating func rememberCurrentFiles() { fingerprint = Fingerprint(files: files, matches: Glob.matches) }
 }

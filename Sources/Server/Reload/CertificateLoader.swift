@@ -20,7 +20,7 @@ enum CertificateLoader {
         _ settings: ServerSettings,
         configPath: String,
         now: Int,
-        sites: [Site] = [],
+        sites: [LoadedSite] = [],
         developmentCertificatesExpected: Bool = false
     ) -> Loaded {
         guard !settings.certificates.isEmpty else { return Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: []) }
@@ -98,7 +98,7 @@ enum CertificateLoader {
 
     /// Without reading the certificate files (`validate --no-certificates`, for CI that lacks the
     /// secrets): the certificates are taken to name exactly their declared "hosts".
-    static func checkDeclared(_ settings: ServerSettings, configPath: String, sites: [Site]) -> [Diagnostic] {
+    static func checkDeclared(_ settings: ServerSettings, configPath: String, sites: [LoadedSite]) -> [Diagnostic] {
         guard settings.listeners.contains(where: \.tls) else { return [] }
         var table = HostTable<Int>()
         for (index, entry) in settings.certificates.enumerated() {
@@ -119,7 +119,7 @@ enum CertificateLoader {
     /// certificate the way the server will (exact name, longest wildcard, else the first), then its names
     /// are checked as a client checks them. One error per site, naming the hosts.
     static func uncoveredHosts(
-        _ sites: [Site],
+        _ sites: [LoadedSite],
         names: [[String]],
         labels: [String],
         table: HostTable<Int>,
@@ -127,7 +127,8 @@ enum CertificateLoader {
     ) -> [Diagnostic] {
         guard !names.isEmpty else { return [] }
         var findings: [Diagnostic] = []
-        for site in sites {
+        for loaded in sites {
+            let site = loaded.site
             var uncovered: [String] = []
             var firstUncovered: Origin?
             var chosen = 0
@@ -152,7 +153,7 @@ enum CertificateLoader {
                         + "\(uncovered.count == 1 ? "the host" : "these hosts") to a certificate and to its \"hosts\" in server.certificates",
                     at: firstUncovered?.location ?? site.origin.location,
                     path: (firstUncovered?.path ?? site.origin.path).description,
-                    file: configPath
+                    file: loaded.definedIn ?? configPath
                 )
             )
         }

@@ -23,20 +23,31 @@ public final class ConfigSource: Sendable {
     /// False for `validate --no-certificates`: certificate and key files are not read (CI without the
     /// secrets); their declared hosts still have to cover every site.
     let readsCertificates: Bool
+    /// `serve`: keep only what serving needs (``LoadedConfig/forServing()``), and no file bytes for
+    /// quoting (the server's log quotes no source lines).
+    let servingOnly: Bool
 
     public init(
         path: String,
         contents: [UInt8]? = nil,
         forDevelopment: Bool = false,
         readsCertificates: Bool = true,
+        servingOnly: Bool = false,
         adjustSettings: @escaping @Sendable (ServerSettings) -> ServerSettings = { $0 }
     ) {
         self.path = path
         self.contents = contents
         self.forDevelopment = forDevelopment
         self.readsCertificates = readsCertificates
+        self.servingOnly = servingOnly
         self.adjustSettings = adjustSettings
     }
+
+    /// How included files are found and told apart between reloads.
+    public static let includeAccess = IncludeAccess(
+        list: { Posix.directoryEntries($0) },
+        stamp: { Posix.fileStamp($0) }
+    )
 
     /// A config as read, with what its certificates and files add.
     public struct Loaded: Sendable {
@@ -83,7 +94,9 @@ public final class ConfigSource: Sendable {
                 }
             },
             reusing: lastGood.withLock { $0 },
-            parallel: { Posix.parallelFor($0, $1) }
+            parallel: { Posix.parallelFor($0, $1) },
+            servingOnly: servingOnly,
+            includes: ConfigSource.includeAccess
         )
         if let server = config.config?.server { config.config?.server = adjustSettings(server) }
         if forDevelopment {
@@ -99,13 +112,13 @@ public final class ConfigSource: Sendable {
         var secretFiles: [String] = []
         if let settings = config.config?.server, !config.hasErrors {
             if !readsCertificates {
-                diagnostics += CertificateLoader.checkDeclared(settings, configPath: path, sites: config.sites.map(\.site))
+                diagnostics += CertificateLoader.checkDeclared(settings, configPath: path, sites: config.sites)
             } else {
                 certificates = CertificateLoader.load(
                     settings,
                     configPath: path,
                     now: now,
-                    sites: config.sites.map(\.site),
+                    sites: config.sites,
                     developmentCertificatesExpected: forDevelopment
                 )
                 diagnostics += certificates.diagnostics
@@ -115,13 +128,15 @@ public final class ConfigSource: Sendable {
             diagnostics += admin.diagnostics
             secretFiles = admin.files
         }
+        // Include patterns are watched as patterns: a tenant file added later is seen too.
         var files =
-            [path] + config.sites.compactMap { $0.file } + config.sites.compactMap { $0.assetLinks?.file } + certificates.files
-            + secretFiles
+            [path] + config.includePatterns + config.sites.compactMap { $0.file } + config.sites.compactMap { $0.assetLinks?.file }
+            + certificates.files + secretFiles
         var seen = Set<String>()
         files.removeAll { !seen.insert($0).inserted }
-        var sources = read.files.withLock { $0 }
-        sources[path] = bytes
+        var sources = servingOnly ? [:] : read.files.withLock { $0 }
+        if !servingOnly { sources[path] = bytes }
+
         return .success(
             Loaded(
                 config: config,

@@ -1,0 +1,234 @@
+/// Sites kept in their own files: `"include": ["sites.d/*.json"]`. Each file holds one site object or an
+/// array of sites, and is checked with its own file:line:column; a team or a provisioning system adds,
+/// edits or removes a tenant by writing one file. A reload reads only the files whose size, time or inode
+/// changed (the rest keep their built sites), so one tenant's edit costs one file's work whatever the
+/// number of hosts.
+public struct IncludeAccess: Sendable {
+    /// The names in a directory (nil when it cannot be listed).
+    public var list: @Sendable (String) -> [String]?
+    /// Identifies a file's current content cheaply (size, modification time, inode); nil when missing.
+    public var stamp: @Sendable (String) -> String?
+
+    public init(list: @escaping @Sendable (String) -> [String]?, stamp: @escaping @Sendable (String) -> String?) {
+        self.list = list
+        self.stamp = stamp
+    }
+}
+
+/// What a load keeps about its included files for the next one.
+struct IncludeState: Sendable {
+    final class File: Sendable {
+        let stamp: String
+        let sites: [LoadedSite]
+        let findings: [Diagnostic]
+
+        init(stamp: String, sites: [LoadedSite], findings: [Diagnostic]) {
+            self.stamp = stamp
+            self.sites = sites
+            self.findings = findings
+        }
+    }
+
+    var files: [String: File]
+    var aliases: AppTable
+}
+
+enum IncludedSites {
+    struct Result {
+        var sites: [LoadedSite] = []
+        var findings: [Diagnostic] = []
+        var state = IncludeState(files: [:], aliases: AppTable())
+        /// Each pattern as resolved against the config's directory, for watching.
+        var patterns: [String] = []
+    }
+
+    /// Expands the patterns and loads each matching file, taking over every file whose stamp is the
+    /// previous load's (under the same `apps`).
+    static func load(
+        _ patterns: [Located<String>],
+        configPath: String,
+        aliases: AppTable,
+        access: IncludeAccess,
+        readFile: @escaping ConfigLoader.FileReader,
+        previous: IncludeState?,
+        parallel: ParallelFor?,
+        servingOnly: Bool
+    ) -> Result {
+        var result = Result()
+        result.state.aliases = aliases
+        var paths: [String] = []
+        var seen = Set<String>()
+        for pattern in patterns {
+            let resolved = ConfigLoader.resolve(pattern.value, relativeTo: configPath)
+            result.patterns.append(resolved)
+            let matches = expand(resolved, access: access)
+            switch matches {
+            case .failure(let error):
+                result.findings.append(
+                    Diagnostic(
+                        .error,
+                        "include.missing",
+                        error.message,
+                        at: pattern.origin.location,
+                        path: pattern.origin.path.description,
+                        file: configPath
+                    )
+                )
+            case .success(let found):
+                if found.isEmpty {
+                    result.findings.append(
+                        Diagnostic(
+                            .warning,
+                            "include.empty",
+                            "\"\(pattern.value)\" matches no file (yet): it adds no sites until one is written",
+                            at: pattern.origin.location,
+                            path: pattern.origin.path.description,
+                            file: configPath
+                        )
+                    )
+                }
+                for path in found where seen.insert(path).inserted { paths.append(path) }
+            }
+        }
+        let reusable = previous.flatMap { $0.aliases == aliases ? $0 : nil }
+        let stamps = paths.map { access.stamp($0) }
+        let files = ConfigLoader.Slots<IncludeState.File>(count: paths.count)
+        let loadOne: @Sendable (Int) -> Void = { [paths] index in
+            let path = paths[index]
+            guard let stamp = stamps[index] else {
+                files[index] = IncludeState.File(
+                    stamp: "",
+                    sites: [],
+                    findings: [
+                        Diagnostic(.error, "file.unreadable", "cannot read the included file \"\(path)\": it disappeared", file: path)
+                    ]
+                )
+                return
+            }
+            if let earlier = reusable?.files[path], earlier.stamp == stamp {
+                files[index] = earlier
+                return
+            }
+            files[index] = Self.loadFile(path, stamp: stamp, aliases: aliases, readFile: readFile, servingOnly: servingOnly)
+        }
+        let toLoad = paths.indices.count { index in reusable?.files[paths[index]]?.stamp != stamps[index] || stamps[index] == nil }
+        if let parallel, toLoad >= 8 {
+            parallel(paths.count, loadOne)
+        } else {
+            for index in paths.indices { loadOne(index) }
+        }
+        result.sites.reserveCapacity(paths.indices.reduce(0) { $0 + (files[$1]?.sites.count ?? 0) })
+        for (index, path) in paths.enumerated() {
+            guard let file = files[index] else { continue }
+            result.sites += file.sites
+            result.findings += file.findings
+            if !file.findings.hasErrors { result.state.files[path] = file }
+        }
+        return result
+    }
+
+    /// One included file: its sites, built as the main config's are, findings in that file.
+    static func loadFile(
+        _ path: String,
+        stamp: String,
+        aliases: AppTable,
+        readFile: ConfigLoader.FileReader,
+        servingOnly: Bool
+    ) -> IncludeState.File {
+        let bytes: [UInt8]
+        switch readFile(path) {
+        case .failure(let error):
+            return IncludeState.File(
+                stamp: stamp,
+                sites: [],
+                findings: [Diagnostic(.error, "file.unreadable", "cannot read the included file \"\(path)\": \(error.message)", file: path)]
+            )
+        case .success(let read): bytes = read
+        }
+        let parsed = JSONParser.parse(bytes, duplicateKeys: .error)
+        var findings = parsed.diagnostics.inFile(path)
+        guard let root = parsed.root else { return IncludeState.File(stamp: stamp, sites: [], findings: findings) }
+        var nodes: [(JSONNode, JSONPath)] = []
+        if let items = root.arrayValue {
+            nodes = items.enumerated().map { ($1, JSONPath.root.index($0)) }
+        } else if root.objectValue != nil {
+            nodes = [(root, .root)]
+        } else {
+            findings.append(
+                Diagnostic(
+                    .error,
+                    "include.not-sites",
+                    "an included file holds one site object or an array of sites, found \(root.typeName)",
+                    at: root.location,
+                    path: "$",
+                    file: path
+                )
+            )
+        }
+        var sites: [LoadedSite] = []
+        for (node, sitePath) in nodes {
+            var reader = NodeReader()
+            let site = ConfigDecoder.decodeSite(node, sitePath, aliases: aliases, &reader)
+            findings += reader.findings.inFile(path)
+            guard let site else { continue }
+            var built: [Diagnostic] = []
+            var loaded = ConfigLoader.loadSite(site, configPath: path, readFile: readFile, findings: &built, definedIn: path)
+            findings += built
+            if servingOnly { loaded = loaded.forServing() }
+            sites.append(loaded)
+        }
+        return IncludeState.File(stamp: stamp, sites: sites, findings: findings.withoutCascades())
+    }
+
+    /// `dir/*.json` → the matching files, sorted; a pattern without wildcards names one file, which must exist.
+    static func expand(_ pattern: String, access: IncludeAccess) -> Swift.Result<[String], IncludeError> {
+        let slash = pattern.lastIndex(of: "/")
+        let directory = slash.map { String(pattern[..<$0]) } ?? "."
+        let namePattern = slash.map { String(pattern[pattern.index(after: $0)...]) } ?? pattern
+        guard namePattern.contains("*") || namePattern.contains("?") else {
+            return access.stamp(pattern) == nil
+                ? .failure(IncludeError("included file \"\(pattern)\" does not exist")) : .success([pattern])
+        }
+        guard let names = access.list(directory) else {
+            return .failure(IncludeError("cannot list the directory \"\(directory)\" of include \"\(pattern)\""))
+        }
+        // Editors' and deploy tools' temporary files start with '.'; they are never sites.
+        let matching = names.filter { !$0.hasPrefix(".") && Glob.matches(namePattern, $0) }.sorted()
+        return .success(matching.map { directory + "/" + $0 })
+    }
+
+    struct IncludeError: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+}
+
+/// Shell-style file name patterns: `*` any run, `?` one character, everything else literal.
+public enum Glob {
+    public static func matches(_ pattern: String, _ name: String) -> Bool {
+        let pattern = Array(pattern.utf8)
+        let name = Array(name.utf8)
+        var p = 0
+        var n = 0
+        var star: Int?
+        var resume = 0
+        while n < name.count {
+            if p < pattern.count && (pattern[p] == UInt8(ascii: "?") || pattern[p] == name[n]) {
+                p += 1
+                n += 1
+            } else if p < pattern.count && pattern[p] == UInt8(ascii: "*") {
+                star = p
+                resume = n
+                p += 1
+            } else if let star {
+                p = star + 1
+                resume += 1
+                n = resume
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count && pattern[p] == UInt8(ascii: "*") { p += 1 }
+        return p == pattern.count
+    }
+}

@@ -1,0 +1,129 @@
+import Synchronization
+import Testing
+
+@testable import AASA
+
+/// `"include": ["sites.d/*.json"]`, on an in-memory file system: positions per file, what a reload
+/// reads, removal, and duplicates across files.
+@Suite("Included site files")
+struct IncludeTests {
+    /// Files by path, with a stamp per content and a count of reads per path.
+    final class Disk: Sendable {
+        let files = Mutex<[String: String]>([:])
+        let reads = Mutex<[String: Int]>([:])
+
+        func write(_ path: String, _ text: String) { files.withLock { $0[path] = text } }
+        func remove(_ path: String) { _ = files.withLock { $0.removeValue(forKey: path) } }
+        func readCount(_ path: String) -> Int { reads.withLock { $0[path] ?? 0 } }
+
+        var access: IncludeAccess {
+            IncludeAccess(
+                list: { directory in
+                    self.files.withLock { files in
+                        files.keys.filter { $0.hasPrefix(directory + "/") }.map { String($0.dropFirst(directory.count + 1)) }
+                    }
+                },
+                stamp: { path in self.files.withLock { $0[path] }.map { "\($0.count):\($0.hashValue)" } }
+            )
+        }
+
+        func load(reusing previous: LoadedConfig? = nil, servingOnly: Bool = false) -> LoadedConfig {
+            let config = files.withLock { $0["/etc/aasa/config.json"] } ?? ""
+            return ConfigLoader.load(
+                configBytes: Array(config.utf8),
+                configPath: "/etc/aasa/config.json",
+                readFile: { path in
+                    self.reads.withLock { $0[path, default: 0] += 1 }
+                    guard let text = self.files.withLock({ $0[path] }) else { return .failure(FileReadError("no such file")) }
+                    return .success(Array(text.utf8))
+                },
+                reusing: previous,
+                servingOnly: servingOnly,
+                includes: access
+            )
+        }
+    }
+
+    static func site(_ host: String, app: String = "shop") -> String {
+        #"{"hosts": ["\#(host)"], "webcredentials": {"apps": ["\#(app)"]}}"#
+    }
+
+    func disk() -> Disk {
+        let disk = Disk()
+        disk.write(
+            "/etc/aasa/config.json",
+            #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "sites": [\#(Self.site("main.example.com"))], "include": ["sites.d/*.json"]}"#
+        )
+        disk.write("/etc/aasa/sites.d/a.json", Self.site("a.example.com"))
+        disk.write("/etc/aasa/sites.d/b.json", "[\n  \(Self.site("b1.example.com")),\n  \(Self.site("b2.example.com"))\n]")
+        disk.write("/etc/aasa/sites.d/notes.txt", "not a site")
+        disk.write("/etc/aasa/sites.d/.a.json.swp", "{")
+        return disk
+    }
+
+    @Test("Matching files load in name order after the config's own sites; other names and dot files are ignored")
+    func loads() {
+        let loaded = disk().load()
+        #expect(loaded.diagnostics.isEmpty, "\(loaded.diagnostics)")
+        #expect(loaded.sites.map(\.site.name) == ["main.example.com", "a.example.com", "b1.example.com", "b2.example.com"])
+        #expect(loaded.site(forHost: "b2.example.com")?.definedIn == "/etc/aasa/sites.d/b.json")
+        #expect(loaded.includePatterns == ["/etc/aasa/sites.d/*.json"])
+    }
+
+    @Test("A finding in an included file names that file, with the line, column and path inside it")
+    func positions() {
+        let disk = disk()
+        disk.write("/etc/aasa/sites.d/b.json", "[\n  \(Self.site("b1.example.com")),\n  \(Self.site("b2.example.com", app: "shopp"))\n]")
+        let finding = disk.load().diagnostics.first { $0.rule == "app.unknown" }
+        #expect(finding?.file == "/etc/aasa/sites.d/b.json")
+        #expect(finding?.location?.line == 3)
+        #expect(finding?.path == "$[1].webcredentials.apps[0]")
+    }
+
+    @Test("A reload reads only the files that changed; removing a file removes its sites; a new file adds them")
+    func reloadReadsChangedFiles() {
+        let disk = disk()
+        let first = disk.load(servingOnly: true)
+        #expect(disk.readCount("/etc/aasa/sites.d/a.json") == 1)
+        disk.write("/etc/aasa/sites.d/b.json", "[\(Self.site("b1.example.com")), \(Self.site("b3.example.com"))]")
+        let second = disk.load(reusing: first, servingOnly: true)
+        #expect(disk.readCount("/etc/aasa/sites.d/a.json") == 1, "unchanged: not read again")
+        #expect(disk.readCount("/etc/aasa/sites.d/b.json") == 2)
+        #expect(second.sites[1] === first.sites[1], "the unchanged file's site is the same object")
+        #expect(second.site(forHost: "b3.example.com") != nil && second.site(forHost: "b2.example.com") == nil)
+        disk.remove("/etc/aasa/sites.d/a.json")
+        disk.write("/etc/aasa/sites.d/c.json", Self.site("c.example.com"))
+        let third = disk.load(reusing: second, servingOnly: true)
+        #expect(third.site(forHost: "a.example.com") == nil)
+        #expect(third.site(forHost: "c.example.com")?.definedIn == "/etc/aasa/sites.d/c.json")
+        #expect(third.diagnostics.isEmpty)
+    }
+
+    @Test("A host claimed by two files is an error in the second, naming the first file; a broken file is an error naming it")
+    func errors() {
+        let disk = disk()
+        disk.write("/etc/aasa/sites.d/c.json", Self.site("a.example.com"))
+        let duplicate = disk.load().diagnostics.first { $0.rule == "host.duplicate" }
+        #expect(duplicate?.file == "/etc/aasa/sites.d/c.json")
+        #expect(duplicate?.message.contains("in /etc/aasa/sites.d/a.json") == true, "\(String(describing: duplicate))")
+        disk.write("/etc/aasa/sites.d/c.json", #"{"hosts": ["c.example.com"], "webcredentials": {"apps": ["shop"]},}"#)
+        let broken = disk.load().diagnostics.filter { $0.severity == .error }
+        #expect(broken.first?.file == "/etc/aasa/sites.d/c.json")
+        #expect(broken.first?.rule == "json.trailing-comma")
+        disk.write("/etc/aasa/sites.d/c.json", "42")
+        #expect(disk.load().diagnostics.contains { $0.rule == "include.not-sites" })
+        disk.write(
+            "/etc/aasa/config.json",
+            #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "include": ["tenants/*.json", "missing.json"]}"#
+        )
+        let rules = disk.load().diagnostics.map(\.rule)
+        #expect(rules.contains("include.empty") && rules.contains("include.missing"), "\(rules)")
+    }
+
+    @Test("Glob patterns: * any run, ? one character, the rest literal")
+    func glob() {
+        #expect(Glob.matches("*.json", "a.json") && Glob.matches("*.json", ".json") && !Glob.matches("*.json", "a.json.bak"))
+        #expect(Glob.matches("tenant-??.json", "tenant-07.json") && !Glob.matches("tenant-??.json", "tenant-7.json"))
+        #expect(Glob.matches("*", "anything") && Glob.matches("a*b*c", "aXXbYYc") && !Glob.matches("a*b*c", "aXXbYY"))
+    }
+}
