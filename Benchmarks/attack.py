@@ -166,8 +166,14 @@ def attack_idle(binary, work, quick):
         for _ in range(count):
             held.append(socket.create_connection(("127.0.0.1", server.port), timeout=5))
         opened = time.time() - started
-        time.sleep(1)
-        open_metric = server.metric("aasa_open_connections")
+        # Silent connections wait in the kernel until their first bytes or about a second
+        # (TCP_DEFER_ACCEPT), then the server holds them: give that a few seconds, well inside the
+        # header timeout (10 s) that will close them.
+        deadline = time.time() + 6
+        open_metric = None
+        while time.time() < deadline and (open_metric or 0) < count:
+            time.sleep(0.5)
+            open_metric = server.metric("aasa_open_connections")
         answered = sum(probe(server.port) for _ in range(20))
     finally:
         for s in held:
@@ -199,6 +205,10 @@ def attack_body_flood(binary, work, quick):
         while time.time() < deadline:
             total += 1
             ok += probe(server.port)
+            # The attacker re-opens what it loses and keeps its count: a client holding every socket it
+            # ever opened runs out of local ports before the server runs out of anything.
+            if len(held) >= count:
+                held.pop(0).close()
             try:
                 s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
                 s.sendall(b"GET / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 65536\r\n\r\nx")

@@ -518,6 +518,26 @@ struct ServeLoadTests {
         )
     }
 
+    @Test("Main listeners defer accept: a silent connection is left to the kernel until its first bytes, then served at once")
+    func deferredAccept() throws {
+        let server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false}"#)
+        )
+        defer { server.stop() }
+        let metricsURL = "http://127.0.0.1:\(server.adminPort)/metrics"
+        func openConnections() throws -> String? {
+            let text = String(decoding: try runTool(["curl", "-s", metricsURL]).stdout, as: UTF8.self)
+            return text.split(separator: "\n").first { $0.hasPrefix("aasa_open_connections ") }.map(String.init)
+        }
+        let silent = try RawClient(port: server.port)
+        // Well inside the kernel's deferral (about a second): the server has not been handed the socket.
+        usleep(300_000)
+        #expect(try openConnections() == "aasa_open_connections 0")
+        silent.send(Self.request)
+        #expect(silent.readResponses(1, timeout: 2).first?.status == 200, "the first bytes hand the connection over")
+        #expect(try openConnections() == "aasa_open_connections 1")
+    }
+
     @Test("2,000 keep-alive connections are held open at once and every one is answered")
     func manyConnections() throws {
         let server = try ServerProcess(

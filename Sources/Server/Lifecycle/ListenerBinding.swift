@@ -26,7 +26,7 @@ struct BoundListeners {
         for listener in settings.listeners {
             let opened: (fd: Int32, port: Int)
             do {
-                opened = try Posix.listen(address: listener.address, port: listener.port)
+                opened = try Posix.listen(address: listener.address, port: listener.port, deferAccept: true)
             } catch  where error.isAddressUnavailable && listener.address == "::" && !settings.listenersConfigured {
                 // The default listeners include IPv6; a machine without it still serves IPv4.
                 Log.info("IPv6 is not available here (\(error.reason.lowercased())); listening on IPv4 only")
