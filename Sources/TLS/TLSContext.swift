@@ -93,6 +93,10 @@ final class TLSContext: @unchecked Sendable {
             context,
             Int(SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER)
         )
+        // Read ahead: one read takes whatever the socket holds (a record's header and body, or several
+        // records) instead of a header read and a body read per record. What it holds beyond the record
+        // being returned is announced by `hasBufferedInput`.
+        _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_READ_AHEAD, 1, nil)
         guard SSL_CTX_set_cipher_list(context, TLSContext.cipherList) == 1 else { throw TLSError("SSL_CTX_set_cipher_list") }
         guard COpenSSL_SSL_CTX_set1_groups_list(context, "X25519:P-256:P-384") == 1 else {
             throw TLSError("SSL_CTX_set1_groups_list")
@@ -312,8 +316,8 @@ public final class TLSSession {
         }
     }
 
-    /// Plaintext OpenSSL already decrypted and holds (no socket event will announce it).
-    public var hasBufferedInput: Bool { SSL_pending(ssl) > 0 }
+    /// Input OpenSSL already holds, decrypted or not (read ahead): no socket event will announce it.
+    public var hasBufferedInput: Bool { SSL_has_pending(ssl) == 1 }
 
     /// Sends close_notify (best effort; the socket is closed next anyway).
     public func shutdown() {

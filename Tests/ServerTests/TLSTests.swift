@@ -149,6 +149,20 @@ struct TLSTests {
         #expect(status == 0 && text.hasPrefix("HTTP/1.1 200 OK"))
     }
 
+    @Test("Pipelined requests in TLS records that arrive together are all answered (input OpenSSL holds is not waited for)")
+    func pipelinedRecords() throws {
+        let pki = try TestPKI()
+        let server = try start(pki)
+        defer { server.stop() }
+        // Eight records in one TCP write: the server reads them in one go, and every record past the
+        // first must be processed without a socket event announcing it.
+        let result = try runTool(
+            ["python3", TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/tls-records.py", "\(server.proxyPort)", "8", "3"],
+            timeout: 10
+        )
+        #expect(String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "8", "\(result.stderr)")
+    }
+
     @Test("The HTTP rules hold over TLS: keep-alive reuse, HEAD parity, 404/405, gzip")
     func httpOverTLS() throws {
         let pki = try TestPKI()

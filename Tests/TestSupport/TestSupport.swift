@@ -68,7 +68,9 @@ public func runTool(
     _ = FileManager.default.createFile(atPath: scratch + "/in", contents: Data(input ?? []))
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-    process.arguments = [String(timeout)] + arguments
+    // The runner's threads block most signals and a child inherits that mask, so a tool may never see
+    // timeout's SIGTERM: SIGKILL follows two seconds later, and the bound always holds.
+    process.arguments = ["--kill-after=2", String(timeout)] + arguments
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     process.standardOutput = FileHandle(forWritingAtPath: scratch + "/out")
     process.standardError = FileHandle(forWritingAtPath: scratch + "/err")

@@ -5,6 +5,7 @@ killed. With --cert/--key it speaks TLS. Loopback only."""
 import argparse
 import gzip
 import json
+import signal
 import socket
 import ssl
 import threading
@@ -109,6 +110,9 @@ def serve(connection, mode, context):
 
 
 def main():
+    # The test runner's threads block most signals and a spawned process inherits that mask: without
+    # this, the SIGTERM that ends each test's server stays pending and the server outlives the tests.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", default="good")
     parser.add_argument("--cert")
