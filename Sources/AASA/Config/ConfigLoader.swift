@@ -208,22 +208,29 @@ public enum ConfigLoader {
         let sites = result.sites + included.sites
         let config = result.config
         var findings = result.diagnostics + included.findings
-        // The previous table holds when every site serves the hosts it served before, at its position.
-        let table: HostTable<Int>
-        if let previous, previous.sites.count == sites.count,
-            zip(previous.sites, sites).allSatisfy({ $0 === $1 || $0.site.hosts.map(\.value) == $1.site.hosts.map(\.value) })
-        {
-            table = previous.hostTable
-        } else {
-            let built = hostTable(sites, configPath: configPath)
-            table = built.table
-            findings += built.duplicates
-        }
+        let (table, duplicates) = hostTable(sites, configPath: configPath, reusing: previous.map { ($0.sites, $0.hostTable) })
+        findings += duplicates
         var merged = LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
         merged.reuse = result.reuse
         merged.includeState = included.state
         merged.includePatterns = included.patterns
         return merged
+    }
+
+    /// Host → site index, and an error for each host a second site claims (naming the first). The
+    /// previous load's table is taken as it is when every site serves the hosts it served before, at its
+    /// position (an edit that changed no host); a table that was in force had no duplicates.
+    static func hostTable<Previous: Collection<LoadedSite>>(
+        _ sites: [LoadedSite],
+        configPath: String,
+        reusing previous: (sites: Previous, table: HostTable<Int>)?
+    ) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
+        if let previous, previous.sites.count == sites.count,
+            zip(previous.sites, sites).allSatisfy({ $0 === $1 || $0.site.hosts.map(\.value) == $1.site.hosts.map(\.value) })
+        {
+            return (previous.table, [])
+        }
+        return hostTable(sites, configPath: configPath)
     }
 
     /// Host → site index, and an error for each host a second site claims (naming the first).
@@ -453,18 +460,12 @@ public enum ConfigLoader {
 
         // When every site serves the same hosts at the same position as in the previous load (the usual
         // edit), the previous host table is this one, and it had no duplicates.
-        var table = HostTable<Int>()
-        if let cache, cache.entries.count == sites.count,
-            zip(cache.entries, sites).allSatisfy({ entry, loaded in
-                entry.loaded === loaded || entry.loaded.site.hosts.map(\.value) == loaded.site.hosts.map(\.value)
-            })
-        {
-            table = cache.hostTable
-        } else {
-            let built = hostTable(sites, configPath: configPath)
-            table = built.table
-            findings += built.duplicates
-        }
+        let (table, duplicates) = hostTable(
+            sites,
+            configPath: configPath,
+            reusing: cache.map { ($0.entries.lazy.map(\.loaded), $0.hostTable) }
+        )
+        findings += duplicates
 
         var result = LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
         if !result.hasErrors, spansAgree, !spans.isEmpty, entries.count == siteNodes.count {
