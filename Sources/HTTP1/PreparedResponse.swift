@@ -17,19 +17,40 @@ public final class PreparedResponse: @unchecked Sendable {
     /// `headers` must not include `Date`, `Connection` or `Content-Length`: the encoder owns those.
     public init(status: Int, headers: [(String, String)], body: [UInt8]) {
         self.status = status
-        let line = Array(ResponseEncoder.statusLine(status).utf8)
-        var fields = ""
-        for (name, value) in headers { fields += "\(name): \(value)\r\n" }
-        fields += "Content-Length: \(body.count)\r\n\r\n"
-        let head = Array(fields.utf8)
-        storage = .allocate(byteCount: line.count + head.count + body.count, alignment: 8)
-        storage.copyBytes(from: line)
-        UnsafeMutableRawBufferPointer(rebasing: storage[line.count...]).copyBytes(from: head)
-        UnsafeMutableRawBufferPointer(rebasing: storage[(line.count + head.count)...]).copyBytes(from: body)
-        statusLine = UnsafeRawBufferPointer(rebasing: storage[0..<line.count])
-        rest = UnsafeRawBufferPointer(rebasing: storage[line.count...])
-        bodyOffset = head.count
+        let line = ResponseEncoder.statusLine(status)
+        let length = String(body.count)
+        // Written straight into the one allocation: a million sites are prepared at start-up.
+        var headCount = Self.contentLength.count + length.utf8.count + 4
+        for (name, value) in headers { headCount += name.utf8.count + value.utf8.count + 4 }
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: line.utf8.count + headCount + body.count, alignment: 8)
+        var cursor = 0
+        func put(_ text: String) {
+            var text = text
+            text.withUTF8 { bytes in
+                let target = UnsafeMutableRawBufferPointer(rebasing: storage[cursor..<(cursor + bytes.count)])
+                target.copyMemory(from: UnsafeRawBufferPointer(bytes))
+                cursor += bytes.count
+            }
+        }
+        put(line)
+        let lineCount = cursor
+        for (name, value) in headers {
+            put(name)
+            put(": ")
+            put(value)
+            put("\r\n")
+        }
+        put(Self.contentLength)
+        put(length)
+        put("\r\n\r\n")
+        UnsafeMutableRawBufferPointer(rebasing: storage[cursor...]).copyBytes(from: body)
+        self.storage = storage
+        statusLine = UnsafeRawBufferPointer(rebasing: storage[0..<lineCount])
+        rest = UnsafeRawBufferPointer(rebasing: storage[lineCount...])
+        bodyOffset = cursor - lineCount
     }
+
+    private static let contentLength = "Content-Length: "
 
     deinit { storage.deallocate() }
 

@@ -99,6 +99,32 @@ struct IncludeTests {
         #expect(third.diagnostics.isEmpty)
     }
 
+    @Test("A reload takes each unchanged file's sites over as one object; positions and lookups stay right as files come and go")
+    func chunksCarryOver() {
+        let disk = disk()
+        let first = disk.load(servingOnly: true)
+        #expect(first.sites.chunks.map(\.source) == [nil, "/etc/aasa/sites.d/a.json", "/etc/aasa/sites.d/b.json"])
+        // Same hosts, another app: b.json is rebuilt; a.json is not even looked into.
+        disk.write(
+            "/etc/aasa/sites.d/b.json",
+            "[\(Self.site("b1.example.com")), \(Self.site("b2.example.com", app: "ABCDE12345.com.other"))]"
+        )
+        let second = disk.load(reusing: first, servingOnly: true)
+        #expect(second.diagnostics.isEmpty, "\(second.diagnostics)")
+        #expect(second.sites.chunks[1] === first.sites.chunks[1])
+        #expect(second.sites.chunks[2] !== first.sites.chunks[2])
+        #expect(second.sites.locate(3) == (2, 1))
+        #expect(second.site(forHost: "b2.example.com") === second.sites[3])
+        #expect(String(decoding: second.sites[3].bytes, as: UTF8.self).contains("ABCDE12345.com.other"))
+        // A new file before the others moves every later position: the table is rebuilt and still right.
+        disk.write("/etc/aasa/sites.d/0.json", Self.site("zero.example.com"))
+        let third = disk.load(reusing: second, servingOnly: true)
+        #expect(third.sites.chunks[2] === second.sites.chunks[1])
+        for host in ["main.example.com", "zero.example.com", "a.example.com", "b1.example.com", "b2.example.com"] {
+            #expect(third.site(forHost: host)?.site.name == host)
+        }
+    }
+
     @Test("A host claimed by two files is an error in the second, naming the first file; a broken file is an error naming it")
     func errors() {
         let disk = disk()

@@ -39,4 +39,56 @@ struct IncludeServingTests {
         #expect(document("a.example.com").contains(#""/":"/q/*""#))
         #expect(try runTool([TestPaths.serverExecutable, "validate", "--config", server.directory + "/config.json"]).status == 1)
     }
+
+    @Test(
+        "An edit to one tenant file rebuilds only its changed sites: other hosts keep ETag and Last-Modified; a site moved between files changes nothing"
+    )
+    func editRebuildsOnlyThatFile() throws {
+        let config = #"""
+            {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "include": ["sites.d/*.json"],
+             "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false, "reload": {"watch": false}}}
+            """#
+        let server = try ServerProcess(
+            config: config,
+            files: [
+                "sites.d/a.json": Self.site("a.example.com"),
+                "sites.d/b.json": "[\(Self.site("b1.example.com")), \(Self.site("b2.example.com"))]",
+            ]
+        )
+        defer { server.stop() }
+        func get(_ host: String) throws -> HTTPResponse {
+            let client = try RawClient(port: server.port)
+            client.send("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+            return try #require(client.readResponses(1).first)
+        }
+        func reload() throws -> String {
+            String(
+                decoding: try runTool(["curl", "-s", "-X", "POST", "http://127.0.0.1:\(server.adminPort)/reload"]).stdout,
+                as: UTF8.self
+            )
+        }
+        let before = try ["a.example.com", "b1.example.com", "b2.example.com"].map(get)
+        // Last-Modified has one-second resolution: a rebuilt response would show a later one.
+        Thread.sleep(forTimeInterval: 1.2)
+        try atomicWrite(
+            "[\(Self.site("b1.example.com")), \(Self.site("b2.example.com", path: "/q/*"))]",
+            to: server.directory + "/sites.d/b.json"
+        )
+        let outcome = try reload()
+        #expect(outcome.contains("hosts changed: b2.example.com\""), "\(outcome)")
+        let after = try ["a.example.com", "b1.example.com", "b2.example.com"].map(get)
+        for kept in 0..<2 {
+            #expect(after[kept].header("ETag") == before[kept].header("ETag"))
+            #expect(after[kept].header("Last-Modified") == before[kept].header("Last-Modified"))
+        }
+        #expect(after[2].bodyText.contains(#""/":"/q/*""#))
+        #expect(after[2].header("Last-Modified") != before[2].header("Last-Modified"))
+        // b1 moves to its own file: same hosts, same document, so no host changed.
+        try atomicWrite(Self.site("b1.example.com"), to: server.directory + "/sites.d/c.json")
+        try atomicWrite("[\(Self.site("b2.example.com", path: "/q/*"))]", to: server.directory + "/sites.d/b.json")
+        let moved = try reload()
+        #expect(moved.contains("no host changed"), "\(moved)")
+        #expect(try get("b1.example.com").header("ETag") == before[1].header("ETag"))
+        #expect(try get("b2.example.com").bodyText.contains(#""/":"/q/*""#))
+    }
 }

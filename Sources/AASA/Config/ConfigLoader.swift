@@ -91,7 +91,7 @@ public final class LoadedSite: Sendable {
         let hosts = site.hosts.map { Located($0.value, Origin($0.origin.location, sitePath)) }
         let source: Site.Source
         switch site.source {
-        case .generated: source = .generated(GeneratedSite())
+        case .generated: source = Self.servingGenerated
         case .file(let reference): source = .file(reference)
         case .none: source = .none
         }
@@ -113,6 +113,9 @@ public final class LoadedSite: Sendable {
         )
     }
 
+    /// One box for every serving-form generated site: what was generated is in ``bytes``.
+    private static let servingGenerated = Site.Source.generated(GeneratedSite())
+
     /// The document indented for reading (`generate --pretty`); same content as ``bytes``.
     public func prettyBytes() -> [UInt8] {
         if let verbatimRoot { return JSONWriter.bytes(JSONOutput(verbatimRoot), pretty: true) }
@@ -124,7 +127,7 @@ public final class LoadedSite: Sendable {
 /// A config with every site's document built and validated: what the server and the CLI work from.
 public struct LoadedConfig: Sendable {
     public var config: Config?
-    public var sites: [LoadedSite]
+    public var sites: SiteList
     public var diagnostics: [Diagnostic]
     /// Host → index into `sites`.
     package private(set) var hostTable: HostTable<Int>
@@ -144,7 +147,7 @@ public struct LoadedConfig: Sendable {
         hostTable.lookup(host).map { sites[$0] }
     }
 
-    init(config: Config?, sites: [LoadedSite], diagnostics: [Diagnostic], hostTable: HostTable<Int>) {
+    init(config: Config?, sites: SiteList, diagnostics: [Diagnostic], hostTable: HostTable<Int>) {
         self.config = config
         self.sites = sites
         self.diagnostics = diagnostics.withoutCascades()
@@ -204,8 +207,9 @@ public enum ConfigLoader {
             parallel: parallel,
             servingOnly: servingOnly
         )
-        // Config.sites stays what the config file itself lists; LoadedConfig.sites has every site.
-        let sites = result.sites + included.sites
+        // Config.sites stays what the config file itself lists; LoadedConfig.sites has every site, the
+        // included files' chunks taken over as they are.
+        let sites = SiteList(chunks: result.sites.chunks + included.chunks)
         let config = result.config
         var findings = result.diagnostics + included.findings
         let (table, duplicates) = hostTable(sites, configPath: configPath, reusing: previous.map { ($0.sites, $0.hostTable) })
@@ -219,14 +223,21 @@ public enum ConfigLoader {
 
     /// Host → site index, and an error for each host a second site claims (naming the first). The
     /// previous load's table is taken as it is when every site serves the hosts it served before, at its
-    /// position (an edit that changed no host); a table that was in force had no duplicates.
-    static func hostTable<Previous: Collection<LoadedSite>>(
-        _ sites: [LoadedSite],
+    /// position (an edit that changed no host); a table that was in force had no duplicates. Chunks taken
+    /// over whole are not looked into.
+    static func hostTable(
+        _ sites: SiteList,
         configPath: String,
-        reusing previous: (sites: Previous, table: HostTable<Int>)?
+        reusing previous: (sites: SiteList, table: HostTable<Int>)?
     ) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
-        if let previous, previous.sites.count == sites.count,
-            zip(previous.sites, sites).allSatisfy({ $0 === $1 || $0.site.hosts.map(\.value) == $1.site.hosts.map(\.value) })
+        if let previous, previous.sites.chunks.count == sites.chunks.count,
+            zip(previous.sites.chunks, sites.chunks).allSatisfy({ before, after in
+                before === after
+                    || (before.sites.count == after.sites.count
+                        && zip(before.sites, after.sites).allSatisfy {
+                            $0 === $1 || $0.site.hosts.map(\.value) == $1.site.hosts.map(\.value)
+                        })
+            })
         {
             return (previous.table, [])
         }
@@ -234,13 +245,14 @@ public enum ConfigLoader {
     }
 
     /// Host → site index, and an error for each host a second site claims (naming the first).
-    static func hostTable(_ sites: [LoadedSite], configPath: String) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
-        var table = HostTable<Int>(capacity: sites.count * 2)
+    static func hostTable(_ sites: SiteList, configPath: String) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
+        var table = HostTable<Int>(capacity: sites.hostCount)
         var duplicates: [Diagnostic] = []
-        for (position, loaded) in sites.enumerated() {
-            for host in loaded.site.hosts {
-                guard let earlier = table.insertIfAbsent(host.value, position) else { continue }
-                duplicates.append(duplicateHost(host, in: loaded, first: sites[earlier], configPath: configPath))
+        for (position, loaded) in zip(0..., sites) {
+            let hosts = loaded.site.hosts
+            for index in hosts.indices {
+                guard let earlier = table.insertIfAbsent(hosts[index].value, position) else { continue }
+                duplicates.append(duplicateHost(hosts[index], in: loaded, first: sites[earlier], configPath: configPath))
             }
         }
         return (table, duplicates)
@@ -365,7 +377,7 @@ public enum ConfigLoader {
         var findings = parsed.diagnostics.inFile(configPath)
         findings += reader.findings.inFile(configPath)
         guard var config = root?.config, let aliases = root?.aliases, let siteNodes = root?.siteNodes else {
-            return LoadedConfig(config: nil, sites: [], diagnostics: findings, hostTable: HostTable())
+            return LoadedConfig(config: nil, sites: SiteList(), diagnostics: findings, hostTable: HostTable())
         }
         if let cache, !skipped.isEmpty, cache.aliases != aliases { return nil }
         // The scan and the parser agree on where each site starts unless the text is not plain JSON.
@@ -460,14 +472,15 @@ public enum ConfigLoader {
 
         // When every site serves the same hosts at the same position as in the previous load (the usual
         // edit), the previous host table is this one, and it had no duplicates.
+        let list = SiteList(sites)
         let (table, duplicates) = hostTable(
-            sites,
+            list,
             configPath: configPath,
-            reusing: cache.map { ($0.entries.lazy.map(\.loaded), $0.hostTable) }
+            reusing: cache.map { (SiteList($0.entries.map(\.loaded)), $0.hostTable) }
         )
         findings += duplicates
 
-        var result = LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
+        var result = LoadedConfig(config: config, sites: list, diagnostics: findings, hostTable: table)
         if !result.hasErrors, spansAgree, !spans.isEmpty, entries.count == siteNodes.count {
             result.reuse = SiteReuse(configPath: configPath, aliases: aliases, entries: entries, hostTable: table)
         }

@@ -128,7 +128,11 @@ public struct HostTable<Value: Sendable>: Sendable {
     package mutating func insertIfAbsent(_ pattern: HostPattern, _ value: Value) -> Value? {
         switch pattern {
         case .exact(let name):
-            if let existing = exact[name] { return existing }
+            // One hash of the name, not two: a million hosts are inserted at start-up. A duplicate (an
+            // error that rejects the config) puts the first value back.
+            guard let existing = exact.updateValue(value, forKey: name) else { return nil }
+            exact[name] = existing
+            return existing
         case .wildcard(let suffix):
             if let existing = wildcardBySuffix[suffix] { return existing }
         }

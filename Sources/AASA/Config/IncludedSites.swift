@@ -19,12 +19,13 @@ public struct IncludeAccess: Sendable {
 struct IncludeState: Sendable {
     final class File: Sendable {
         let stamp: String
-        let sites: [LoadedSite]
+        /// The file's sites; the same object for as long as the file is unchanged.
+        let chunk: SiteList.Chunk
         let findings: [Diagnostic]
 
-        init(stamp: String, sites: [LoadedSite], findings: [Diagnostic]) {
+        init(path: String, stamp: String, sites: [LoadedSite], findings: [Diagnostic]) {
             self.stamp = stamp
-            self.sites = sites
+            chunk = SiteList.Chunk(sites, source: path)
             self.findings = findings
         }
     }
@@ -35,7 +36,8 @@ struct IncludeState: Sendable {
 
 enum IncludedSites {
     struct Result {
-        var sites: [LoadedSite] = []
+        /// One per file, in file order.
+        var chunks: [SiteList.Chunk] = []
         var findings: [Diagnostic] = []
         var state = IncludeState(files: [:], aliases: AppTable())
         /// Each pattern as resolved against the config's directory, for watching.
@@ -97,6 +99,7 @@ enum IncludedSites {
             let path = paths[index]
             guard let stamp = stamps[index] else {
                 files[index] = IncludeState.File(
+                    path: path,
                     stamp: "",
                     sites: [],
                     findings: [
@@ -117,10 +120,9 @@ enum IncludedSites {
         } else {
             for index in paths.indices { loadOne(index) }
         }
-        result.sites.reserveCapacity(paths.indices.reduce(0) { $0 + (files[$1]?.sites.count ?? 0) })
         for (index, path) in paths.enumerated() {
             guard let file = files[index] else { continue }
-            result.sites += file.sites
+            result.chunks.append(file.chunk)
             result.findings += file.findings
             if !file.findings.hasErrors { result.state.files[path] = file }
         }
@@ -139,6 +141,7 @@ enum IncludedSites {
         switch readFile(path) {
         case .failure(let error):
             return IncludeState.File(
+                path: path,
                 stamp: stamp,
                 sites: [],
                 findings: [Diagnostic(.error, "file.unreadable", "cannot read the included file \"\(path)\": \(error.message)", file: path)]
@@ -147,7 +150,7 @@ enum IncludedSites {
         }
         let parsed = JSONParser.parse(bytes, duplicateKeys: .error)
         var findings = parsed.diagnostics.inFile(path)
-        guard let root = parsed.root else { return IncludeState.File(stamp: stamp, sites: [], findings: findings) }
+        guard let root = parsed.root else { return IncludeState.File(path: path, stamp: stamp, sites: [], findings: findings) }
         var nodes: [(JSONNode, JSONPath)] = []
         if let items = root.arrayValue {
             nodes = items.enumerated().map { ($1, JSONPath.root.index($0)) }
@@ -177,7 +180,7 @@ enum IncludedSites {
             if servingOnly { loaded = loaded.forServing() }
             sites.append(loaded)
         }
-        return IncludeState.File(stamp: stamp, sites: sites, findings: findings.withoutCascades())
+        return IncludeState.File(path: path, stamp: stamp, sites: sites, findings: findings.withoutCascades())
     }
 
     /// `dir/*.json` → the matching files, sorted; a pattern without wildcards names one file, which must exist.

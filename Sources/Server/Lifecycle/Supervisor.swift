@@ -43,8 +43,8 @@ final class Supervisor {
 
     private func status() -> String {
         let snapshot = state.current
-        let hosts = snapshot.sites.reduce(0) { $0 + $1.hosts.count }
-        return "STATUS=serving \(snapshot.sites.count) sites, \(hosts) hosts (config generation \(snapshot.generation))"
+        return
+            "STATUS=serving \(snapshot.layout.count) sites, \(snapshot.layout.hostCount) hosts (config generation \(snapshot.generation))"
     }
 
     /// Returns when the drain is over.

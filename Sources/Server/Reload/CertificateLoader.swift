@@ -20,7 +20,7 @@ enum CertificateLoader {
         _ settings: ServerSettings,
         configPath: String,
         now: Int,
-        sites: [LoadedSite] = [],
+        sites: SiteList = [],
         developmentCertificatesExpected: Bool = false
     ) -> Loaded {
         guard !settings.certificates.isEmpty else { return Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: []) }
@@ -98,7 +98,7 @@ enum CertificateLoader {
 
     /// Without reading the certificate files (`validate --no-certificates`, for CI that lacks the
     /// secrets): the certificates are taken to name exactly their declared "hosts".
-    static func checkDeclared(_ settings: ServerSettings, configPath: String, sites: [LoadedSite]) -> [Diagnostic] {
+    static func checkDeclared(_ settings: ServerSettings, configPath: String, sites: SiteList) -> [Diagnostic] {
         guard settings.listeners.contains(where: \.tls) else { return [] }
         var table = HostTable<Int>()
         for (index, entry) in settings.certificates.enumerated() {
@@ -119,7 +119,7 @@ enum CertificateLoader {
     /// certificate the way the server will (exact name, longest wildcard, else the first), then its names
     /// are checked as a client checks them. One error per site, naming the hosts.
     static func uncoveredHosts(
-        _ sites: [LoadedSite],
+        _ sites: SiteList,
         names: [[String]],
         labels: [String],
         table: HostTable<Int>,

@@ -130,7 +130,7 @@ public final class ConfigSource: Sendable {
         }
         // Include patterns are watched as patterns: a tenant file added later is seen too.
         var files =
-            [path] + config.includePatterns + config.sites.compactMap { $0.file } + config.sites.compactMap { $0.assetLinks?.file }
+            [path] + config.includePatterns + config.sites.hostedFiles
             + certificates.files + secretFiles
         var seen = Set<String>()
         files.removeAll { !seen.insert($0).inserted }

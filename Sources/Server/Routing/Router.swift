@@ -85,9 +85,9 @@ enum Router {
                 snapshot.hosts.lookup(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
             }
             // An Android-only site has no AASA: its hosts get what an unknown host gets.
-            let known = site.map { snapshot.sites[$0] }.flatMap { $0.servesApple ? $0 : nil }
+            let known = site.map { snapshot.site(at: $0) }.flatMap { $0.servesApple ? $0 : nil }
             guard let responses = known ?? snapshot.unknownHost else {
-                return .respond(StandardResponses.notFound, site: site.map { snapshot.sites[$0].label } ?? "unknown", pathClass: .aasa)
+                return .respond(StandardResponses.notFound, site: site.map { snapshot.site(at: $0).label } ?? "unknown", pathClass: .aasa)
             }
             let response = head.acceptsGzip ? responses.gzip ?? responses.identity : responses.identity
             return .respond(response, site: responses.label, pathClass: .aasa)
@@ -98,7 +98,7 @@ enum Router {
             }
             let site = head.hostRange.flatMap { range in
                 snapshot.hosts.lookup(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
-            }.map { snapshot.sites[$0] }
+            }.map { snapshot.site(at: $0) }
             // 404, not an empty list: an empty statement list would claim this host links no app.
             guard let site, let document = site.assetLinks else {
                 return .respond(StandardResponses.noAssetLinks, site: site?.label ?? "unknown", pathClass: .assetLinks)

@@ -18,10 +18,10 @@ final class SiteResponses: Sendable {
     /// Both documents: what a reload compares to say which hosts changed.
     var contentHash: UInt64 { assetLinks.map { FNV1a.hash(FNV1a.hex($0.bodyHash).utf8.map { $0 }, startingWith: bodyHash) } ?? bodyHash }
     let lastModified: Int
-    let cacheControl: String
-    let hosts: [HostPattern]
     /// What these responses were built from, so a reload that kept the site (same object) keeps them.
     let builtFrom: LoadedSite?
+    /// The hosts served (read from the site, not kept twice: a million hosts are many arrays).
+    var hosts: [HostPattern] { builtFrom?.site.hosts.map(\.value) ?? [] }
 
     /// The same prepared responses, now standing for `site` (identical hosts and bytes, a new object):
     /// holding on to the old one would keep its whole decoded config alive.
@@ -33,14 +33,11 @@ final class SiteResponses: Sendable {
         assetLinks = responses.assetLinks
         bodyHash = responses.bodyHash
         lastModified = responses.lastModified
-        cacheControl = responses.cacheControl
-        hosts = responses.hosts
         builtFrom = site
     }
 
     init(
         label: String,
-        hosts: [HostPattern],
         builtFrom: LoadedSite?,
         body: [UInt8],
         cacheControl: String,
@@ -52,8 +49,6 @@ final class SiteResponses: Sendable {
     ) {
         self.label = label
         self.lastModified = lastModified
-        self.cacheControl = cacheControl
-        self.hosts = hosts
         self.builtFrom = builtFrom
         self.servesApple = servesApple
         let dateText = lastModifiedText ?? HTTPDate.format(unixSeconds: lastModified)
@@ -97,5 +92,17 @@ struct PreparedDocument: Sendable {
                 body: $0
             )
         }
+    }
+}
+
+/// The responses of one chunk of sites (the config's own, or one included file's), in its order: carried
+/// whole into the next snapshot when the loader took the chunk over.
+final class ResponseChunk: Sendable {
+    let builtFrom: SiteList.Chunk
+    let responses: [SiteResponses]
+
+    init(builtFrom: SiteList.Chunk, responses: [SiteResponses]) {
+        self.builtFrom = builtFrom
+        self.responses = responses
     }
 }

@@ -11,7 +11,12 @@ final class Snapshot: Sendable {
     let generation: Int
     let loadedAt: Double
     let hosts: HostTable<Int>
-    let sites: [SiteResponses]
+    /// One per chunk of the config's sites, in the same order: a reload carries every chunk the loader
+    /// took over into the next snapshot as it is.
+    let chunks: [ResponseChunk]
+    /// The sites these responses were built from: positions (the host table's values) are theirs.
+    let layout: SiteList
+    let cacheControl: String
     /// Nil when `unknownHost` is "404".
     let unknownHost: SiteResponses?
     let healthPath: [UInt8]?
@@ -23,6 +28,12 @@ final class Snapshot: Sendable {
     let tls: TLSContexts?
     /// Who may use the admin listener for what (the token rotates with a reload).
     let adminPolicy: AdminPolicy
+
+    /// The responses of the site at `position` (a host table value).
+    func site(at position: Int) -> SiteResponses {
+        let (chunk, offset) = layout.locate(position)
+        return chunks[chunk].responses[offset]
+    }
 
     /// Builds every response for `config`. `previous` supplies `Last-Modified` for documents that did not
     /// change; `now` is the time a changed document is stamped with.
@@ -39,47 +50,100 @@ final class Snapshot: Sendable {
         self.adminPolicy = adminPolicy
         self.generation = generation
         loadedAt = now
-        // The usual reload at scale: almost every site is the very object the previous snapshot was built
-        // from, so its responses are shared as they are and only the others are built.
-        var builtSites: [SiteResponses]
-        var builtChanges: SnapshotChanges
-        let hostTable: HostTable<Int>
-        if let previous, let incremental = Self.incremental(config, settings: settings, previous: previous, now: now) {
-            hostTable = config.hostTable
-            builtSites = incremental.sites
-            builtChanges = incremental.changes
+        cacheControl = settings.cacheControl
+        layout = config.sites
+        hosts = config.hostTable
+        let built = Self.build(config.sites, cacheControl: settings.cacheControl, previous: previous, now: now)
+        chunks = built.chunks
+        changes = built.changes
+        if config.config?.unknownHost == .notFound {
+            unknownHost = nil
         } else {
-            let previousSites = previous?.sites ?? []
+            let stamp = previous?.unknownHost?.lastModified ?? Int(now)
+            unknownHost = SiteResponses(
+                label: "unknown",
+                builtFrom: nil,
+                body: LoadedConfig.emptyDocumentBytes,
+                cacheControl: settings.cacheControl,
+                lastModified: stamp
+            )
+        }
+        healthPath = settings.healthPath.map { Array($0.utf8) }
+        published = settings.publishedFiles.map { file in
+            let headers = [("Server", "aasa-server"), ("Content-Type", file.contentType), ("Cache-Control", "no-store")]
+            return (Array(file.path.utf8), PreparedResponse(status: 200, headers: headers, body: file.body))
+        }
+    }
+
+    /// The responses for every chunk of `sites`. A chunk the loader took over (the same object) keeps its
+    /// responses without looking into it, so a reload where one included file changed costs that file's
+    /// sites, whatever the number of hosts. Every other chunk is compared site by site with the previous
+    /// chunk of the same file: a site that is the same object, or has the same hosts and bytes, keeps its
+    /// prepared responses (and their gzip); the rest are built, in parallel when there are many.
+    private static func build(
+        _ sites: SiteList,
+        cacheControl: String,
+        previous: Snapshot?,
+        now: Double
+    ) -> (chunks: [ResponseChunk], changes: SnapshotChanges) {
+        let previousChunks = previous?.chunks ?? []
+        // Responses carry over only with the same headers; with others only Last-Modified does.
+        let sameHeaders = previous?.cacheControl == cacheControl
+        var previousByIdentity: [ObjectIdentifier: Int] = [:]
+        var previousBySource: [String?: Int] = [:]
+        for (index, chunk) in previousChunks.enumerated() {
+            previousByIdentity[ObjectIdentifier(chunk.builtFrom)] = index
+            if previousBySource[chunk.builtFrom.source] == nil { previousBySource[chunk.builtFrom.source] = index }
+        }
+        var previousUsed = [Bool](repeating: false, count: previousChunks.count)
+
+        struct ToBuild: Sendable {
+            let label: String
+            let loaded: LoadedSite
+            let hash: UInt64
+            let stamp: Int
+            let dateText: String
+        }
+        enum Plan: Sendable {
+            case carried(SiteResponses)
+            case build(ToBuild)
+            /// Nothing to compare with (the first load, a new file): everything is worked out in parallel.
+            case fresh(LoadedSite)
+        }
+        /// A chunk compared site by site: its plans, and what it was compared with.
+        struct Rebuilt {
+            let chunk: Int
+            let plans: Range<Int>
+            let previousSites: [SiteResponses]
+            let previousCarried: [Bool]
+        }
+        var carriedChunks: [ResponseChunk?] = Array(repeating: nil, count: sites.chunks.count)
+        var rebuilt: [Rebuilt] = []
+        var plans: [Plan] = []
+        // Most sites share one Last-Modified (the load time); format each distinct second once.
+        var dateTexts: [Int: String] = [:]
+        for (chunkIndex, chunk) in sites.chunks.enumerated() {
+            let candidate = previousByIdentity[ObjectIdentifier(chunk)] ?? previousBySource[chunk.source]
+            let match = candidate.flatMap { previousUsed[$0] ? nil : $0 }
+            if let match { previousUsed[match] = true }
+            if let match, sameHeaders, previousChunks[match].builtFrom === chunk {
+                carriedChunks[chunkIndex] = previousChunks[match]
+                continue
+            }
+            let first = plans.count
+            guard let match else {
+                for loaded in chunk.sites { plans.append(.fresh(loaded)) }
+                rebuilt.append(Rebuilt(chunk: chunkIndex, plans: first..<plans.count, previousSites: [], previousCarried: []))
+                continue
+            }
+            let previousSites = previousChunks[match].responses
+            var previousCarried = [Bool](repeating: false, count: previousSites.count)
             var previousByLabel: [String: Int]?
-            var carriedOver = [Bool](repeating: false, count: previousSites.count)
-            var isCarriedOver: [Bool] = []
-            isCarriedOver.reserveCapacity(config.sites.count)
-            // Decided in order (carried over, or to build with which Last-Modified), then built in parallel:
-            // building a site's responses (headers, ETag, gzip) is independent of every other site.
-            struct ToBuild: Sendable {
-                let label: String
-                let loaded: LoadedSite
-                let hash: UInt64
-                let stamp: Int
-                let dateText: String
-            }
-            enum Plan: Sendable {
-                case carried(SiteResponses)
-                case build(ToBuild)
-            }
-            var plans: [Plan] = []
-            plans.reserveCapacity(config.sites.count)
-            // Most sites share one Last-Modified (the load time); format each distinct second once.
-            var dateTexts: [Int: String] = [:]
-            for loaded in config.sites {
-                let position = plans.count
+            for (position, loaded) in chunk.sites.enumerated() {
                 // A site the loader carried over unchanged is the very same object: its responses carry over.
-                if position < previousSites.count, previousSites[position].builtFrom === loaded,
-                    previousSites[position].cacheControl == settings.cacheControl
-                {
+                if sameHeaders, position < previousSites.count, previousSites[position].builtFrom === loaded {
                     plans.append(.carried(previousSites[position]))
-                    carriedOver[position] = true
-                    isCarriedOver.append(true)
+                    previousCarried[position] = true
                     continue
                 }
                 let label = loaded.site.name
@@ -97,91 +161,95 @@ final class Snapshot: Sendable {
                     previousIndex = previousByLabel?[label]
                 }
                 let unchanged = previousIndex.flatMap { previousSites[$0].bodyHash == hash ? previousSites[$0] : nil }
-                let hosts = loaded.site.hosts
-                if let unchanged, let previousIndex, unchanged.cacheControl == settings.cacheControl, unchanged.hosts.count == hosts.count,
-                    zip(unchanged.hosts, hosts).allSatisfy({ $0 == $1.value }),
+                if sameHeaders, let unchanged, let previousIndex, !previousCarried[previousIndex],
+                    unchanged.builtFrom.map({ Self.sameHosts($0, loaded) }) == true,
                     unchanged.identity.rest[unchanged.identity.bodyOffset...].elementsEqual(loaded.bytes),
                     unchanged.servesApple == loaded.servesApple,
-                    Self.sameAssetLinks(unchanged.assetLinks, loaded.assetLinks?.bytes)
+                    sameAssetLinks(unchanged.assetLinks, loaded.assetLinks?.bytes)
                 {
                     // Same hosts, same bytes, same headers: the prepared responses (and their gzip) carry over.
                     plans.append(.carried(unchanged.builtFrom === loaded ? unchanged : SiteResponses(unchanged, builtFrom: loaded)))
-                    carriedOver[previousIndex] = true
-                    isCarriedOver.append(true)
+                    previousCarried[previousIndex] = true
                 } else {
                     let stamp = unchanged?.lastModified ?? Int(now)
                     let dateText = dateTexts[stamp] ?? HTTPDate.format(unixSeconds: stamp)
                     dateTexts[stamp] = dateText
                     plans.append(.build(ToBuild(label: label, loaded: loaded, hash: hash, stamp: stamp, dateText: dateText)))
-                    isCarriedOver.append(false)
                 }
             }
-            let cacheControl = settings.cacheControl
-            let decided = plans
-            let build: @Sendable (Int) -> SiteResponses = { index in
-                switch decided[index] {
-                case .carried(let responses): return responses
-                case .build(let site):
-                    return SiteResponses(
-                        label: site.label,
-                        hosts: site.loaded.site.hosts.map(\.value),
-                        builtFrom: site.loaded,
-                        body: site.loaded.bytes,
-                        cacheControl: cacheControl,
-                        lastModified: site.stamp,
-                        lastModifiedText: site.dateText,
-                        hash: site.hash,
-                        servesApple: site.loaded.servesApple,
-                        assetLinks: site.loaded.assetLinks?.bytes
-                    )
-                }
-            }
-            let toBuild = isCarriedOver.count { !$0 }
-            let sites = toBuild >= 256 ? Posix.parallelMap(plans.count, build) : plans.indices.map(build)
-            hostTable = config.hostTable
-            builtSites = sites
-            // Carried-over sites have the same hosts and bytes on both sides, and a host belongs to one site,
-            // so only the others can hold added, removed or changed hosts. A site with the same hosts at the
-            // same position as before is compared directly; only the rest need a lookup by host.
-            var changes = SnapshotChanges()
-            if previous != nil {
-                var paired = carriedOver
-                var unmatched: [SiteResponses] = []
-                for (position, site) in sites.enumerated() where !isCarriedOver[position] {
-                    if position < previousSites.count, !paired[position], previousSites[position].hosts == site.hosts {
-                        paired[position] = true
-                        if previousSites[position].contentHash != site.contentHash {
-                            for host in site.hosts { changes.changed.add(host.description) }
-                        }
-                    } else {
-                        unmatched.append(site)
-                    }
-                }
-                changes.compare(before: zip(previousSites, paired).filter { !$0.1 }.map(\.0), after: unmatched)
-            }
-            builtChanges = changes
-        }
-        hosts = hostTable
-        self.sites = builtSites
-        self.changes = builtChanges
-        if config.config?.unknownHost == .notFound {
-            unknownHost = nil
-        } else {
-            let stamp = previous?.unknownHost?.lastModified ?? Int(now)
-            unknownHost = SiteResponses(
-                label: "unknown",
-                hosts: [],
-                builtFrom: nil,
-                body: LoadedConfig.emptyDocumentBytes,
-                cacheControl: settings.cacheControl,
-                lastModified: stamp
+            rebuilt.append(
+                Rebuilt(chunk: chunkIndex, plans: first..<plans.count, previousSites: previousSites, previousCarried: previousCarried)
             )
         }
-        healthPath = settings.healthPath.map { Array($0.utf8) }
-        published = settings.publishedFiles.map { file in
-            let headers = [("Server", "aasa-server"), ("Content-Type", file.contentType), ("Cache-Control", "no-store")]
-            return (Array(file.path.utf8), PreparedResponse(status: 200, headers: headers, body: file.body))
+
+        let decided = plans
+        let stamp = Int(now)
+        let nowText = dateTexts[stamp] ?? HTTPDate.format(unixSeconds: stamp)
+        let buildOne: @Sendable (Int) -> SiteResponses = { index in
+            switch decided[index] {
+            case .carried(let responses): return responses
+            case .fresh(let loaded):
+                return SiteResponses(
+                    label: loaded.site.name,
+                    builtFrom: loaded,
+                    body: loaded.bytes,
+                    cacheControl: cacheControl,
+                    lastModified: stamp,
+                    lastModifiedText: nowText,
+                    servesApple: loaded.servesApple,
+                    assetLinks: loaded.assetLinks?.bytes
+                )
+            case .build(let site):
+                return SiteResponses(
+                    label: site.label,
+                    builtFrom: site.loaded,
+                    body: site.loaded.bytes,
+                    cacheControl: cacheControl,
+                    lastModified: site.stamp,
+                    lastModifiedText: site.dateText,
+                    hash: site.hash,
+                    servesApple: site.loaded.servesApple,
+                    assetLinks: site.loaded.assetLinks?.bytes
+                )
+            }
         }
+        let toBuild = plans.count { if case .carried = $0 { false } else { true } }
+        let responses = toBuild >= 256 ? Posix.parallelMap(plans.count, buildOne) : plans.indices.map(buildOne)
+
+        // Carried-over sites have the same hosts and bytes on both sides, and a host belongs to one site, so
+        // only the others can hold added, removed or changed hosts. A site with the same hosts at the same
+        // position as before is compared directly; only the rest need a lookup by host.
+        var changes = SnapshotChanges()
+        var unmatchedBefore: [SiteResponses] = []
+        var unmatchedAfter: [SiteResponses] = []
+        for chunk in rebuilt {
+            let chunkResponses = Array(responses[chunk.plans])
+            carriedChunks[chunk.chunk] = ResponseChunk(builtFrom: sites.chunks[chunk.chunk], responses: chunkResponses)
+            guard previous != nil else { continue }
+            var paired = chunk.previousCarried
+            for (position, site) in chunkResponses.enumerated() {
+                if case .carried = plans[chunk.plans.lowerBound + position] { continue }
+                if position < chunk.previousSites.count, !paired[position], chunk.previousSites[position].hosts == site.hosts {
+                    paired[position] = true
+                    if chunk.previousSites[position].contentHash != site.contentHash {
+                        for host in site.hosts { changes.changed.add(host.description) }
+                    }
+                } else {
+                    unmatchedAfter.append(site)
+                }
+            }
+            unmatchedBefore += zip(chunk.previousSites, paired).filter { !$0.1 }.map(\.0)
+        }
+        if previous != nil {
+            // A file removed: its hosts are gone, or moved to another file.
+            for (index, chunk) in previousChunks.enumerated() where !previousUsed[index] { unmatchedBefore += chunk.responses }
+            changes.compare(before: unmatchedBefore, after: unmatchedAfter)
+        }
+        return (carriedChunks.map { $0! }, changes)
+    }
+
+    static func sameHosts(_ one: LoadedSite, _ other: LoadedSite) -> Bool {
+        one.site.hosts.count == other.site.hosts.count && zip(one.site.hosts, other.site.hosts).allSatisfy { $0.value == $1.value }
     }
 
     static func sameAssetLinks(_ prepared: PreparedDocument?, _ bytes: [UInt8]?) -> Bool {
@@ -190,60 +258,5 @@ final class Snapshot: Sendable {
         case (let prepared?, let bytes?): return prepared.identity.rest[prepared.identity.bodyOffset...].elementsEqual(bytes)
         default: return false
         }
-    }
-
-    /// When the config has as many sites as the previous snapshot and all but a few (at most 256, or one
-    /// in sixteen) are the objects it was built from: the previous responses with those few rebuilt.
-    /// Nil otherwise.
-    static func incremental(
-        _ config: LoadedConfig,
-        settings: ServerSettings,
-        previous: Snapshot,
-        now: Double
-    ) -> (sites: [SiteResponses], changes: SnapshotChanges)? {
-        let before = previous.sites
-        guard before.count == config.sites.count, before.first?.cacheControl ?? settings.cacheControl == settings.cacheControl else {
-            return nil
-        }
-        var changedPositions: [Int] = []
-        let limit = max(256, before.count / 16)
-        for (position, loaded) in config.sites.enumerated() where before[position].builtFrom !== loaded {
-            changedPositions.append(position)
-            if changedPositions.count > limit { return nil }
-        }
-        var sites = before
-        var changes = SnapshotChanges()
-        for position in changedPositions {
-            let loaded = config.sites[position]
-            let old = before[position]
-            let hash = FNV1a.hash(loaded.bytes)
-            let hosts = loaded.site.hosts.map(\.value)
-            let site: SiteResponses
-            if old.hosts == hosts, old.bodyHash == hash, old.servesApple == loaded.servesApple,
-                old.identity.rest[old.identity.bodyOffset...].elementsEqual(loaded.bytes),
-                sameAssetLinks(old.assetLinks, loaded.assetLinks?.bytes)
-            {
-                site = SiteResponses(old, builtFrom: loaded)
-            } else {
-                site = SiteResponses(
-                    label: loaded.site.name,
-                    hosts: hosts,
-                    builtFrom: loaded,
-                    body: loaded.bytes,
-                    cacheControl: settings.cacheControl,
-                    lastModified: old.label == loaded.site.name && old.bodyHash == hash ? old.lastModified : Int(now),
-                    hash: hash,
-                    servesApple: loaded.servesApple,
-                    assetLinks: loaded.assetLinks?.bytes
-                )
-            }
-            sites[position] = site
-            if old.hosts == site.hosts {
-                if old.contentHash != site.contentHash { for host in site.hosts { changes.changed.add(host.description) } }
-            } else {
-                changes.compare(before: [old], after: [site])
-            }
-        }
-        return (sites, changes)
     }
 }
