@@ -56,13 +56,13 @@ public struct OutputQueue: Sendable {
     public func forEachPiece(_ body: (UnsafeRawBufferPointer, _ stable: Bool) -> Bool) {
         var skip = sentOfFirst
         for entry in entries {
-            let restEnd = entry.includeBody ? entry.response.rest.count : entry.response.bodyOffset
-            let rest = UnsafeRawBufferPointer(rebasing: entry.response.rest[0..<restEnd])
-            // Status line, per-send lines, the rest: skip what was already written.
+            // Status line, per-send lines, the other fields, the body: skip what was already written.
             if !piece(entry.response.statusLine, stable: true, skip: &skip, body) { return }
             let keepGoing = entry.perSend.withUnsafeBytes { piece($0, stable: false, skip: &skip, body) }
             if !keepGoing { return }
-            if !piece(rest, stable: true, skip: &skip, body) { return }
+            if !piece(entry.response.sharedFields, stable: true, skip: &skip, body) { return }
+            if !piece(entry.response.fields, stable: true, skip: &skip, body) { return }
+            if entry.includeBody && !piece(entry.response.bodyBytes, stable: true, skip: &skip, body) { return }
         }
     }
 

@@ -1,67 +1,139 @@
 /// A response built once (when the config loads, or once per error kind): the status line, every header
 /// but `Date` and `Connection`, `Content-Length`, and the body.
 ///
-/// The bytes live in one allocation the object owns for its whole life, so a connection can hand them to
-/// the kernel (`writev`) by pointer: serving a document copies nothing but the per-send lines. The
-/// status line comes first; the lines that change per send (``ResponseEncoder``) go right after it.
+/// The bytes live in memory the object keeps for its whole life, so a connection can hand them to the
+/// kernel (`writev`) by pointer: serving a document copies nothing but the per-send lines. The status line
+/// comes first; the lines that change per send (``ResponseEncoder``) go right after it. The body is either
+/// in the object's own allocation or in an immutable buffer another object owns (a document the loaded
+/// config holds anyway: a million sites then keep their bytes once, not twice).
 public final class PreparedResponse: @unchecked Sendable {
     public let status: Int
     /// `HTTP/1.1 200 OK\r\n`.
     public let statusLine: UnsafeRawBufferPointer
-    /// The other header lines, the blank line, then the body.
-    public let rest: UnsafeRawBufferPointer
-    /// Where the body starts in ``rest``.
-    public let bodyOffset: Int
+    /// Header lines this response shares with others (``SharedHeaders``); empty when it has none.
+    public let sharedFields: UnsafeRawBufferPointer
+    /// Its own header lines, `Content-Length` and the blank line.
+    public let fields: UnsafeRawBufferPointer
+    public let bodyBytes: UnsafeRawBufferPointer
     private let storage: UnsafeMutableRawBufferPointer
+    /// Keeps `bodyBytes` valid when they are not in `storage`.
+    private let bodyOwner: (any AnyObject & Sendable)?
+    private let shared: SharedHeaders?
 
     /// `headers` must not include `Date`, `Connection` or `Content-Length`: the encoder owns those.
-    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
+    public convenience init(status: Int, headers: [(String, String)], body: [UInt8]) {
+        self.init(status: status, shared: nil, headers: headers, bodyCount: body.count) { target in target.copyBytes(from: body) }
+    }
+
+    /// A body that stays where it is: `owner` keeps `body` valid and unchanged for as long as it lives.
+    public convenience init(status: Int, headers: [(String, String)], body: UnsafeRawBufferPointer, owner: any AnyObject & Sendable) {
+        self.init(status: status, shared: nil, headers: headers, bodyCount: 0, external: (body, owner)) { _ in }
+    }
+
+    /// The status line and `shared`'s lines from `shared`, then `headers`, then `body` where it is.
+    public convenience init(
+        shared: SharedHeaders,
+        headers: [(String, String)],
+        body: UnsafeRawBufferPointer,
+        owner: any AnyObject & Sendable
+    ) {
+        self.init(status: shared.status, shared: shared, headers: headers, bodyCount: 0, external: (body, owner)) { _ in }
+    }
+
+    private init(
+        status: Int,
+        shared: SharedHeaders?,
+        headers: [(String, String)],
+        bodyCount: Int,
+        external: (body: UnsafeRawBufferPointer, owner: any AnyObject & Sendable)? = nil,
+        writeBody: (UnsafeMutableRawBufferPointer) -> Void
+    ) {
+        self.status = status
+        let line = shared == nil ? ResponseEncoder.statusLine(status) : ""
+        let length = String(external?.body.count ?? bodyCount)
+        var writer = LineWriter(
+            byteCount: line.utf8.count + LineWriter.count(headers + [("Content-Length", length)]) + 2 + bodyCount
+        )
+        writer.put(line)
+        let lineCount = writer.cursor
+        writer.put(headers + [("Content-Length", length)])
+        writer.put("\r\n")
+        let fieldsEnd = writer.cursor
+        writeBody(UnsafeMutableRawBufferPointer(rebasing: writer.storage[fieldsEnd...]))
+        storage = writer.storage
+        statusLine = shared?.statusLine ?? UnsafeRawBufferPointer(rebasing: storage[0..<lineCount])
+        sharedFields = shared?.fields ?? UnsafeRawBufferPointer(rebasing: storage[0..<0])
+        fields = UnsafeRawBufferPointer(rebasing: storage[lineCount..<fieldsEnd])
+        bodyBytes = external?.body ?? UnsafeRawBufferPointer(rebasing: storage[fieldsEnd...])
+        bodyOwner = external?.owner
+        self.shared = shared
+    }
+
+    deinit { storage.deallocate() }
+
+    public var body: [UInt8] { Array(bodyBytes) }
+
+    /// The status line and the header lines (without the blank line), as sent but for the per-send lines.
+    public var head: [UInt8] { Array(statusLine) + Array(sharedFields) + Array(fields[0..<(fields.count - 2)]) }
+
+    /// Bytes on the wire for one send (HEAD without the body).
+    public func byteCount(perSendLines: Int, includeBody: Bool) -> Int {
+        statusLine.count + perSendLines + sharedFields.count + fields.count + (includeBody ? bodyBytes.count : 0)
+    }
+}
+
+/// The status line and header lines many responses have in common (the server, type, caching and
+/// `Last-Modified` of documents loaded together), kept once: each response then holds only its own lines
+/// (`ETag`, `Content-Length`) — a few dozen bytes instead of a couple of hundred, a million times over.
+public final class SharedHeaders: @unchecked Sendable {
+    public let status: Int
+    let statusLine: UnsafeRawBufferPointer
+    let fields: UnsafeRawBufferPointer
+    private let storage: UnsafeMutableRawBufferPointer
+
+    public init(status: Int, headers: [(String, String)]) {
         self.status = status
         let line = ResponseEncoder.statusLine(status)
-        let length = String(body.count)
-        // Written straight into the one allocation: a million sites are prepared at start-up.
-        var headCount = Self.contentLength.count + length.utf8.count + 4
-        for (name, value) in headers { headCount += name.utf8.count + value.utf8.count + 4 }
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: line.utf8.count + headCount + body.count, alignment: 8)
-        var cursor = 0
-        func put(_ text: String) {
-            var text = text
-            text.withUTF8 { bytes in
-                let target = UnsafeMutableRawBufferPointer(rebasing: storage[cursor..<(cursor + bytes.count)])
-                target.copyMemory(from: UnsafeRawBufferPointer(bytes))
-                cursor += bytes.count
-            }
+        var writer = LineWriter(byteCount: line.utf8.count + LineWriter.count(headers))
+        writer.put(line)
+        let lineCount = writer.cursor
+        writer.put(headers)
+        storage = writer.storage
+        statusLine = UnsafeRawBufferPointer(rebasing: storage[0..<lineCount])
+        fields = UnsafeRawBufferPointer(rebasing: storage[lineCount...])
+    }
+
+    deinit { storage.deallocate() }
+}
+
+/// Writes header text straight into one allocation of the exact size (a million sites are prepared at
+/// start-up: no intermediate strings).
+private struct LineWriter {
+    let storage: UnsafeMutableRawBufferPointer
+    var cursor = 0
+
+    init(byteCount: Int) { storage = .allocate(byteCount: byteCount, alignment: 8) }
+
+    static func count(_ headers: [(String, String)]) -> Int {
+        headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+    }
+
+    mutating func put(_ text: String) {
+        var text = text
+        let start = cursor
+        text.withUTF8 { bytes in
+            UnsafeMutableRawBufferPointer(rebasing: storage[start..<(start + bytes.count)]).copyMemory(from: UnsafeRawBufferPointer(bytes))
         }
-        put(line)
-        let lineCount = cursor
+        cursor += text.utf8.count
+    }
+
+    mutating func put(_ headers: [(String, String)]) {
         for (name, value) in headers {
             put(name)
             put(": ")
             put(value)
             put("\r\n")
         }
-        put(Self.contentLength)
-        put(length)
-        put("\r\n\r\n")
-        UnsafeMutableRawBufferPointer(rebasing: storage[cursor...]).copyBytes(from: body)
-        self.storage = storage
-        statusLine = UnsafeRawBufferPointer(rebasing: storage[0..<lineCount])
-        rest = UnsafeRawBufferPointer(rebasing: storage[lineCount...])
-        bodyOffset = cursor - lineCount
-    }
-
-    private static let contentLength = "Content-Length: "
-
-    deinit { storage.deallocate() }
-
-    public var body: [UInt8] { Array(rest[bodyOffset...]) }
-
-    /// The status line and the header lines (without the blank line), as sent but for the per-send lines.
-    public var head: [UInt8] { Array(statusLine) + Array(rest[0..<(bodyOffset - 2)]) }
-
-    /// Bytes on the wire for one send (HEAD without the body).
-    public func byteCount(perSendLines: Int, includeBody: Bool) -> Int {
-        statusLine.count + perSendLines + (includeBody ? rest.count : bodyOffset)
     }
 }
 
@@ -106,7 +178,9 @@ public enum ResponseEncoder {
         output.append(contentsOf: response.statusLine)
         output.append(contentsOf: dateLine)
         output.append(contentsOf: connection.line)
-        output.append(contentsOf: includeBody ? response.rest : UnsafeRawBufferPointer(rebasing: response.rest[0..<response.bodyOffset]))
+        output.append(contentsOf: response.sharedFields)
+        output.append(contentsOf: response.fields)
+        if includeBody { output.append(contentsOf: response.bodyBytes) }
         return output.count - before
     }
 }

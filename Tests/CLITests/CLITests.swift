@@ -102,6 +102,26 @@ struct CLITests {
         }
     }
 
+    @Test("match --config picks the tenant by host even when two included files put their sites at the same place")
+    func matchIncludedTenants() throws {
+        try withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(atPath: directory + "/sites.d", withIntermediateDirectories: true)
+            try write(
+                #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "include": ["sites.d/*.json"]}"#,
+                to: directory + "/config.json"
+            )
+            for name in ["a", "b"] {
+                try write(
+                    #"{"hosts": ["\#(name).example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/\#(name)/*"}]}]}}"#,
+                    to: directory + "/sites.d/\(name).json"
+                )
+            }
+            let result = run(["match", "--config", directory + "/config.json", "https://b.example.com/b/1"])
+            #expect(result.status == 0, "\(result.console.stdoutText)")
+            #expect(result.console.stdoutText.contains("site b.example.com"))
+        }
+    }
+
     @Test("Colour only when stderr is a terminal, and never in --json output")
     func colour() throws {
         let file = repositoryRoot + "/Tests/AASATests/Fixtures/real-aasa/ElenaCristea__aasa"

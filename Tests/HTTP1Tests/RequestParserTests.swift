@@ -374,10 +374,46 @@ struct ResponseEncoderTests {
         var stablePieces = 0
         queue.forEachPiece { piece, stable in
             if stable { stablePieces += 1 }
-            #expect(!stable || piece.baseAddress == big.statusLine.baseAddress || piece.baseAddress == big.rest.baseAddress)
+            #expect(
+                !stable || piece.baseAddress == big.statusLine.baseAddress || piece.baseAddress == big.fields.baseAddress
+                    || piece.baseAddress == big.bodyBytes.baseAddress
+            )
             return true
         }
-        #expect(stablePieces == 2)
+        #expect(stablePieces == 3)
+    }
+
+    /// Owns a buffer, as the loaded config owns a site's document.
+    final class Owner: @unchecked Sendable {
+        let buffer: UnsafeMutableRawBufferPointer
+        init(_ text: String) {
+            buffer = .allocate(byteCount: text.utf8.count, alignment: 1)
+            buffer.copyBytes(from: Array(text.utf8))
+        }
+        deinit { buffer.deallocate() }
+    }
+
+    @Test("A body another object owns is sent from where it is, never copied, and framed like an owned one")
+    func borrowedBody() {
+        let owner = Owner(#"{"applinks":{}}"#)
+        let borrowed = PreparedResponse(status: 200, headers: [("ETag", "\"1\"")], body: UnsafeRawBufferPointer(owner.buffer), owner: owner)
+        let owned = PreparedResponse(status: 200, headers: [("ETag", "\"1\"")], body: Array(#"{"applinks":{}}"#.utf8))
+        #expect(borrowed.bodyBytes.baseAddress == UnsafeRawPointer(owner.buffer.baseAddress))
+        let date = HTTPDate.line(unixSeconds: 0)
+        var one: [UInt8] = []
+        var other: [UInt8] = []
+        ResponseEncoder.append(borrowed, dateLine: date, connection: .none, includeBody: true, to: &one)
+        ResponseEncoder.append(owned, dateLine: date, connection: .none, includeBody: true, to: &other)
+        #expect(one == other)
+        #expect(String(decoding: one, as: UTF8.self).hasSuffix("Content-Length: 15\r\n\r\n{\"applinks\":{}}"))
+        var queue = OutputQueue()
+        queue.append(borrowed, dateLine: date, connection: .none, includeBody: false)
+        var written: [UInt8] = []
+        queue.forEachPiece { piece, _ in
+            written += piece
+            return true
+        }
+        #expect(written == Array(one[0..<(one.count - 15)]), "HEAD: every header, no body")
     }
 
     @Test("Every status the server sends has its registered reason phrase")

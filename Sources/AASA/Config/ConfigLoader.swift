@@ -12,7 +12,10 @@ public final class LoadedSite: Sendable {
     /// Nil when the site's document could not be built (its errors are in the diagnostics).
     public var document: AASADocument? { model?.document }
     /// What is served: canonical compact JSON for generated sites, the file's bytes for verbatim ones.
-    public let bytes: [UInt8]
+    /// Held once, at a fixed address: the server's prepared response points at it.
+    public let served: ImmutableBytes
+    /// A copy of ``served``.
+    public var bytes: [UInt8] { served.array }
     /// The verbatim file's path as resolved against the config's directory.
     public let file: String?
     var verbatimRoot: JSONNode? { model?.verbatimRoot }
@@ -63,10 +66,30 @@ public final class LoadedSite: Sendable {
     /// The included file the site is written in; nil for the config itself.
     public let definedIn: String?
 
-    init(
+    convenience init(
         site: Site,
         document: AASADocument?,
         bytes: [UInt8],
+        file: String?,
+        verbatimRoot: JSONNode?,
+        assetLinks: AssetLinks? = nil,
+        definedIn: String? = nil
+    ) {
+        self.init(
+            site: site,
+            document: document,
+            served: bytes.isEmpty ? .empty : ImmutableBytes(bytes),
+            file: file,
+            verbatimRoot: verbatimRoot,
+            assetLinks: assetLinks,
+            definedIn: definedIn
+        )
+    }
+
+    init(
+        site: Site,
+        document: AASADocument?,
+        served: ImmutableBytes,
         file: String?,
         verbatimRoot: JSONNode?,
         assetLinks: AssetLinks? = nil,
@@ -75,7 +98,7 @@ public final class LoadedSite: Sendable {
     ) {
         self.site = site
         model = document == nil && verbatimRoot == nil ? nil : Model(document: document, verbatimRoot: verbatimRoot)
-        self.bytes = bytes
+        self.served = served
         self.file = file
         self.assetLinks = assetLinks
         self.isServingForm = isServingForm
@@ -104,7 +127,7 @@ public final class LoadedSite: Sendable {
         return LoadedSite(
             site: Site(hosts: hosts, source: source, android: android, origin: site.origin),
             document: nil,
-            bytes: bytes,
+            served: served,
             file: file,
             verbatimRoot: nil,
             assetLinks: assetLinks.map { AssetLinks(bytes: $0.bytes, statements: nil, file: $0.file, verbatimRoot: nil) },
@@ -505,7 +528,8 @@ public enum ConfigLoader {
         // A hosted file is read on every reload: its bytes decide, not its name.
         let appleFileChanged: Bool
         if case .file = site.source {
-            appleFileChanged = !(entry.loaded.file.map { path in (try? readFile(path).get()) == entry.loaded.bytes } ?? false)
+            appleFileChanged =
+                !(entry.loaded.file.map { path in (try? readFile(path).get()).map(entry.loaded.served.equals) == true } ?? false)
         } else {
             appleFileChanged = false
         }
@@ -536,7 +560,7 @@ public enum ConfigLoader {
         return LoadedSite(
             site: apple.site,
             document: apple.document,
-            bytes: apple.bytes,
+            served: apple.served,
             file: apple.file,
             verbatimRoot: apple.verbatimRoot,
             assetLinks: loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings),

@@ -153,7 +153,7 @@ enum IncludedSites {
         guard let root = parsed.root else { return IncludeState.File(path: path, stamp: stamp, sites: [], findings: findings) }
         var nodes: [(JSONNode, JSONPath)] = []
         if let items = root.arrayValue {
-            nodes = items.enumerated().map { ($1, JSONPath.root.index($0)) }
+            nodes = items.enumerated().map { ($1, JSONPath.rootIndex($0)) }
         } else if root.objectValue != nil {
             nodes = [(root, .root)]
         } else {

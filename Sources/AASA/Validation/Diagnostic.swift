@@ -182,6 +182,15 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 
     public func index(_ index: Int) -> JSONPath { JSONPath(last: Step(parent: last, key: nil, index: index)) }
 
+    /// `$[index]`, where each site of an included file lives. Files hold a few hundred sites each, so the
+    /// first few thousand of these are made once and shared by every file: a million sites then do not
+    /// each keep their own (paths compare by their text, so sharing changes no comparison).
+    public static func rootIndex(_ index: Int) -> JSONPath {
+        index < sharedRootIndexes.count ? sharedRootIndexes[index] : root.index(index)
+    }
+
+    private static let sharedRootIndexes = (0..<4096).map { root.index($0) }
+
     public var description: String {
         var steps: [Step] = []
         var step = last

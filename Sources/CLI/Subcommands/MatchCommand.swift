@@ -161,7 +161,9 @@ enum MatchCommand {
                         usage: usage
                     )
                 }
-                if let index = loaded.sites.firstIndex(where: { site in loaded.site(forHost: host)?.site.origin == site.site.origin }),
+                // By identity: sites in two included files can have the same position and path ($[0], line 1).
+                let found = loaded.site(forHost: host)
+                if let found, let index = loaded.sites.firstIndex(where: { $0 === found }),
                     let document = loaded.sites[index].document
                 {
                     let matcher = matchers[index] ?? Matcher(document, reading: reading)

@@ -52,8 +52,8 @@ final class Supervisor {
         var pendingReloadAt: Int64?
         // A reload frees what it replaced, but glibc keeps the pages; once reloads have been quiet for a
         // while they go back to the kernel. Not at once: reloads in quick succession would fault the same
-        // pages in again each time.
-        var releaseMemoryAt: Int64? = Posix.monotonicMilliseconds() + 1_000
+        // pages in again each time. What start-up freed goes back as soon as the loops serve.
+        var releaseMemoryAt: Int64? = Posix.monotonicMilliseconds()
         while true {
             let ready = Posix.waitReadable([signals.fd, state.supervisorWake.fd] + watch.descriptors, timeoutMilliseconds: 50)
             let now = Posix.monotonicMilliseconds()

@@ -39,10 +39,9 @@ final class SiteResponses: Sendable {
     init(
         label: String,
         builtFrom: LoadedSite?,
-        body: [UInt8],
-        cacheControl: String,
+        body: ImmutableBytes,
+        headers: DocumentHeaders,
         lastModified: Int,
-        lastModifiedText: String? = nil,
         hash: UInt64? = nil,
         servesApple: Bool = true,
         assetLinks: [UInt8]? = nil
@@ -51,12 +50,35 @@ final class SiteResponses: Sendable {
         self.lastModified = lastModified
         self.builtFrom = builtFrom
         self.servesApple = servesApple
-        let dateText = lastModifiedText ?? HTTPDate.format(unixSeconds: lastModified)
-        let document = PreparedDocument(body: body, hash: hash, cacheControl: cacheControl, lastModifiedText: dateText)
+        let document = PreparedDocument(body: body, hash: hash, headers: headers)
         bodyHash = document.bodyHash
         identity = document.identity
         gzip = document.gzip
-        self.assetLinks = assetLinks.map { PreparedDocument(body: $0, hash: nil, cacheControl: cacheControl, lastModifiedText: dateText) }
+        self.assetLinks = assetLinks.map {
+            PreparedDocument(body: ImmutableBytes($0), hash: nil, headers: headers)
+        }
+    }
+}
+
+/// The header lines every document stamped with one `Last-Modified` shares, kept once for all of them:
+/// without and with `Vary` (documents that also have a gzip form).
+struct DocumentHeaders: Sendable {
+    let plain: SharedHeaders
+    let varied: SharedHeaders
+
+    init(cacheControl: String, lastModifiedText: String) {
+        let headers = [
+            ("Server", "aasa-server"),
+            ("Content-Type", "application/json"),
+            ("Cache-Control", cacheControl),
+            ("Last-Modified", lastModifiedText),
+        ]
+        plain = SharedHeaders(status: 200, headers: headers)
+        varied = SharedHeaders(status: 200, headers: headers + [("Vary", "Accept-Encoding")])
+    }
+
+    init(cacheControl: String, lastModified: Int) {
+        self.init(cacheControl: cacheControl, lastModifiedText: HTTPDate.format(unixSeconds: lastModified))
     }
 }
 
@@ -66,30 +88,30 @@ struct PreparedDocument: Sendable {
     let gzip: PreparedResponse?
     let bodyHash: UInt64
 
-    init(body: [UInt8], hash: UInt64?, cacheControl: String, lastModifiedText: String) {
-        let hash = hash ?? FNV1a.hash(body)
+    /// The identity body is `body` itself, by pointer (the loaded site holds it); the common header lines
+    /// are `headers`', shared; only the ETag (and Content-Length) are this document's own.
+    init(body: ImmutableBytes, hash: UInt64?, headers: DocumentHeaders) {
+        let hash = hash ?? FNV1a.hash(body.buffer)
         bodyHash = hash
-        let etag = "\"" + FNV1a.hex(hash) + "\""
         // Compress only when it pays: under 1 KB a document gains a few hundred bytes at most, and with
         // thousands of sites the compression would dominate a reload.
-        var compressed: [UInt8]?
-        if body.count >= 1024, let gzipped = try? Gzip.compress(body, level: 6), gzipped.count + 64 < body.count {
-            compressed = gzipped
+        var compressed: ImmutableBytes?
+        if body.count >= 1024, let gzipped = try? Gzip.compress(body.array, level: 6), gzipped.count + 64 < body.count {
+            compressed = ImmutableBytes(gzipped)
         }
-        var headers: [(String, String)] = [
-            ("Server", "aasa-server"),
-            ("Content-Type", "application/json"),
-            ("Cache-Control", cacheControl),
-            ("Last-Modified", lastModifiedText),
-        ]
-        if compressed != nil { headers.append(("Vary", "Accept-Encoding")) }
-        identity = PreparedResponse(status: 200, headers: headers + [("ETag", etag)], body: body)
+        identity = PreparedResponse(
+            shared: compressed == nil ? headers.plain : headers.varied,
+            headers: [("ETag", "\"" + FNV1a.hex(hash) + "\"")],
+            body: body.buffer,
+            owner: body
+        )
         gzip = compressed.map {
             // A strong ETag names one representation, so the gzip form gets its own.
             PreparedResponse(
-                status: 200,
-                headers: headers + [("ETag", "\"" + FNV1a.hex(hash) + "-gz\""), ("Content-Encoding", "gzip")],
-                body: $0
+                shared: headers.varied,
+                headers: [("ETag", "\"" + FNV1a.hex(hash) + "-gz\""), ("Content-Encoding", "gzip")],
+                body: $0.buffer,
+                owner: $0
             )
         }
     }

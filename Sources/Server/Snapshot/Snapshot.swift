@@ -63,8 +63,8 @@ final class Snapshot: Sendable {
             unknownHost = SiteResponses(
                 label: "unknown",
                 builtFrom: nil,
-                body: LoadedConfig.emptyDocumentBytes,
-                cacheControl: settings.cacheControl,
+                body: Self.emptyDocument,
+                headers: DocumentHeaders(cacheControl: settings.cacheControl, lastModified: stamp),
                 lastModified: stamp
             )
         }
@@ -102,7 +102,7 @@ final class Snapshot: Sendable {
             let loaded: LoadedSite
             let hash: UInt64
             let stamp: Int
-            let dateText: String
+            let headers: DocumentHeaders
         }
         enum Plan: Sendable {
             case carried(SiteResponses)
@@ -120,8 +120,15 @@ final class Snapshot: Sendable {
         var carriedChunks: [ResponseChunk?] = Array(repeating: nil, count: sites.chunks.count)
         var rebuilt: [Rebuilt] = []
         var plans: [Plan] = []
-        // Most sites share one Last-Modified (the load time); format each distinct second once.
-        var dateTexts: [Int: String] = [:]
+        // Most sites share one Last-Modified (the load time): the header lines of each distinct second are
+        // made once and shared by every document stamped with it.
+        var headerBlocks: [Int: DocumentHeaders] = [:]
+        func headers(_ stamp: Int) -> DocumentHeaders {
+            if let block = headerBlocks[stamp] { return block }
+            let block = DocumentHeaders(cacheControl: cacheControl, lastModified: stamp)
+            headerBlocks[stamp] = block
+            return block
+        }
         for (chunkIndex, chunk) in sites.chunks.enumerated() {
             let candidate = previousByIdentity[ObjectIdentifier(chunk)] ?? previousBySource[chunk.source]
             let match = candidate.flatMap { previousUsed[$0] ? nil : $0 }
@@ -147,7 +154,7 @@ final class Snapshot: Sendable {
                     continue
                 }
                 let label = loaded.site.name
-                let hash = FNV1a.hash(loaded.bytes)
+                let hash = FNV1a.hash(loaded.served.buffer)
                 // Sites usually keep their order across reloads; look up by label only when they did not.
                 var previousIndex: Int?
                 if position < previousSites.count && previousSites[position].label == label {
@@ -163,7 +170,7 @@ final class Snapshot: Sendable {
                 let unchanged = previousIndex.flatMap { previousSites[$0].bodyHash == hash ? previousSites[$0] : nil }
                 if sameHeaders, let unchanged, let previousIndex, !previousCarried[previousIndex],
                     unchanged.builtFrom.map({ Self.sameHosts($0, loaded) }) == true,
-                    unchanged.identity.rest[unchanged.identity.bodyOffset...].elementsEqual(loaded.bytes),
+                    unchanged.identity.bodyBytes.elementsEqual(loaded.served.buffer),
                     unchanged.servesApple == loaded.servesApple,
                     sameAssetLinks(unchanged.assetLinks, loaded.assetLinks?.bytes)
                 {
@@ -172,9 +179,7 @@ final class Snapshot: Sendable {
                     previousCarried[previousIndex] = true
                 } else {
                     let stamp = unchanged?.lastModified ?? Int(now)
-                    let dateText = dateTexts[stamp] ?? HTTPDate.format(unixSeconds: stamp)
-                    dateTexts[stamp] = dateText
-                    plans.append(.build(ToBuild(label: label, loaded: loaded, hash: hash, stamp: stamp, dateText: dateText)))
+                    plans.append(.build(ToBuild(label: label, loaded: loaded, hash: hash, stamp: stamp, headers: headers(stamp))))
                 }
             }
             rebuilt.append(
@@ -184,7 +189,7 @@ final class Snapshot: Sendable {
 
         let decided = plans
         let stamp = Int(now)
-        let nowText = dateTexts[stamp] ?? HTTPDate.format(unixSeconds: stamp)
+        let nowHeaders = headers(stamp)
         let buildOne: @Sendable (Int) -> SiteResponses = { index in
             switch decided[index] {
             case .carried(let responses): return responses
@@ -192,10 +197,9 @@ final class Snapshot: Sendable {
                 return SiteResponses(
                     label: loaded.site.name,
                     builtFrom: loaded,
-                    body: loaded.bytes,
-                    cacheControl: cacheControl,
+                    body: loaded.served,
+                    headers: nowHeaders,
                     lastModified: stamp,
-                    lastModifiedText: nowText,
                     servesApple: loaded.servesApple,
                     assetLinks: loaded.assetLinks?.bytes
                 )
@@ -203,10 +207,9 @@ final class Snapshot: Sendable {
                 return SiteResponses(
                     label: site.label,
                     builtFrom: site.loaded,
-                    body: site.loaded.bytes,
-                    cacheControl: cacheControl,
+                    body: site.loaded.served,
+                    headers: site.headers,
                     lastModified: site.stamp,
-                    lastModifiedText: site.dateText,
                     hash: site.hash,
                     servesApple: site.loaded.servesApple,
                     assetLinks: site.loaded.assetLinks?.bytes
@@ -248,6 +251,9 @@ final class Snapshot: Sendable {
         return (carriedChunks.map { $0! }, changes)
     }
 
+    /// What an unknown host gets (unless `unknownHost` is "404").
+    static let emptyDocument = ImmutableBytes(LoadedConfig.emptyDocumentBytes)
+
     static func sameHosts(_ one: LoadedSite, _ other: LoadedSite) -> Bool {
         one.site.hosts.count == other.site.hosts.count && zip(one.site.hosts, other.site.hosts).allSatisfy { $0.value == $1.value }
     }
@@ -255,7 +261,7 @@ final class Snapshot: Sendable {
     static func sameAssetLinks(_ prepared: PreparedDocument?, _ bytes: [UInt8]?) -> Bool {
         switch (prepared, bytes) {
         case (nil, nil): return true
-        case (let prepared?, let bytes?): return prepared.identity.rest[prepared.identity.bodyOffset...].elementsEqual(bytes)
+        case (let prepared?, let bytes?): return prepared.identity.bodyBytes.elementsEqual(bytes)
         default: return false
         }
     }
