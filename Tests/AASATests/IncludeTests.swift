@@ -125,6 +125,18 @@ struct IncludeTests {
         }
     }
 
+    @Test("Identical documents are held once, whichever file their sites are in; a different one has its own")
+    func identicalDocumentsShared() {
+        let disk = disk()
+        disk.write("/etc/aasa/sites.d/c.json", Self.site("c.example.com", app: "ABCDE12345.com.other"))
+        let loaded = disk.load(servingOnly: true)
+        let served = loaded.sites.map(\.served)
+        #expect(loaded.sites.map(\.site.name).last == "c.example.com")
+        #expect(served.dropLast().allSatisfy { $0 === served[0] }, "main, a, b1 and b2 serve the same bytes")
+        #expect(served.last !== served[0])
+        #expect(String(decoding: loaded.sites[4].bytes, as: UTF8.self).contains("ABCDE12345.com.other"))
+    }
+
     @Test("A host claimed by two files is an error in the second, naming the first file; a broken file is an error naming it")
     func errors() {
         let disk = disk()

@@ -203,14 +203,15 @@ public enum ConfigLoader {
         includes access: IncludeAccess? = nil
     ) -> LoadedConfig {
         let spans = SiteReuse.siteSpans(configBytes)
+        let pool = DocumentPool()
+        func attempt(_ cache: SiteReuse?) -> LoadedConfig? {
+            load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, servingOnly: servingOnly, pool: pool)
+        }
         var result: LoadedConfig
-        if let cache = previous?.reuse, cache.configPath == configPath, let spans,
-            let loaded = load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, servingOnly: servingOnly),
-            !loaded.hasErrors
-        {
+        if let cache = previous?.reuse, cache.configPath == configPath, spans != nil, let loaded = attempt(cache), !loaded.hasErrors {
             result = loaded
         } else {
-            result = load(configBytes, configPath, readFile, spans: spans, cache: nil, parallel: parallel, servingOnly: servingOnly)!
+            result = attempt(nil)!
         }
         guard let patterns = result.config?.includes, !patterns.isEmpty else { return result }
         guard let access, let aliases = result.config?.appTable else {
@@ -228,7 +229,8 @@ public enum ConfigLoader {
             readFile: readFile,
             previous: previous?.includeState,
             parallel: parallel,
-            servingOnly: servingOnly
+            servingOnly: servingOnly,
+            pool: pool
         )
         // Config.sites stays what the config file itself lists; LoadedConfig.sites has every site, the
         // included files' chunks taken over as they are.
@@ -358,6 +360,7 @@ public enum ConfigLoader {
         cache: SiteReuse?,
         parallel: ParallelFor?,
         servingOnly: Bool,
+        pool: DocumentPool,
         splitParse: Bool = true
     ) -> LoadedConfig? {
         let spans = spans ?? []
@@ -390,6 +393,7 @@ public enum ConfigLoader {
                 cache: cache,
                 parallel: parallel,
                 servingOnly: servingOnly,
+                pool: pool,
                 splitParse: false
             )
         }
@@ -436,7 +440,7 @@ public enum ConfigLoader {
             outcome.site = ConfigDecoder.decodeSite(node, ConfigDecoder.sitesPath.index(index), aliases: aliases, &siteReader)
             outcome.decodeFindings = siteReader.findings.inFile(configPath)
             if let site = outcome.site {
-                var loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings)
+                var loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings, pool: pool)
                 if servingOnly {
                     loaded = loaded.forServing()
                     outcome.site = loaded.site
@@ -554,13 +558,14 @@ public enum ConfigLoader {
         configPath: String,
         readFile: FileReader,
         findings: inout [Diagnostic],
-        definedIn: String? = nil
+        definedIn: String? = nil,
+        pool: DocumentPool? = nil
     ) -> LoadedSite {
         let apple = loadApple(site, configPath: configPath, readFile: readFile, findings: &findings)
         return LoadedSite(
             site: apple.site,
             document: apple.document,
-            served: apple.served,
+            served: apple.served.count == 0 ? apple.served : pool?.intern(apple.served) ?? apple.served,
             file: apple.file,
             verbatimRoot: apple.verbatimRoot,
             assetLinks: loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings),

@@ -54,7 +54,8 @@ enum IncludedSites {
         readFile: @escaping ConfigLoader.FileReader,
         previous: IncludeState?,
         parallel: ParallelFor?,
-        servingOnly: Bool
+        servingOnly: Bool,
+        pool: DocumentPool
     ) -> Result {
         var result = Result()
         result.state.aliases = aliases
@@ -112,7 +113,7 @@ enum IncludedSites {
                 files[index] = earlier
                 return
             }
-            files[index] = Self.loadFile(path, stamp: stamp, aliases: aliases, readFile: readFile, servingOnly: servingOnly)
+            files[index] = Self.loadFile(path, stamp: stamp, aliases: aliases, readFile: readFile, servingOnly: servingOnly, pool: pool)
         }
         let toLoad = paths.indices.count { index in reusable?.files[paths[index]]?.stamp != stamps[index] || stamps[index] == nil }
         if let parallel, toLoad >= 8 {
@@ -135,7 +136,8 @@ enum IncludedSites {
         stamp: String,
         aliases: AppTable,
         readFile: ConfigLoader.FileReader,
-        servingOnly: Bool
+        servingOnly: Bool,
+        pool: DocumentPool? = nil
     ) -> IncludeState.File {
         let bytes: [UInt8]
         switch readFile(path) {
@@ -175,7 +177,7 @@ enum IncludedSites {
             findings += reader.findings.inFile(path)
             guard let site else { continue }
             var built: [Diagnostic] = []
-            var loaded = ConfigLoader.loadSite(site, configPath: path, readFile: readFile, findings: &built, definedIn: path)
+            var loaded = ConfigLoader.loadSite(site, configPath: path, readFile: readFile, findings: &built, definedIn: path, pool: pool)
             findings += built
             if servingOnly { loaded = loaded.forServing() }
             sites.append(loaded)

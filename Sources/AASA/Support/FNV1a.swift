@@ -10,6 +10,24 @@ public enum FNV1a {
         return hash
     }
 
+    /// Eight bytes per step (multiply and shift per word, FNV for the tail): for hashes that only find
+    /// candidates the caller then compares, over large or many buffers (a 1.6 MB config in a fraction of a
+    /// millisecond). `seed` gives an independent second hash.
+    static func wordHash(_ buffer: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+        var hash: UInt64 = (offsetBasis ^ seed) ^ UInt64(buffer.count)
+        var offset = 0
+        while offset + 8 <= buffer.count {
+            hash = (hash ^ buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+            hash ^= hash >> 29
+            offset += 8
+        }
+        while offset < buffer.count {
+            hash = (hash ^ UInt64(buffer[offset])) &* prime
+            offset += 1
+        }
+        return hash
+    }
+
     /// 16 lower-case hex digits.
     public static func hex(_ value: UInt64) -> String { AASA.hex(value, width: 16).lowercased() }
 }
