@@ -50,13 +50,11 @@ public final class PreparedResponse: @unchecked Sendable {
     ) {
         self.status = status
         let line = shared == nil ? ResponseEncoder.statusLine(status) : ""
-        let length = String(external?.body.count ?? bodyCount)
-        var writer = LineWriter(
-            byteCount: line.utf8.count + LineWriter.count(headers + [("Content-Length", length)]) + 2 + bodyCount
-        )
+        let lines = headers + [("Content-Length", String(external?.body.count ?? bodyCount))]
+        var writer = LineWriter(byteCount: line.utf8.count + LineWriter.count(lines) + 2 + bodyCount)
         writer.put(line)
         let lineCount = writer.cursor
-        writer.put(headers + [("Content-Length", length)])
+        writer.put(lines)
         writer.put("\r\n")
         let fieldsEnd = writer.cursor
         writeBody(UnsafeMutableRawBufferPointer(rebasing: writer.storage[fieldsEnd...]))

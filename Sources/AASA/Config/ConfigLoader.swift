@@ -565,7 +565,7 @@ public enum ConfigLoader {
         return LoadedSite(
             site: apple.site,
             document: apple.document,
-            served: apple.served.count == 0 ? apple.served : pool?.intern(apple.served) ?? apple.served,
+            served: pool?.intern(apple.served) ?? apple.served,
             file: apple.file,
             verbatimRoot: apple.verbatimRoot,
             assetLinks: loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings),

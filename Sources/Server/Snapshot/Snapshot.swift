@@ -100,7 +100,8 @@ final class Snapshot: Sendable {
         struct ToBuild: Sendable {
             let label: String
             let loaded: LoadedSite
-            let hash: UInt64
+            /// Nil: worked out while building (in parallel).
+            let hash: UInt64?
             let stamp: Int
             let headers: DocumentHeaders
         }
@@ -191,30 +192,22 @@ final class Snapshot: Sendable {
         let stamp = Int(now)
         let nowHeaders = headers(stamp)
         let buildOne: @Sendable (Int) -> SiteResponses = { index in
+            let site: ToBuild
             switch decided[index] {
             case .carried(let responses): return responses
-            case .fresh(let loaded):
-                return SiteResponses(
-                    label: loaded.site.name,
-                    builtFrom: loaded,
-                    body: loaded.served,
-                    headers: nowHeaders,
-                    lastModified: stamp,
-                    servesApple: loaded.servesApple,
-                    assetLinks: loaded.assetLinks?.bytes
-                )
-            case .build(let site):
-                return SiteResponses(
-                    label: site.label,
-                    builtFrom: site.loaded,
-                    body: site.loaded.served,
-                    headers: site.headers,
-                    lastModified: site.stamp,
-                    hash: site.hash,
-                    servesApple: site.loaded.servesApple,
-                    assetLinks: site.loaded.assetLinks?.bytes
-                )
+            case .fresh(let loaded): site = ToBuild(label: loaded.site.name, loaded: loaded, hash: nil, stamp: stamp, headers: nowHeaders)
+            case .build(let planned): site = planned
             }
+            return SiteResponses(
+                label: site.label,
+                builtFrom: site.loaded,
+                body: site.loaded.served,
+                headers: site.headers,
+                lastModified: site.stamp,
+                hash: site.hash,
+                servesApple: site.loaded.servesApple,
+                assetLinks: site.loaded.assetLinks?.bytes
+            )
         }
         let toBuild = plans.count { if case .carried = $0 { false } else { true } }
         let responses = toBuild >= 256 ? Posix.parallelMap(plans.count, buildOne) : plans.indices.map(buildOne)
