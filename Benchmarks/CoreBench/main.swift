@@ -27,6 +27,45 @@ func bigConfig(sites: Int) -> [UInt8] {
     return Array(text.utf8)
 }
 
+// `CoreBench include`: start-up work per tenant site, one thread — what a million-host start-up
+// spends on each of its 500,000 sites (the same site shape as Benchmarks/scale.py writes).
+if CommandLine.arguments.dropFirst().first == "include" {
+    let files = getenv("COREBENCH_FILES").flatMap { Int(String(cString: $0)) } ?? 100
+    let perFile = 500
+    var written: [String: [UInt8]] = [:]
+    for file in 0..<files {
+        var text = "["
+        for index in file * perFile..<(file + 1) * perFile {
+            if index > file * perFile { text += "," }
+            text += #"{"hosts":["shop\#(index).example.com","www.shop\#(index).example.com"],"#
+            text += #""applinks":{"details":[{"apps":["shop"],"components":[{"/":"/admin/*","exclude":true},"#
+            text += #"{"/":"/product/\#(index)/*"},{"/":"/cart","?":{"id":"?*"}}]}]},"webcredentials":{"apps":["shop"]}}"#
+        }
+        written["/bench/sites.d/t\(file).json"] = Array((text + "]").utf8)
+    }
+    let contents = written
+    let names = contents.keys.map { String($0.dropFirst("/bench/sites.d/".count)) }
+    let access = IncludeAccess(list: { _ in names }, stamp: { contents[$0].map { "\($0.count)" } })
+    let base = Array(#"{"version":1,"apps":{"shop":"ABCDE12345.com.example.shop"},"sites":[],"include":["sites.d/*.json"]}"#.utf8)
+    var times: [Double] = []
+    for _ in 0..<5 {
+        let elapsed = clock.measure {
+            let loaded = ConfigLoader.load(
+                configBytes: base,
+                configPath: "/bench/config.json",
+                readFile: { path in contents[path].map { .success($0) } ?? .failure(FileReadError("none")) },
+                servingOnly: true,
+                includes: access
+            )
+            precondition(!loaded.hasErrors && loaded.sites.count == files * perFile, "\(loaded.diagnostics.prefix(3))")
+        }
+        times.append(seconds(elapsed))
+    }
+    let perSite = median(times) / Double(files * perFile) * 1e6
+    print("include: \(files * perFile) sites in \(files) files, one thread, median of 5: \(String(perSite).prefix(5)) µs per site")
+    exit(0)
+}
+
 // `CoreBench match` skips the config part, `CoreBench load` the matching (for profiling one alone).
 let onlyMatch = CommandLine.arguments.dropFirst().first == "match"
 // COREBENCH_SITES shrinks the config, for counting instructions under valgrind (callgrind).

@@ -143,4 +143,52 @@ struct JSONParserTests {
         let found = try #require(syntaxError(text))
         #expect(found.0 == "json.truncated", "\(text)")
     }
+    /// Every position in a tree, in document order.
+    private func allLocations(_ node: JSONNode) -> [AASA.SourceLocation] {
+        switch node.value {
+        case .array(let items): return [node.location] + items.flatMap(allLocations)
+        case .object(let members): return [node.location] + members.flatMap { [$0.keyLocation] + allLocations($0.value) }
+        default: return [node.location]
+        }
+    }
+
+    @Test(
+        "ASCII and non-ASCII documents get the same columns from the byte-count shortcut as from counting characters",
+        arguments: ["[{\"a\": [1, 2]}, \"b\", {\"c\": {\"d\": null}}]", "[{\"é\": [1, 2]}, \"b\", {\"c\": {\"d\": null}}]"]
+    )
+    func columnsBothWays(text: String) throws {
+        // Each value again on its own line after a line of padding: line starts move, columns must follow.
+        let spread = text.replacingAll(", ", with: ",\n  ")
+        for document in [text, spread] {
+            let root = try #require(JSONParser.parse(document).root)
+            for location in allLocations(root) {
+                let before = Array(document.utf8)[..<location.offset]
+                let lineStart = before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+                let characters = String(decoding: before[lineStart...], as: UTF8.self).unicodeScalars.count
+                #expect(location.column == characters + 1, "\(document) at \(location.offset)")
+                #expect(location.line == before.count { $0 == 0x0A } + 1)
+            }
+        }
+    }
+
+    @Test("A top-level array can be handed over item by item: the same items, in order, and nothing after a syntax error")
+    func itemByItem() throws {
+        let text = "[{\"a\": 1},\n {\"b\": [true]}, \"c\", [], {\"a\": 1, \"a\": 2}]"
+        let whole = try #require(JSONParser.parse(text).root?.arrayValue)
+        var seen: [(Int, [AASA.SourceLocation])] = []
+        let streamed = JSONParser.parse(Array(text.utf8), duplicateKeys: .warning) { node, index in seen.append((index, allLocations(node)))
+        }
+        #expect(seen.map(\.0) == Array(0..<5))
+        #expect(seen.map(\.1) == whole.map(allLocations))
+        #expect(streamed.root?.arrayValue?.isEmpty == true)
+        #expect(streamed.diagnostics.map(\.rule) == ["json.duplicate-key"])
+        // An object is not streamed: it comes back whole.
+        var calls = 0
+        let object = JSONParser.parse(Array(#"{"a": [1, 2]}"#.utf8), duplicateKeys: .error) { _, _ in calls += 1 }
+        #expect(calls == 0 && object.root?["a"]?.arrayValue?.count == 2)
+        // A syntax error after two items: the parse has no root, whatever was handed over.
+        let broken = JSONParser.parse(Array(#"[{"a": 1}, {"b": 2}, {"c" 3}]"#.utf8), duplicateKeys: .error) { _, _ in }
+        #expect(broken.root == nil)
+        #expect(broken.diagnostics.first?.rule == "json.syntax")
+    }
 }

@@ -336,6 +336,41 @@ struct ValidatorTests {
         #expect(duplicate.message.contains("\"ABCDE12345.com.example.app7\""))
     }
 
+    @Test(
+        "Unreachable rules are found the same way in short entries (compared pairwise) and long ones (indexed)",
+        arguments: [0, 30]
+    )
+    func unreachableShortAndLong(filler: Int) throws {
+        let fillers = (0..<filler).map { #"{"/": "/filler\#($0)"}"# }
+        let rules =
+            [#"{"/": "/a", "?": {"q": "*"}}"#, #"{"/": "/a", "?": {"q": "1"}}"#, #"{"/": "/b", "caseSensitive": false}"#, #"{"/": "/b"}"#]
+            + fillers + [#"{"/": "/*"}"#, #"{"/": "/c"}"#, #"{"/": "/a", "?": {"q": "2"}}"#]
+        let found = Self.findings(Self.entry(Self.app + #", "components": ["# + rules.joined(separator: ", ") + "]"))
+        let unreachable = found.filter { $0.rule == "rule.unreachable" }
+        let last = 4 + filler
+        // "/b" differs in case sensitivity from the earlier "/b", so it stays reachable.
+        #expect(
+            unreachable.map(\.path) == [
+                "$.applinks.details[0].components[1]", "$.applinks.details[0].components[\(last + 1)]",
+                "$.applinks.details[0].components[\(last + 2)]",
+            ]
+        )
+        #expect(unreachable[0].message.contains("at $.applinks.details[0].components[0]"))
+        // The third is shadowed by both the "/*" catch-all and the first "/a" rule: the earlier one is named.
+        #expect(unreachable[2].message.contains("at $.applinks.details[0].components[0]"))
+        #expect(found.filter { $0.rule == "query.matches-absent" }.count == 1)
+    }
+
+    @Test("Only a query pattern of nothing but '*' matches an absent item; a variable stands for a character")
+    func matchesAbsent() {
+        for (pattern, absent) in [
+            ("*", true), ("**", true), ("", true), ("?*", false), ("$(alpha)", false), ("*$(digit)", false), ("a*", false),
+        ] {
+            let found = Self.findings(Self.entry(Self.app + #", "components": [{"/": "/x", "?": {"q": "\#(pattern)"}}]"#))
+            #expect(found.contains { $0.rule == "query.matches-absent" } == absent, "\(pattern)")
+        }
+    }
+
     @Test("A clean modern document has no findings at all")
     func cleanDocument() {
         let json = #"""

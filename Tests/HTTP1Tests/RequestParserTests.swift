@@ -416,6 +416,43 @@ struct ResponseEncoderTests {
         #expect(written == Array(one[0..<(one.count - 15)]), "HEAD: every header, no body")
     }
 
+    @Test("A document's ETag written as digits is the ETag line the header list writes, with any suffix and extra lines")
+    func etagLine() {
+        let owner = Owner(String(repeating: "x", count: 1_234))
+        let body = UnsafeRawBufferPointer(owner.buffer)
+        let shared = SharedHeaders(status: 200, headers: [("Content-Type", "application/json")])
+        let date = HTTPDate.line(unixSeconds: 0)
+        for (tag, suffix, extra) in [(UInt64(0x0123_4567_89AB_CDEF), "", [(String, String)]()), (0, "-gz", [("Content-Encoding", "gzip")])]
+        {
+            let written = PreparedResponse(
+                shared: shared,
+                etag: tag,
+                etagSuffix: suffix == "" ? "" : "-gz",
+                headers: extra,
+                body: body,
+                owner: owner
+            )
+            let hex = String(tag, radix: 16)
+            let listed = PreparedResponse(
+                shared: shared,
+                headers: [("ETag", "\"" + String(repeating: "0", count: 16 - hex.count) + hex + suffix + "\"")] + extra,
+                body: body,
+                owner: owner
+            )
+            var one: [UInt8] = []
+            var other: [UInt8] = []
+            ResponseEncoder.append(written, dateLine: date, connection: .none, includeBody: true, to: &one)
+            ResponseEncoder.append(listed, dateLine: date, connection: .none, includeBody: true, to: &other)
+            #expect(one == other)
+            #expect(
+                String(decoding: written.head, as: UTF8.self).contains(
+                    "ETag: \"\(String(repeating: "0", count: 16 - hex.count) + hex)\(suffix)\"\r\n"
+                )
+            )
+            #expect(String(decoding: one, as: UTF8.self).contains("Content-Length: 1234\r\n\r\nxxx"))
+        }
+    }
+
     @Test("Every status the server sends has its registered reason phrase")
     func reasons() {
         for (status, phrase) in [

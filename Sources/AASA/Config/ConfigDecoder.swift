@@ -660,8 +660,9 @@ public enum ConfigDecoder {
         }
         if let componentsNode = node["components"] {
             if let items = componentsNode.arrayValue {
+                let componentsPath = path.key("components")
                 details.components = items.enumerated().compactMap { index, item in
-                    AASADecoder.decodeComponent(item, path.key("components").index(index), &reader)
+                    AASADecoder.decodeComponent(item, componentsPath.index(index), &reader)
                 }
             } else {
                 reader.typeMismatch(componentsNode, path.key("components"), expected: "an array of component objects")

@@ -61,6 +61,15 @@ public final class LoadedSite: Sendable {
         }
     }
 
+    /// How logs and metrics name the site: its first host (``Site/name``), without copying the site.
+    public var label: String {
+        guard let first = site.hosts.first else { return site.name }
+        switch first.value {
+        case .exact(let name): return name
+        case .wildcard: return first.value.description
+        }
+    }
+
     /// True once ``forServing()`` dropped what only the command line needs.
     public let isServingForm: Bool
     /// The included file the site is written in; nil for the config itself.
@@ -110,6 +119,19 @@ public final class LoadedSite: Sendable {
     /// document model — most of a site's memory — are dropped; `match` and `check` load the full form.
     public func forServing() -> LoadedSite {
         if isServingForm { return self }
+        return Self.servingForm(site: site, served: served, file: file, assetLinks: assetLinks, definedIn: definedIn)
+    }
+
+    /// A site built straight into its serving form (``forServing()``), without the full form first.
+    static func servingForm(
+        site: Site,
+        served: ImmutableBytes,
+        file: String?,
+        assetLinks: AssetLinks?,
+        definedIn: String?
+    )
+        -> LoadedSite
+    {
         let sitePath = site.origin.path
         let hosts = site.hosts.map { Located($0.value, Origin($0.origin.location, sitePath)) }
         let source: Site.Source
@@ -130,7 +152,10 @@ public final class LoadedSite: Sendable {
             served: served,
             file: file,
             verbatimRoot: nil,
-            assetLinks: assetLinks.map { AssetLinks(bytes: $0.bytes, statements: nil, file: $0.file, verbatimRoot: nil) },
+            assetLinks: assetLinks.map {
+                $0.statements == nil && $0.verbatimRoot == nil
+                    ? $0 : AssetLinks(bytes: $0.bytes, statements: nil, file: $0.file, verbatimRoot: nil)
+            },
             isServingForm: true,
             definedIn: definedIn
         )
@@ -237,7 +262,12 @@ public enum ConfigLoader {
         let sites = SiteList(chunks: result.sites.chunks + included.chunks)
         let config = result.config
         var findings = result.diagnostics + included.findings
-        let (table, duplicates) = hostTable(sites, configPath: configPath, reusing: previous.map { ($0.sites, $0.hostTable) })
+        let (table, duplicates) = hostTable(
+            sites,
+            configPath: configPath,
+            reusing: previous.map { ($0.sites, $0.hostTable) },
+            parallel: parallel
+        )
         findings += duplicates
         var merged = LoadedConfig(config: config, sites: sites, diagnostics: findings, hostTable: table)
         merged.reuse = result.reuse
@@ -253,7 +283,8 @@ public enum ConfigLoader {
     static func hostTable(
         _ sites: SiteList,
         configPath: String,
-        reusing previous: (sites: SiteList, table: HostTable<Int>)?
+        reusing previous: (sites: SiteList, table: HostTable<Int>)?,
+        parallel: ParallelFor? = nil
     ) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
         if let previous, previous.sites.chunks.count == sites.chunks.count,
             zip(previous.sites.chunks, sites.chunks).allSatisfy({ before, after in
@@ -266,36 +297,7 @@ public enum ConfigLoader {
         {
             return (previous.table, [])
         }
-        return hostTable(sites, configPath: configPath)
-    }
-
-    /// Host → site index, and an error for each host a second site claims (naming the first).
-    static func hostTable(_ sites: SiteList, configPath: String) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
-        var table = HostTable<Int>(capacity: sites.hostCount)
-        var duplicates: [Diagnostic] = []
-        for (position, loaded) in zip(0..., sites) {
-            let hosts = loaded.site.hosts
-            for index in hosts.indices {
-                guard let earlier = table.insertIfAbsent(hosts[index].value, position) else { continue }
-                duplicates.append(duplicateHost(hosts[index], in: loaded, first: sites[earlier], configPath: configPath))
-            }
-        }
-        return (table, duplicates)
-    }
-
-    static func duplicateHost(_ host: Located<HostPattern>, in site: LoadedSite, first: LoadedSite, configPath: String) -> Diagnostic {
-        let origin = first.site.hosts.first { $0.value == host.value }?.origin ?? first.site.origin
-        let place = first.definedIn.map { " in \($0)" } ?? ""
-        return Diagnostic(
-            .error,
-            "host.duplicate",
-            "host \"\(host.value)\" is already served by the site at \(origin.path)\(place)"
-                + (origin.location.map { " (line \($0.line))" } ?? "")
-                + "; each host has exactly one document, so list it in one site only",
-            at: host.origin.location,
-            path: host.origin.path.description,
-            file: site.definedIn ?? configPath
-        )
+        return HostTableBuilder.build(sites, configPath: configPath, parallel: parallel)
     }
 
     /// What building one site produced.
@@ -440,11 +442,15 @@ public enum ConfigLoader {
             outcome.site = ConfigDecoder.decodeSite(node, ConfigDecoder.sitesPath.index(index), aliases: aliases, &siteReader)
             outcome.decodeFindings = siteReader.findings.inFile(configPath)
             if let site = outcome.site {
-                var loaded = loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings, pool: pool)
-                if servingOnly {
-                    loaded = loaded.forServing()
-                    outcome.site = loaded.site
-                }
+                let loaded = loadSite(
+                    site,
+                    configPath: configPath,
+                    readFile: readFile,
+                    findings: &outcome.buildFindings,
+                    pool: pool,
+                    servingOnly: servingOnly
+                )
+                if servingOnly { outcome.site = loaded.site }
                 outcome.loaded = loaded
             }
             outcomes[index] = outcome
@@ -503,7 +509,8 @@ public enum ConfigLoader {
         let (table, duplicates) = hostTable(
             list,
             configPath: configPath,
-            reusing: cache.map { (SiteList($0.entries.map(\.loaded)), $0.hostTable) }
+            reusing: cache.map { (SiteList($0.entries.map(\.loaded)), $0.hostTable) },
+            parallel: parallel
         )
         findings += duplicates
 
@@ -559,18 +566,39 @@ public enum ConfigLoader {
         readFile: FileReader,
         findings: inout [Diagnostic],
         definedIn: String? = nil,
-        pool: DocumentPool? = nil
+        pool: DocumentPool? = nil,
+        servingOnly: Bool = false
     ) -> LoadedSite {
         let apple = loadApple(site, configPath: configPath, readFile: readFile, findings: &findings)
+        let served = apple.bytes.isEmpty ? ImmutableBytes.empty : ImmutableBytes(apple.bytes)
+        let assetLinks = loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
+        if servingOnly {
+            return LoadedSite.servingForm(
+                site: site,
+                served: pool?.intern(served) ?? served,
+                file: apple.file,
+                assetLinks: assetLinks,
+                definedIn: definedIn
+            )
+        }
         return LoadedSite(
-            site: apple.site,
+            site: site,
             document: apple.document,
-            served: pool?.intern(apple.served) ?? apple.served,
+            served: pool?.intern(served) ?? served,
             file: apple.file,
             verbatimRoot: apple.verbatimRoot,
-            assetLinks: loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings),
+            assetLinks: assetLinks,
             definedIn: definedIn
         )
+    }
+
+    /// A site's AASA document as built: what is served and what it says.
+    struct AppleDocument {
+        var document: AASADocument?
+        var bytes: [UInt8]
+        /// The hosted file, resolved against the config's directory.
+        var file: String?
+        var verbatimRoot: JSONNode?
     }
 
     /// The site's Android statement list: generated from its apps, or a hosted file read and checked.
@@ -639,10 +667,10 @@ public enum ConfigLoader {
     }
 
     /// What the AASA paths serve for the site.
-    static func loadApple(_ site: Site, configPath: String, readFile: FileReader, findings: inout [Diagnostic]) -> LoadedSite {
+    static func loadApple(_ site: Site, configPath: String, readFile: FileReader, findings: inout [Diagnostic]) -> AppleDocument {
         switch site.source {
         case .none:
-            return LoadedSite(site: site, document: nil, bytes: [], file: nil, verbatimRoot: nil)
+            return AppleDocument(document: nil, bytes: [], file: nil, verbatimRoot: nil)
         case .generated(let generated):
             let output = Generator.document(for: generated)
             var siteFindings = output.diagnostics
@@ -669,12 +697,12 @@ public enum ConfigLoader {
                 origin: site.origin
             )
             findings += siteFindings.inFile(configPath)
-            return LoadedSite(site: site, document: output.document, bytes: bytes, file: nil, verbatimRoot: nil)
+            return AppleDocument(document: output.document, bytes: bytes, file: nil, verbatimRoot: nil)
 
         case .file(let reference):
             let path = resolve(reference.value, relativeTo: configPath)
             guard let bytes = readHosted(path, reference, what: "AASA", site: site, configPath: configPath, readFile, &findings) else {
-                return LoadedSite(site: site, document: nil, bytes: [], file: path, verbatimRoot: nil)
+                return AppleDocument(document: nil, bytes: [], file: path, verbatimRoot: nil)
             }
             do {
                 let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
@@ -703,7 +731,7 @@ public enum ConfigLoader {
                     )
                 }
                 findings += fileFindings.inFile(path)
-                return LoadedSite(site: site, document: document, bytes: bytes, file: path, verbatimRoot: parsed.root)
+                return AppleDocument(document: document, bytes: bytes, file: path, verbatimRoot: parsed.root)
             }
         }
     }

@@ -56,7 +56,13 @@ public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
     /// The common case in one pass over the bytes: lower-case labels of letters, digits and '-' (not at
     /// either end), 1–63 bytes each, optionally after `*.`. Anything else takes the explaining path.
     static func parsePlain(_ text: String) -> HostPattern? {
-        let bytes = text.utf8
+        // Over contiguous bytes: every host of every site comes through here.
+        guard let isWildcard = text.utf8.withContiguousStorageIfAvailable(plainShape) ?? plainShape(Array(text.utf8)) else { return nil }
+        return isWildcard ? .wildcard(String(text.dropFirst(2))) : .exact(text)
+    }
+
+    /// Whether a plain host is a wildcard; nil when the host is not plain.
+    private static func plainShape(_ bytes: some Collection<UInt8>) -> Bool? {
         guard !bytes.isEmpty, bytes.count <= 253 else { return nil }
         let wildcard = bytes.count > 2 && bytes.first == UInt8(ascii: "*") && bytes.dropFirst().first == UInt8(ascii: ".")
         var labelLength = 0
@@ -80,12 +86,9 @@ public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
             last = byte
         }
         guard labelLength > 0, last != UInt8(ascii: "-") else { return nil }
-        if wildcard {
-            // "*.com" covers a whole top-level domain: the explaining path rejects it.
-            guard labels >= 1 else { return nil }
-            return .wildcard(String(text.dropFirst(2)))
-        }
-        return .exact(text)
+        // "*.com" covers a whole top-level domain: the explaining path rejects it.
+        if wildcard && labels < 1 { return nil }
+        return wildcard
     }
 
     /// RFC 1123 host name rules, plus a hint for Unicode (IDN) names.
@@ -115,24 +118,22 @@ public struct HostError: Error, Sendable, Equatable {
 
 /// Finds the site for a request's host: exact names first, then the longest matching wildcard.
 public struct HostTable<Value: Sendable>: Sendable {
-    private var exact: [String: Value] = [:]
+    private var exact: ExactHostIndex<Value>
     /// Sorted longest suffix first, so the most specific wildcard wins.
     private var wildcards: [(suffix: String, value: Value)] = []
     private var wildcardBySuffix: [String: Value] = [:]
 
-    public init() {}
+    public init() { exact = ExactHostIndex() }
 
-    init(capacity: Int) { exact.reserveCapacity(capacity) }
+    init(capacity: Int) { exact = ExactHostIndex(expectedCount: capacity) }
+
+    /// Exact names indexed already (built in parallel), wildcards still to insert.
+    init(exact: ExactHostIndex<Value>) { self.exact = exact }
 
     /// Inserts `value` for `pattern` unless the pattern is there already; then returns what it maps to.
     package mutating func insertIfAbsent(_ pattern: HostPattern, _ value: Value) -> Value? {
         switch pattern {
-        case .exact(let name):
-            // One hash of the name, not two: a million hosts are inserted at start-up. A duplicate (an
-            // error that rejects the config) puts the first value back.
-            guard let existing = exact.updateValue(value, forKey: name) else { return nil }
-            exact[name] = existing
-            return existing
+        case .exact(let name): return exact.insertIfAbsent(name, value)
         case .wildcard(let suffix):
             if let existing = wildcardBySuffix[suffix] { return existing }
         }
@@ -142,7 +143,7 @@ public struct HostTable<Value: Sendable>: Sendable {
 
     public mutating func insert(_ pattern: HostPattern, _ value: Value) {
         switch pattern {
-        case .exact(let name): exact[name] = value
+        case .exact(let name): exact.set(name, value)
         case .wildcard(let suffix):
             if wildcardBySuffix[suffix] == nil { wildcardBySuffix[suffix] = value }
             // After every wildcard at least as long, so equal lengths keep the order written; a binary
@@ -165,7 +166,7 @@ public struct HostTable<Value: Sendable>: Sendable {
 
     /// For a name already lower-cased, without port or trailing dot (the server normalises bytes itself).
     public func lookup(normalized name: String) -> Value? {
-        if let value = exact[name] { return value }
+        if let value = exact.lookup(name) { return value }
         if wildcards.count > 8, !name.hasPrefix(".") {
             // Many wildcards: try each parent domain, longest first, instead of every wildcard in turn.
             var rest = Substring(name)

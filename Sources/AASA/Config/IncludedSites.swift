@@ -135,7 +135,7 @@ enum IncludedSites {
         _ path: String,
         stamp: String,
         aliases: AppTable,
-        readFile: ConfigLoader.FileReader,
+        readFile: @escaping ConfigLoader.FileReader,
         servingOnly: Bool,
         pool: DocumentPool? = nil
     ) -> IncludeState.File {
@@ -150,14 +150,39 @@ enum IncludedSites {
             )
         case .success(let read): bytes = read
         }
-        let parsed = JSONParser.parse(bytes, duplicateKeys: .error)
+        // A list of sites is built site by site as the parser reads it: each site's tree is decoded and
+        // freed while it is still in the cache, instead of a whole file's trees held and walked again.
+        final class Built {
+            var sites: [LoadedSite] = []
+            var findings: [Diagnostic] = []
+        }
+        let built = Built()
+        func build(_ node: JSONNode, at sitePath: JSONPath) {
+            var reader = NodeReader()
+            let site = ConfigDecoder.decodeSite(node, sitePath, aliases: aliases, &reader)
+            built.findings += reader.findings.inFile(path)
+            guard let site else { return }
+            var buildFindings: [Diagnostic] = []
+            built.sites.append(
+                ConfigLoader.loadSite(
+                    site,
+                    configPath: path,
+                    readFile: readFile,
+                    findings: &buildFindings,
+                    definedIn: path,
+                    pool: pool,
+                    servingOnly: servingOnly
+                )
+            )
+            built.findings += buildFindings
+        }
+        let parsed = JSONParser.parse(bytes, duplicateKeys: .error) { node, index in build(node, at: JSONPath.rootIndex(index)) }
         var findings = parsed.diagnostics.inFile(path)
         guard let root = parsed.root else { return IncludeState.File(path: path, stamp: stamp, sites: [], findings: findings) }
-        var nodes: [(JSONNode, JSONPath)] = []
-        if let items = root.arrayValue {
-            nodes = items.enumerated().map { ($1, JSONPath.rootIndex($0)) }
+        if root.arrayValue != nil {
+            // Built already, item by item.
         } else if root.objectValue != nil {
-            nodes = [(root, .root)]
+            build(root, at: .root)
         } else {
             findings.append(
                 Diagnostic(
@@ -170,19 +195,8 @@ enum IncludedSites {
                 )
             )
         }
-        var sites: [LoadedSite] = []
-        for (node, sitePath) in nodes {
-            var reader = NodeReader()
-            let site = ConfigDecoder.decodeSite(node, sitePath, aliases: aliases, &reader)
-            findings += reader.findings.inFile(path)
-            guard let site else { continue }
-            var built: [Diagnostic] = []
-            var loaded = ConfigLoader.loadSite(site, configPath: path, readFile: readFile, findings: &built, definedIn: path, pool: pool)
-            findings += built
-            if servingOnly { loaded = loaded.forServing() }
-            sites.append(loaded)
-        }
-        return IncludeState.File(path: path, stamp: stamp, sites: sites, findings: findings.withoutCascades())
+        findings += built.findings
+        return IncludeState.File(path: path, stamp: stamp, sites: built.sites, findings: findings.withoutCascades())
     }
 
     /// `dir/*.json` → the matching files, sorted; a pattern without wildcards names one file, which must exist.

@@ -22,11 +22,15 @@ public struct JSONParser {
     // (minified) document stays linear.
     private var columnCacheOffset = 0
     private var columnCacheColumn = 1
+    /// Every byte in this range is ASCII, so there a column is a byte count: nearly every config and
+    /// AASA file is ASCII, and counting scalars byte by byte was a tenth of parsing one.
+    private var asciiRange: Range<Int> = 0..<0
     private var depth = 0
     private var findings: [Diagnostic] = []
     private let duplicateKeySeverity: Severity
     private var skips: [Range<Int>] = []
     private var nextSkip = 0
+    private var topLevelItemSink: ((JSONNode, Int) -> Void)?
 
     public static func parse(_ bytes: [UInt8], duplicateKeys: Severity = .error) -> JSONParseResult {
         var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
@@ -41,6 +45,17 @@ public struct JSONParser {
     static func parse(_ bytes: [UInt8], duplicateKeys: Severity, skipping: [Range<Int>]) -> JSONParseResult {
         var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
         parser.skips = skipping
+        return parser.run()
+    }
+
+    /// Parses `bytes`; when the document is an array, each item goes to `eachItem` (with its index) as
+    /// soon as it is parsed and the returned root is an empty array at the document's start. A caller
+    /// that turns each item into something smaller (an included file's sites) so never holds the
+    /// whole tree: each item is used and freed while it is still in the cache. Items handed over before
+    /// a syntax error are worth nothing: the result then has no root, as with ``parse(_:duplicateKeys:)``.
+    static func parse(_ bytes: [UInt8], duplicateKeys: Severity, eachItem: @escaping (JSONNode, Int) -> Void) -> JSONParseResult {
+        var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
+        parser.topLevelItemSink = eachItem
         return parser.run()
     }
 
@@ -71,6 +86,7 @@ public struct JSONParser {
         parser.lineStart = lineStart
         parser.columnCacheOffset = span.lowerBound
         parser.columnCacheColumn = start.column
+        parser.markASCII(span)
         parser.depth = depth
         do throws(SyntaxError) {
             let value = try parser.parseValue()
@@ -94,7 +110,17 @@ public struct JSONParser {
         var diagnostic: Diagnostic
     }
 
+    private mutating func markASCII(_ range: Range<Int>) {
+        let isASCII = bytes.withUnsafeBufferPointer { buffer in
+            var high: UInt8 = 0
+            for offset in range { high |= buffer[offset] }
+            return high < 0x80
+        }
+        asciiRange = isASCII ? range : 0..<0
+    }
+
     private mutating func run() -> JSONParseResult {
+        markASCII(0..<bytes.count)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
             findings.append(
                 Diagnostic(
@@ -156,6 +182,10 @@ public struct JSONParser {
         }
         var column = columnCacheColumn
         var cursor = columnCacheOffset
+        if asciiRange.contains(cursor) && offset <= asciiRange.upperBound && cursor <= offset {
+            column += offset - cursor
+            cursor = offset
+        }
         while cursor < offset && cursor < bytes.count {
             if bytes[cursor] & 0xC0 != 0x80 { column += 1 }
             cursor += 1
@@ -234,6 +264,9 @@ public struct JSONParser {
             index += 1
             return JSONNode(.object(members), at: start)
         }
+        // Room for a typical object's members up front: growing one slot at a time allocated and copied
+        // the array up to three times per object.
+        members.reserveCapacity(4)
         while true {
             skipWhitespace()
             guard index < bytes.count else { throw truncated(expecting: "a key", openedAt: start, closer: "}") }
@@ -296,6 +329,10 @@ public struct JSONParser {
         index += 1
         var items: [JSONNode] = []
         skipWhitespace()
+        // The items of a top-level array go to the caller one by one when it asked for that.
+        let sink = depth == 1 ? topLevelItemSink : nil
+        var sunk = 0
+        if index < bytes.count && bytes[index] != UInt8(ascii: "]") && sink == nil { items.reserveCapacity(4) }
         if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
             index += 1
             return JSONNode(.array(items), at: start)
@@ -307,7 +344,12 @@ public struct JSONParser {
                 throw trailingComma(at: comma, closer: "]")
             }
             lastComma = nil
-            items.append(try parseValue())
+            if let sink {
+                sink(try parseValue(), sunk)
+                sunk += 1
+            } else {
+                items.append(try parseValue())
+            }
             skipWhitespace()
             guard index < bytes.count else { throw truncated(expecting: "',' or ']'", openedAt: start, closer: "]") }
             switch bytes[index] {

@@ -223,8 +223,7 @@ public enum AASADecoder {
     static func decodeComponent(
         _ node: JSONNode,
         _ path: JSONPath,
-        _ reader: inout NodeReader,
-        extraKeys: [String] = []
+        _ reader: inout NodeReader
     ) -> Component? {
         guard let members = reader.object(node, path, what: "an object such as {\"/\": \"/product/*\"}") else {
             return nil
@@ -232,19 +231,21 @@ public enum AASADecoder {
         reader.checkKeys(
             members,
             path,
-            known: componentKeys + extraKeys,
+            known: componentKeys,
             context: "component",
             explanation: ". An unknown key is ignored, which can make the rule match every URL"
         )
         var component = Component(origin: Origin(node.location, path))
+        // Member paths are made only where something keeps them or a finding names them: components are
+        // most of a large config's values.
         for member in members {
-            let memberPath = path.key(member.key)
             switch member.key {
-            case "/": component.path = reader.string(member.value, memberPath)?.value
-            case "#": component.fragment = reader.string(member.value, memberPath)?.value
-            case "comment": component.comment = reader.string(member.value, memberPath)?.value
-            case "exclude": component.exclude = reader.bool(member.value, memberPath) ?? false
+            case "/": component.path = reader.string(member, in: path)
+            case "#": component.fragment = reader.string(member, in: path)
+            case "comment": component.comment = reader.string(member, in: path)
+            case "exclude": component.exclude = reader.bool(member, in: path) ?? false
             case "?":
+                let memberPath = path.key(member.key)
                 if let text = member.value.stringValue {
                     component.query = .whole(text)
                 } else if let items = member.value.objectValue {

@@ -142,6 +142,12 @@ public struct AppLinksDetails: Sendable {
         if let appIDs { return appIDs.map(\.value) }
         return appID.map { [$0.value] } ?? []
     }
+
+    /// `!effectiveAppIDs.isEmpty`, without building the list.
+    public var namesAnApp: Bool {
+        if let appIDs { return !appIDs.isEmpty }
+        return appID != nil
+    }
 }
 
 /// The `?` of a component: the whole query string, or a dictionary of item patterns (spec §3.3).

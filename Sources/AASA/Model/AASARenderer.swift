@@ -28,17 +28,18 @@ public enum AASARenderer {
             writer.key("applinks")
             write(applinks, to: &writer)
         }
-        for (name, service) in [
-            ("webcredentials", document.webcredentials), ("appclips", document.appclips),
-            ("activitycontinuation", document.activitycontinuation),
-        ] {
-            guard let service else { continue }
-            writer.key(name)
-            writer.openObject()
-            writer.key("apps")
-            writer.strings(service.apps.lazy.map(\.value))
-            writer.closeObject()
-        }
+        write("webcredentials", document.webcredentials, to: &writer)
+        write("appclips", document.appclips, to: &writer)
+        write("activitycontinuation", document.activitycontinuation, to: &writer)
+        writer.closeObject()
+    }
+
+    private static func write(_ name: String, _ service: ServiceApps?, to writer: inout CompactJSONWriter) {
+        guard let service else { return }
+        writer.key(name)
+        writer.openObject()
+        writer.key("apps")
+        writer.strings(service.apps.lazy.map(\.value))
         writer.closeObject()
     }
 

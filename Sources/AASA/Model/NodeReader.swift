@@ -89,6 +89,18 @@ struct NodeReader {
         return Located(text, Origin(node.location, path))
     }
 
+    /// The string value of an object's member; the member's path is made only for a finding.
+    mutating func string(_ member: JSONMember, in object: JSONPath) -> String? {
+        if let text = member.value.stringValue { return text }
+        return string(member.value, object.key(member.key))?.value
+    }
+
+    /// The boolean value of an object's member; the member's path is made only for a finding.
+    mutating func bool(_ member: JSONMember, in object: JSONPath) -> Bool? {
+        if let flag = member.value.boolValue { return flag }
+        return bool(member.value, object.key(member.key))
+    }
+
     mutating func bool(_ node: JSONNode, _ path: JSONPath) -> Bool? {
         if let flag = node.boolValue { return flag }
         var hint = ""

@@ -1,5 +1,6 @@
-/// FNV-1a, 64-bit: the content hash behind strong ETags and "did these bytes change" checks (not a
-/// security boundary: every input it sees is public or the server's own).
+/// FNV-1a, 64-bit, and a word-at-a-time variant (``wordHash(_:seed:)``, behind the served documents'
+/// strong ETags): content hashes for "did these bytes change" checks (not a security boundary: every
+/// input they see is public or the server's own).
 public enum FNV1a {
     public static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
     static let prime: UInt64 = 0x0000_0100_0000_01B3

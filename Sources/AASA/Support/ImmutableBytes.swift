@@ -5,11 +5,16 @@ import Synchronization
 /// pointer instead of being copied into each.
 public final class ImmutableBytes: @unchecked Sendable {
     public let buffer: UnsafeRawBufferPointer
+    /// The content hash behind the served document's strong ETag and "did it change" checks, taken once
+    /// while the bytes are in the cache (eight bytes per step: at a million hosts a byte-wise hash was a
+    /// fifth of preparing the responses).
+    public let hash: UInt64
 
     public init(_ bytes: [UInt8]) {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
         storage.copyBytes(from: bytes)
         buffer = UnsafeRawBufferPointer(storage)
+        hash = FNV1a.wordHash(buffer)
     }
 
     deinit { buffer.deallocate() }
@@ -38,7 +43,7 @@ final class DocumentPool: Sendable {
 
     /// The first document of this load with the same bytes as `bytes`, or `bytes` itself.
     func intern(_ bytes: ImmutableBytes) -> ImmutableBytes {
-        let hash = FNV1a.wordHash(bytes.buffer)
+        let hash = bytes.hash
         let first = shards[Int(hash >> 58)].table.withLock { table in
             if let first = table[hash] { return first }
             table[hash] = bytes

@@ -26,11 +26,8 @@ public enum AASAValidator {
                 Origin(SourceLocation(offset: 0, line: 1, column: 1), .root)
             )
         }
-        for (name, service) in [
-            ("webcredentials", document.webcredentials), ("appclips", document.appclips),
-            ("activitycontinuation", document.activitycontinuation),
-        ] {
-            guard let service else { continue }
+        func validateService(_ name: String, _ service: ServiceApps?) {
+            guard let service else { return }
             if service.apps.isEmpty {
                 report(.warning, "service.empty", "\"\(name)\".apps is empty, so the service is enabled for no app", service.origin)
             }
@@ -39,9 +36,12 @@ public enum AASAValidator {
                 allAppIDs.append(app)
             }
         }
+        validateService("webcredentials", document.webcredentials)
+        validateService("appclips", document.appclips)
+        validateService("activitycontinuation", document.activitycontinuation)
         // A file that names no app anywhere does nothing at all: no link opens an app, no app gets
         // passwords. (The server's own answer for an unknown host is such a file, on purpose: README.)
-        if allAppIDs.isEmpty && !(document.applinks?.details.contains { !$0.effectiveAppIDs.isEmpty } ?? false) {
+        if allAppIDs.isEmpty && !(document.applinks?.details.contains { $0.namesAnApp } ?? false) {
             // It says everything "details is empty" would.
             findings.removeAll { $0.rule == "details.empty" }
             report(
@@ -55,7 +55,9 @@ public enum AASAValidator {
         // Bundle IDs are case-insensitive (spec C9): two IDs that differ only in case are one app
         // spelled two ways, which is a mistake somewhere.
         var firstSpelling = FirstSeen<String>()
-        for app in allAppIDs {
+        // Most documents name one app, or the same spelling several times: nothing to compare.
+        let spellings = allAppIDs.first.map { first in allAppIDs.contains { $0.value != first.value } } ?? false
+        for app in allAppIDs where spellings {
             let key = app.value.lowercased()
             if let first = firstSpelling[key], first != app.value {
                 report(
@@ -280,7 +282,7 @@ public enum AASAValidator {
                     details.appID?.origin ?? details.origin
                 )
             }
-            if details.effectiveAppIDs.isEmpty {
+            if !details.namesAnApp {
                 report(
                     .warning,
                     "details.no-app",
@@ -444,17 +446,21 @@ public enum AASAValidator {
                 component.origin
             )
         }
+        // Variable references are looked at only in patterns that have one (most have none).
         var patterns: [(String, Place)] = []
+        func collectReferences(_ pattern: String, _ place: Place) {
+            if pattern.containsBytes("$(") { patterns.append((pattern, place)) }
+        }
         if let path = component.path {
-            patterns.append((path, .key("/")))
+            collectReferences(path, .key("/"))
             validatePathPattern(path, origin: origin(.key("/")), report: report)
         }
         if let fragment = component.fragment {
-            patterns.append((fragment, .key("#")))
+            collectReferences(fragment, .key("#"))
         }
         switch component.query {
         case .whole(let text):
-            patterns.append((text, .key("?")))
+            collectReferences(text, .key("?"))
             if text.hasPrefix("?") && text.count > 1 && text.dropFirst().contains("=") {
                 report(
                     .warning,
@@ -474,9 +480,10 @@ public enum AASAValidator {
                 )
             }
             for item in items {
-                patterns.append((item.pattern, .item(item.origin)))
-                let compiled = Pattern(item.pattern, caseSensitive: true, variables: { _ in ["x"] })
-                if compiled.matchesEmpty {
+                collectReferences(item.pattern, .item(item.origin))
+                // A variable stands for at least one character, so only a pattern of nothing but '*'
+                // (or nothing at all) matches the empty string.
+                if item.pattern.utf8.allSatisfy({ $0 == UInt8(ascii: "*") }) {
                     let consequence =
                         component.exclude
                         ? "so this exclusion also blocks URLs without \"\(item.name)\" — every URL its other parts match"
@@ -634,6 +641,19 @@ public enum AASAValidator {
         // Only two kinds of earlier rule can shadow a later one: a rule whose path matches every path,
         // or one with exactly the same path. Indexing those keeps this linear for entries with
         // thousands of components.
+        // A few components (nearly every entry): comparing each with every earlier one is cheaper than
+        // building the index.
+        if components.count <= 16 {
+            for (position, later) in components.enumerated() {
+                var shadowing: Component?
+                for candidate in components[..<position] where shadows(candidate, later, inherited: inherited) {
+                    if let found = shadowing, (found.origin.location?.offset ?? 0) <= (candidate.origin.location?.offset ?? 0) { continue }
+                    shadowing = candidate
+                }
+                if let earlier = shadowing { reportUnreachable(later, shadowedBy: earlier, report: report) }
+            }
+            return
+        }
         var pathCatchAlls: [Component] = []
         var byPath: [String: [Component]] = [:]
         for later in components {
@@ -645,25 +665,30 @@ public enum AASAValidator {
             }
             for candidate in pathCatchAlls { consider(candidate) }
             if let path = later.path, let samePath = byPath[path] { for candidate in samePath { consider(candidate) } }
-            if let earlier = shadowing {
-                let because =
-                    isCatchAll(earlier) ? "it matches every URL" : "it matches every URL this rule matches"
-                report(
-                    .warning,
-                    "rule.unreachable",
-                    "this component is never reached: the earlier \(earlier.summary) (at \(earlier.origin.path)) "
-                        + "comes first and \(because); the first match decides. Move this rule above it"
-                        + (hasVacuousQuery(earlier) && earlier.query != nil
-                            ? ", or make the earlier query pattern \"?*\" (a \"*\" also matches an absent item)" : ""),
-                    later.origin
-                )
-            }
+            if let earlier = shadowing { reportUnreachable(later, shadowedBy: earlier, report: report) }
             if isPathCatchAll(later.path) {
                 pathCatchAlls.append(later)
             } else if let path = later.path {
                 byPath[path, default: []].append(later)
             }
         }
+    }
+
+    private static func reportUnreachable(
+        _ later: Component,
+        shadowedBy earlier: Component,
+        report: (Severity, String, String, Origin) -> Void
+    ) {
+        let because = isCatchAll(earlier) ? "it matches every URL" : "it matches every URL this rule matches"
+        report(
+            .warning,
+            "rule.unreachable",
+            "this component is never reached: the earlier \(earlier.summary) (at \(earlier.origin.path)) "
+                + "comes first and \(because); the first match decides. Move this rule above it"
+                + (hasVacuousQuery(earlier) && earlier.query != nil
+                    ? ", or make the earlier query pattern \"?*\" (a \"*\" also matches an absent item)" : ""),
+            later.origin
+        )
     }
 
     static func isWildcardOnly(_ pattern: String?) -> Bool {

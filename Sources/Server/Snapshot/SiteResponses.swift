@@ -91,7 +91,7 @@ struct PreparedDocument: Sendable {
     /// The identity body is `body` itself, by pointer (the loaded site holds it); the common header lines
     /// are `headers`', shared; only the ETag (and Content-Length) are this document's own.
     init(body: ImmutableBytes, hash: UInt64?, headers: DocumentHeaders) {
-        let hash = hash ?? FNV1a.hash(body.buffer)
+        let hash = hash ?? body.hash
         bodyHash = hash
         // Compress only when it pays: under 1 KB a document gains a few hundred bytes at most, and with
         // thousands of sites the compression would dominate a reload.
@@ -99,17 +99,14 @@ struct PreparedDocument: Sendable {
         if body.count >= 1024, let gzipped = try? Gzip.compress(body.array, level: 6), gzipped.count + 64 < body.count {
             compressed = ImmutableBytes(gzipped)
         }
-        identity = PreparedResponse(
-            shared: compressed == nil ? headers.plain : headers.varied,
-            headers: [("ETag", "\"" + FNV1a.hex(hash) + "\"")],
-            body: body.buffer,
-            owner: body
-        )
+        identity = PreparedResponse(shared: compressed == nil ? headers.plain : headers.varied, etag: hash, body: body.buffer, owner: body)
         gzip = compressed.map {
             // A strong ETag names one representation, so the gzip form gets its own.
             PreparedResponse(
                 shared: headers.varied,
-                headers: [("ETag", "\"" + FNV1a.hex(hash) + "-gz\""), ("Content-Encoding", "gzip")],
+                etag: hash,
+                etagSuffix: "-gz",
+                headers: [("Content-Encoding", "gzip")],
                 body: $0.buffer,
                 owner: $0
             )

@@ -154,8 +154,8 @@ final class Snapshot: Sendable {
                     previousCarried[position] = true
                     continue
                 }
-                let label = loaded.site.name
-                let hash = FNV1a.hash(loaded.served.buffer)
+                let label = loaded.label
+                let hash = loaded.served.hash
                 // Sites usually keep their order across reloads; look up by label only when they did not.
                 var previousIndex: Int?
                 if position < previousSites.count && previousSites[position].label == label {
@@ -195,7 +195,7 @@ final class Snapshot: Sendable {
             let site: ToBuild
             switch decided[index] {
             case .carried(let responses): return responses
-            case .fresh(let loaded): site = ToBuild(label: loaded.site.name, loaded: loaded, hash: nil, stamp: stamp, headers: nowHeaders)
+            case .fresh(let loaded): site = ToBuild(label: loaded.label, loaded: loaded, hash: nil, stamp: stamp, headers: nowHeaders)
             case .build(let planned): site = planned
             }
             return SiteResponses(

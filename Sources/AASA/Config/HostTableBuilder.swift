@@ -1,0 +1,147 @@
+/// Builds a loaded config's host → site-position table, and an error for each host a second site claims
+/// (naming the first).
+///
+/// A million hosts inserted one by one took half a second on one core while the other waited. Large
+/// tables are built in two steps instead: every file's exact hosts hashed and grouped by shard (files in
+/// parallel), then the index's shards filled (shards in parallel). Within a shard names arrive in site order, so
+/// the first site to claim a host keeps it, exactly as when inserting one by one.
+enum HostTableBuilder {
+    /// Below this many hosts one thread does it all: the parallel steps would cost more than they save.
+    static let parallelThreshold = 1 << 16
+
+    static func build(_ sites: SiteList, configPath: String, parallel: ParallelFor?) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
+        guard let parallel, sites.hostCount >= parallelThreshold else { return sequential(sites, configPath: configPath) }
+        let chunks = sites.chunks
+        var chunkStarts: [Int] = []
+        chunkStarts.reserveCapacity(chunks.count)
+        var position = 0
+        for chunk in chunks {
+            chunkStarts.append(position)
+            position += chunk.sites.count
+        }
+
+        struct Hashed: Sendable {
+            let name: String
+            let hash: UInt64
+            let site: Int32
+            let host: Int32
+        }
+        struct Wildcard: Sendable {
+            let site: Int32
+            let host: Int32
+        }
+        let shardBits = ExactHostIndex<Int>.shardBits(forExpectedCount: sites.hostCount)
+        let shardCount = 1 << shardBits
+        /// A file's exact hosts grouped by shard (in site order within each), and its wildcards.
+        struct HashedChunk: Sendable {
+            let exact: [Hashed]
+            /// `exact[shardStarts[s]..<shardStarts[s + 1]]` belong to shard `s`.
+            let shardStarts: [Int]
+            let wildcards: [Wildcard]
+        }
+        let hashed = ConfigLoader.Slots<HashedChunk>(count: chunks.count)
+        parallel(chunks.count) { index in
+            var exact: [Hashed] = []
+            var wildcards: [Wildcard] = []
+            exact.reserveCapacity(chunks[index].hostCount)
+            var perShard = [Int](repeating: 0, count: shardCount)
+            for (site, loaded) in chunks[index].sites.enumerated() {
+                for (host, pattern) in loaded.site.hosts.enumerated() {
+                    switch pattern.value {
+                    case .exact(let name):
+                        let hash = ExactHostIndex<Int>.hash(name)
+                        perShard[ExactHostIndex<Int>.shard(of: hash, shardBits: shardBits)] += 1
+                        exact.append(Hashed(name: name, hash: hash, site: Int32(site), host: Int32(host)))
+                    case .wildcard: wildcards.append(Wildcard(site: Int32(site), host: Int32(host)))
+                    }
+                }
+            }
+            // A stable counting sort by shard: each shard's task then reads one run per file.
+            var shardStarts = [0]
+            shardStarts.reserveCapacity(shardCount + 1)
+            for count in perShard { shardStarts.append(shardStarts[shardStarts.count - 1] + count) }
+            var next = shardStarts
+            let sorted = [Hashed](unsafeUninitializedCapacity: exact.count) { buffer, initialized in
+                for entry in exact {
+                    let shard = ExactHostIndex<Int>.shard(of: entry.hash, shardBits: shardBits)
+                    (buffer.baseAddress! + next[shard]).initialize(to: entry)
+                    next[shard] += 1
+                }
+                initialized = exact.count
+            }
+            hashed[index] = HashedChunk(exact: sorted, shardStarts: shardStarts, wildcards: wildcards)
+        }
+        let perChunk = chunks.indices.map { hashed[$0]! }
+        let starts = chunkStarts
+
+        /// A host a later site claims again: where it is, and the position of the site that has it.
+        struct Claim: Sendable {
+            let position: Int
+            let host: Int
+            let earlier: Int
+        }
+        let built = ConfigLoader.Slots<(shard: ExactHostIndex<Int>.Shard, claims: [Claim])>(count: shardCount)
+        parallel(shardCount) { shardIndex in
+            var shard = ExactHostIndex<Int>.Shard(expectedCount: sites.hostCount / shardCount * 9 / 8)
+            var claims: [Claim] = []
+            for (chunk, entries) in perChunk.enumerated() {
+                for entry in entries.shardStarts[shardIndex]..<entries.shardStarts[shardIndex + 1] {
+                    let host = entries.exact[entry]
+                    let position = starts[chunk] + Int(host.site)
+                    if let earlier = shard.insertIfAbsent(host.name, hash: host.hash, position) {
+                        claims.append(Claim(position: position, host: Int(host.host), earlier: earlier))
+                    }
+                }
+            }
+            built[shardIndex] = (shard, claims)
+        }
+        let shards = (0..<shardCount).map { built[$0]!.shard }
+
+        var table = HostTable<Int>(exact: ExactHostIndex(shards: shards, shardBits: shardBits))
+        var claims = (0..<shardCount).flatMap { built[$0]!.claims }
+        for (chunk, entries) in perChunk.enumerated() {
+            for wildcard in entries.wildcards {
+                let position = starts[chunk] + Int(wildcard.site)
+                let pattern = chunks[chunk].sites[Int(wildcard.site)].site.hosts[Int(wildcard.host)].value
+                if let earlier = table.insertIfAbsent(pattern, position) {
+                    claims.append(Claim(position: position, host: Int(wildcard.host), earlier: earlier))
+                }
+            }
+        }
+        // In site order, as one-by-one insertion reports them.
+        claims.sort { ($0.position, $0.host) < ($1.position, $1.host) }
+        let duplicates = claims.map { claim in
+            let site = sites[claim.position]
+            return duplicateHost(site.site.hosts[claim.host], in: site, first: sites[claim.earlier], configPath: configPath)
+        }
+        return (table, duplicates)
+    }
+
+    static func sequential(_ sites: SiteList, configPath: String) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
+        var table = HostTable<Int>(capacity: sites.hostCount)
+        var duplicates: [Diagnostic] = []
+        for (position, loaded) in zip(0..., sites) {
+            let hosts = loaded.site.hosts
+            for index in hosts.indices {
+                guard let earlier = table.insertIfAbsent(hosts[index].value, position) else { continue }
+                duplicates.append(duplicateHost(hosts[index], in: loaded, first: sites[earlier], configPath: configPath))
+            }
+        }
+        return (table, duplicates)
+    }
+
+    static func duplicateHost(_ host: Located<HostPattern>, in site: LoadedSite, first: LoadedSite, configPath: String) -> Diagnostic {
+        let origin = first.site.hosts.first { $0.value == host.value }?.origin ?? first.site.origin
+        let place = first.definedIn.map { " in \($0)" } ?? ""
+        return Diagnostic(
+            .error,
+            "host.duplicate",
+            "host \"\(host.value)\" is already served by the site at \(origin.path)\(place)"
+                + (origin.location.map { " (line \($0.line))" } ?? "")
+                + "; each host has exactly one document, so list it in one site only",
+            at: host.origin.location,
+            path: host.origin.path.description,
+            file: site.definedIn ?? configPath
+        )
+    }
+}
