@@ -4,7 +4,8 @@ public struct Config: Sendable {
     /// Named app IDs (`"shop": "ABCDE12345.com.example.shop"`), in the order written (entries that name
     /// only an Android app are not here).
     public var apps: [(name: String, id: Located<String>)]
-    /// The sites the config file itself lists (those of included files are in `LoadedConfig.sites`).
+    /// The sites the config file itself lists (those of included files are in `LoadedConfig.sites`);
+    /// empty in a serving-only load (`LoadedConfig.sites` has them).
     public var sites: [Site]
     public var unknownHost: UnknownHostPolicy
     public var server = ServerSettings()

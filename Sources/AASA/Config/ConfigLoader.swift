@@ -467,7 +467,9 @@ public enum ConfigLoader {
 
         var sites: [LoadedSite] = []
         sites.reserveCapacity(siteNodes.count)
-        config.sites.reserveCapacity(siteNodes.count)
+        // The server reads the loaded sites only: a second list of a million sites is memory and
+        // reference counting for nothing.
+        if !servingOnly { config.sites.reserveCapacity(siteNodes.count) }
         var entries: [SiteReuse.Entry] = []
         entries.reserveCapacity(siteNodes.count)
         var buildFindings: [Diagnostic] = []
@@ -476,7 +478,7 @@ public enum ConfigLoader {
             findings += outcome.decodeFindings
             buildFindings += outcome.buildFindings
             guard let site = outcome.site, let loaded = outcome.loaded else { continue }
-            config.sites.append(site)
+            if !servingOnly { config.sites.append(site) }
             sites.append(loaded)
             if spansAgree {
                 entries.append(

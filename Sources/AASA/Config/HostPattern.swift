@@ -165,6 +165,8 @@ public struct HostTable<Value: Sendable>: Sendable {
     }
 
     /// For a name already lower-cased, without port or trailing dot (the server normalises bytes itself).
+    /// Specialised for the server's table (site positions): it runs on every request.
+    @_specialize(exported:true,where Value == Int)
     public func lookup(normalized name: String) -> Value? {
         if let value = exact.lookup(name) { return value }
         if wildcards.count > 8, !name.hasPrefix(".") {
