@@ -116,13 +116,54 @@ struct IncludeTests {
         #expect(second.sites.locate(3) == (2, 1))
         #expect(second.site(forHost: "b2.example.com") === second.sites[3])
         #expect(String(decoding: second.sites[3].bytes, as: UTF8.self).contains("ABCDE12345.com.other"))
-        // A new file before the others moves every later position: the table is rebuilt and still right.
+        // A new file before the others: every other file keeps its positions, and every lookup stays right.
         disk.write("/etc/aasa/sites.d/0.json", Self.site("zero.example.com"))
         let third = disk.load(reusing: second, servingOnly: true)
         #expect(third.sites.chunks[2] === second.sites.chunks[1])
         for host in ["main.example.com", "zero.example.com", "a.example.com", "b1.example.com", "b2.example.com"] {
             #expect(third.site(forHost: host)?.site.name == host)
         }
+    }
+
+    @Test(
+        "Files added, removed and edited among many: the updated host table answers every host as a fresh load does, and a host claimed twice is the same error"
+    )
+    func tableUpdatedForChangedFiles() {
+        let disk = Disk()
+        disk.write(
+            "/etc/aasa/config.json",
+            #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "sites": [], "include": ["sites.d/*.json"]}"#
+        )
+        func file(_ number: Int, hosts: [String]? = nil) {
+            let names = hosts ?? (0..<10).map { "h\(number)-\($0).example.com" }
+            disk.write("/etc/aasa/sites.d/t\(100 + number).json", "[" + names.map { Self.site($0) }.joined(separator: ", ") + "]")
+        }
+        for number in 0..<80 { file(number) }
+        let first = disk.load(servingOnly: true)
+        #expect(!first.hasErrors)
+        // A file sorted first, one removed, one edited with a host moved in from the removed file.
+        disk.write("/etc/aasa/sites.d/a-new.json", Self.site("new.example.com"))
+        disk.remove("/etc/aasa/sites.d/t105.json")
+        file(10, hosts: (0..<9).map { "h10-\($0).example.com" } + ["h5-3.example.com"])
+        let second = disk.load(reusing: first, servingOnly: true)
+        let fresh = disk.load(servingOnly: true)
+        #expect(!second.hasErrors, "\(second.diagnostics)")
+        let everyHost = (0..<80).flatMap { number in (0..<10).map { "h\(number)-\($0).example.com" } } + ["new.example.com"]
+        for host in everyHost {
+            #expect(second.site(forHost: host)?.site.name == fresh.site(forHost: host)?.site.name, "\(host)")
+            #expect(second.site(forHost: host)?.bytes == fresh.site(forHost: host)?.bytes, "\(host)")
+        }
+        #expect(second.site(forHost: "h5-0.example.com") == nil)
+        #expect(second.site(forHost: "h5-3.example.com")?.definedIn == "/etc/aasa/sites.d/t110.json")
+        #expect(second.site(forHost: "h10-9.example.com") == nil)
+        // Files taken over keep their positions: a later file's hosts did not move.
+        #expect(second.hostTable.lookup("h39-0.example.com") == first.hostTable.lookup("h39-0.example.com"))
+        // A new file claiming a host another file has: the error a fresh load reports, naming the first.
+        disk.write("/etc/aasa/sites.d/b-dup.json", Self.site("h20-1.example.com"))
+        let third = disk.load(reusing: second, servingOnly: true)
+        let freshThird = disk.load(servingOnly: true)
+        #expect(third.diagnostics.map(\.description) == freshThird.diagnostics.map(\.description))
+        #expect(third.diagnostics.first { $0.rule == "host.duplicate" }?.file == "/etc/aasa/sites.d/t120.json")
     }
 
     @Test("Identical documents are held once, whichever file their sites are in; a different one has its own")

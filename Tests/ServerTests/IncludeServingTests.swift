@@ -90,5 +90,15 @@ struct IncludeServingTests {
         #expect(moved.contains("no host changed"), "\(moved)")
         #expect(try get("b1.example.com").header("ETag") == before[1].header("ETag"))
         #expect(try get("b2.example.com").bodyText.contains(#""/":"/q/*""#))
+        // A file sorted before all others, then removed: every host answers from its own site each time.
+        try atomicWrite(Self.site("first.example.com", path: "/first/*"), to: server.directory + "/sites.d/0.json")
+        #expect(try reload().contains("hosts added: first.example.com"))
+        #expect(try get("first.example.com").bodyText.contains(#""/":"/first/*""#))
+        #expect(try get("a.example.com").header("ETag") == before[0].header("ETag"))
+        #expect(try get("b2.example.com").bodyText.contains(#""/":"/q/*""#))
+        try FileManager.default.removeItem(atPath: server.directory + "/sites.d/0.json")
+        #expect(try reload().contains("hosts removed: first.example.com"))
+        #expect(try get("first.example.com").bodyText == #"{"applinks":{"details":[]}}"#)
+        #expect(try get("b1.example.com").header("ETag") == before[1].header("ETag"))
     }
 }

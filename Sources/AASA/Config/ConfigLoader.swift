@@ -177,7 +177,7 @@ public struct LoadedConfig: Sendable {
     public var config: Config?
     public var sites: SiteList
     public var diagnostics: [Diagnostic]
-    /// Host → index into `sites`.
+    /// Host → position in `sites` (``SiteList/site(atPosition:)``).
     package private(set) var hostTable: HostTable<Int>
     /// What the next load of an edited version of this file can take over (nil after errors).
     var reuse: SiteReuse?
@@ -192,7 +192,7 @@ public struct LoadedConfig: Sendable {
 
     /// The site serving `host` (a Host header value: any case, port and trailing dot ignored).
     public func site(forHost host: String) -> LoadedSite? {
-        hostTable.lookup(host).map { sites[$0] }
+        hostTable.lookup(host).map { sites.site(atPosition: $0) }
     }
 
     init(config: Config?, sites: SiteList, diagnostics: [Diagnostic], hostTable: HostTable<Int>) {
@@ -259,7 +259,7 @@ public enum ConfigLoader {
         )
         // Config.sites stays what the config file itself lists; LoadedConfig.sites has every site, the
         // included files' chunks taken over as they are.
-        let sites = SiteList(chunks: result.sites.chunks + included.chunks)
+        let sites = SiteList(chunks: result.sites.chunks + included.chunks, keepingSlotsOf: previous?.sites)
         let config = result.config
         var findings = result.diagnostics + included.findings
         let (table, duplicates) = hostTable(
@@ -276,28 +276,69 @@ public enum ConfigLoader {
         return merged
     }
 
-    /// Host → site index, and an error for each host a second site claims (naming the first). The
-    /// previous load's table is taken as it is when every site serves the hosts it served before, at its
-    /// position (an edit that changed no host); a table that was in force had no duplicates. Chunks taken
-    /// over whole are not looked into.
+    /// Host → site position, and an error for each host a second site claims (naming the first), taking
+    /// the previous load's table over where it can (a table that was in force had no duplicates):
+    /// - as it is when the chunks are the same, or a changed chunk serves the same hosts in the same
+    ///   slot, site by site (an edit that changed no host). Chunks taken over whole are not looked into;
+    /// - updated for the hosts of the chunks that left and came (a file added, removed, or edited
+    ///   with other hosts) when those are few: chunks keep their slots, so no other host moves;
+    /// - otherwise, or when a new host is claimed already, built anew.
     static func hostTable(
         _ sites: SiteList,
         configPath: String,
         reusing previous: (sites: SiteList, table: HostTable<Int>)?,
         parallel: ParallelFor? = nil
     ) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
-        if let previous, previous.sites.chunks.count == sites.chunks.count,
-            zip(previous.sites.chunks, sites.chunks).allSatisfy({ before, after in
-                before === after
-                    || (before.sites.count == after.sites.count
+        guard let previous else { return HostTableBuilder.build(sites, configPath: configPath, parallel: parallel) }
+        let kept = Set(sites.chunks.map(ObjectIdentifier.init))
+        var previousPosition: [ObjectIdentifier: Int] = [:]
+        for index in previous.sites.chunks.indices {
+            previousPosition[ObjectIdentifier(previous.sites.chunks[index])] = previous.sites.position(chunk: index, offset: 0)
+        }
+        let removed = previous.sites.chunks.indices.filter { !kept.contains(ObjectIdentifier(previous.sites.chunks[$0])) }
+        let added = sites.chunks.indices.filter { previousPosition[ObjectIdentifier(sites.chunks[$0])] == nil }
+        // Chunks taken over keep their slots (SiteList(keepingSlotsOf:)); a list built otherwise may not.
+        let slotsKept = sites.chunks.indices.allSatisfy { index in
+            previousPosition[ObjectIdentifier(sites.chunks[index])].map { $0 == sites.position(chunk: index, offset: 0) } ?? true
+        }
+        guard slotsKept else { return HostTableBuilder.build(sites, configPath: configPath, parallel: parallel) }
+        if removed.isEmpty && added.isEmpty { return (previous.table, []) }
+        // The common edit: each changed chunk replaces one in the same slot with the same hosts, site by site.
+        if removed.count == added.count,
+            added.allSatisfy({ index in
+                let position = sites.position(chunk: index, offset: 0)
+                return removed.contains { old in
+                    let before = previous.sites.chunks[old]
+                    let after = sites.chunks[index]
+                    return previous.sites.position(chunk: old, offset: 0) == position
+                        && before.sites.count == after.sites.count
                         && zip(before.sites, after.sites).allSatisfy {
                             $0 === $1 || $0.site.hosts.map(\.value) == $1.site.hosts.map(\.value)
-                        })
+                        }
+                }
             })
         {
             return (previous.table, [])
         }
-        return HostTableBuilder.build(sites, configPath: configPath, parallel: parallel)
+        let changing = removed.reduce(0) { $0 + previous.sites.chunks[$1].hostCount } + added.reduce(0) { $0 + sites.chunks[$1].hostCount }
+        guard changing * 16 <= sites.hostCount else { return HostTableBuilder.build(sites, configPath: configPath, parallel: parallel) }
+        var table = previous.table
+        for chunk in removed {
+            for (offset, loaded) in previous.sites.chunks[chunk].sites.enumerated() {
+                let position = previous.sites.position(chunk: chunk, offset: offset)
+                for host in loaded.site.hosts { table.remove(host.value, ifAt: position) }
+            }
+        }
+        for chunk in added {
+            for (offset, loaded) in sites.chunks[chunk].sites.enumerated() {
+                let position = sites.position(chunk: chunk, offset: offset)
+                for host in loaded.site.hosts where table.insertIfAbsent(host.value, position) != nil {
+                    // Claimed twice: the full build names the first claim as it always does.
+                    return HostTableBuilder.build(sites, configPath: configPath, parallel: parallel)
+                }
+            }
+        }
+        return (table, [])
     }
 
     /// What building one site produced.

@@ -69,6 +69,50 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
             _ = insertIfAbsent(name, hash: hash, value)
         }
 
+        /// Removes `name` when it maps to `value`; true when it did.
+        mutating func remove(_ name: String, hash: UInt64, ifValue isExpected: (Value) -> Bool) -> Bool {
+            let mask = slots.count - 1
+            let tag = ExactHostIndex.tag(hash)
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while true {
+                let word = slots[slot]
+                if word == 0 { return false }
+                let entry = Int(truncatingIfNeeded: word & 0xFFFF_FFFF) - 1
+                if UInt32(truncatingIfNeeded: word >> 32) == tag && names[entry] == name { break }
+                slot = (slot + 1) & mask
+            }
+            let entry = Int(truncatingIfNeeded: slots[slot] & 0xFFFF_FFFF) - 1
+            guard isExpected(values[entry]) else { return false }
+            // Close the gap so every later name of the probe run stays reachable (backward shift).
+            var hole = slot
+            var next = (hole + 1) & mask
+            while slots[next] != 0 {
+                let entryThere = Int(truncatingIfNeeded: slots[next] & 0xFFFF_FFFF) - 1
+                let home = Int(truncatingIfNeeded: ExactHostIndex.hash(names[entryThere])) & mask
+                // It may move back to the hole unless its home lies after the hole, up to where it is.
+                let movable = hole <= next ? (home <= hole || home > next) : (home <= hole && home > next)
+                if movable {
+                    slots[hole] = slots[next]
+                    hole = next
+                }
+                next = (next + 1) & mask
+            }
+            slots[hole] = 0
+            // Keep the entries dense: the last one moves into the removed one's place.
+            let last = names.count - 1
+            if entry != last {
+                let lastHash = ExactHostIndex.hash(names[last])
+                var probe = Int(truncatingIfNeeded: lastHash) & mask
+                while Int(truncatingIfNeeded: slots[probe] & 0xFFFF_FFFF) - 1 != last { probe = (probe + 1) & mask }
+                slots[probe] = UInt64(ExactHostIndex.tag(lastHash)) << 32 | UInt64(entry + 1)
+                names[entry] = names[last]
+                values[entry] = values[last]
+            }
+            names.removeLast()
+            values.removeLast()
+            return true
+        }
+
         private mutating func place(hash: UInt64, entry: Int) {
             let mask = slots.count - 1
             var slot = Int(truncatingIfNeeded: hash) & mask
@@ -118,6 +162,13 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
     mutating func insertIfAbsent(_ name: String, _ value: Value) -> Value? {
         let hash = Self.hash(name)
         return shards[shard(of: hash)].insertIfAbsent(name, hash: hash, value)
+    }
+
+    /// Removes `name` when its value satisfies `isExpected`.
+    @discardableResult
+    mutating func remove(_ name: String, ifValue isExpected: (Value) -> Bool) -> Bool {
+        let hash = Self.hash(name)
+        return shards[shard(of: hash)].remove(name, hash: hash, ifValue: isExpected)
     }
 
     mutating func set(_ name: String, _ value: Value) {

@@ -159,6 +159,17 @@ public struct HostTable<Value: Sendable>: Sendable {
         }
     }
 
+    /// Removes `pattern` when it maps to `value` (the site that is going away still has it).
+    package mutating func remove(_ pattern: HostPattern, ifAt value: Value) where Value: Equatable {
+        switch pattern {
+        case .exact(let name): exact.remove(name) { $0 == value }
+        case .wildcard(let suffix):
+            guard wildcardBySuffix[suffix] == value else { return }
+            wildcardBySuffix[suffix] = nil
+            if let index = wildcards.firstIndex(where: { $0.suffix == suffix && $0.value == value }) { wildcards.remove(at: index) }
+        }
+    }
+
     /// `host` may carry a port, a trailing dot and any letter case (a Host header as received).
     public func lookup(_ host: String) -> Value? {
         lookup(normalized: HostTable.normalize(host))

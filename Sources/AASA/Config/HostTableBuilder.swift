@@ -12,13 +12,7 @@ enum HostTableBuilder {
     static func build(_ sites: SiteList, configPath: String, parallel: ParallelFor?) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
         guard let parallel, sites.hostCount >= parallelThreshold else { return sequential(sites, configPath: configPath) }
         let chunks = sites.chunks
-        var chunkStarts: [Int] = []
-        chunkStarts.reserveCapacity(chunks.count)
-        var position = 0
-        for chunk in chunks {
-            chunkStarts.append(position)
-            position += chunk.sites.count
-        }
+        let chunkPositions = chunks.indices.map { sites.position(chunk: $0, offset: 0) }
 
         struct Hashed: Sendable {
             let name: String
@@ -72,11 +66,13 @@ enum HostTableBuilder {
             hashed[index] = HashedChunk(exact: sorted, shardStarts: shardStarts, wildcards: wildcards)
         }
         let perChunk = chunks.indices.map { hashed[$0]! }
-        let starts = chunkStarts
+        let starts = chunkPositions
 
-        /// A host a later site claims again: where it is, and the position of the site that has it.
+        /// A host a later site claims again: where it is (in site order), and the position of the site
+        /// that has it.
         struct Claim: Sendable {
-            let position: Int
+            let chunk: Int
+            let site: Int
             let host: Int
             let earlier: Int
         }
@@ -89,7 +85,7 @@ enum HostTableBuilder {
                     let host = entries.exact[entry]
                     let position = starts[chunk] + Int(host.site)
                     if let earlier = shard.insertIfAbsent(host.name, hash: host.hash, position) {
-                        claims.append(Claim(position: position, host: Int(host.host), earlier: earlier))
+                        claims.append(Claim(chunk: chunk, site: Int(host.site), host: Int(host.host), earlier: earlier))
                     }
                 }
             }
@@ -104,15 +100,20 @@ enum HostTableBuilder {
                 let position = starts[chunk] + Int(wildcard.site)
                 let pattern = chunks[chunk].sites[Int(wildcard.site)].site.hosts[Int(wildcard.host)].value
                 if let earlier = table.insertIfAbsent(pattern, position) {
-                    claims.append(Claim(position: position, host: Int(wildcard.host), earlier: earlier))
+                    claims.append(Claim(chunk: chunk, site: Int(wildcard.site), host: Int(wildcard.host), earlier: earlier))
                 }
             }
         }
         // In site order, as one-by-one insertion reports them.
-        claims.sort { ($0.position, $0.host) < ($1.position, $1.host) }
+        claims.sort { ($0.chunk, $0.site, $0.host) < ($1.chunk, $1.site, $1.host) }
         let duplicates = claims.map { claim in
-            let site = sites[claim.position]
-            return duplicateHost(site.site.hosts[claim.host], in: site, first: sites[claim.earlier], configPath: configPath)
+            let site = chunks[claim.chunk].sites[claim.site]
+            return duplicateHost(
+                site.site.hosts[claim.host],
+                in: site,
+                first: sites.site(atPosition: claim.earlier),
+                configPath: configPath
+            )
         }
         return (table, duplicates)
     }
@@ -120,11 +121,17 @@ enum HostTableBuilder {
     static func sequential(_ sites: SiteList, configPath: String) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
         var table = HostTable<Int>(capacity: sites.hostCount)
         var duplicates: [Diagnostic] = []
-        for (position, loaded) in zip(0..., sites) {
-            let hosts = loaded.site.hosts
-            for index in hosts.indices {
-                guard let earlier = table.insertIfAbsent(hosts[index].value, position) else { continue }
-                duplicates.append(duplicateHost(hosts[index], in: loaded, first: sites[earlier], configPath: configPath))
+        for (chunk, sitesOfChunk) in sites.chunks.enumerated() {
+            for (offset, loaded) in sitesOfChunk.sites.enumerated() {
+                let hosts = loaded.site.hosts
+                for index in hosts.indices {
+                    guard let earlier = table.insertIfAbsent(hosts[index].value, sites.position(chunk: chunk, offset: offset)) else {
+                        continue
+                    }
+                    duplicates.append(
+                        duplicateHost(hosts[index], in: loaded, first: sites.site(atPosition: earlier), configPath: configPath)
+                    )
+                }
             }
         }
         return (table, duplicates)

@@ -26,14 +26,66 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
     /// Where each chunk's first site is in the flat order, then the count.
     private let starts: [Int]
     public let hostCount: Int
+    /// Each chunk's slot. The host table maps a host to a *position*, `slot << 32 | offset in its
+    /// chunk`: a chunk keeps its slot from one load to the next, so adding or removing a file changes
+    /// no other file's positions, and the table needs updating only for that file's hosts.
+    private let slots: [Int]
+    /// Slot → chunk index (-1: free).
+    private let chunkBySlot: [Int]
 
-    public init(chunks: [Chunk]) {
+    /// `previous`: the list these chunks replace. A chunk taken over keeps its slot; a new chunk from a
+    /// file that had one takes that file's slot; the rest take the lowest free slots.
+    public init(chunks: [Chunk], keepingSlotsOf previous: SiteList? = nil) {
         self.chunks = chunks
         var starts: [Int] = [0]
         starts.reserveCapacity(chunks.count + 1)
         for chunk in chunks { starts.append(starts[starts.count - 1] + chunk.sites.count) }
         self.starts = starts
         hostCount = chunks.reduce(0) { $0 + $1.hostCount }
+        var slots = [Int](repeating: -1, count: chunks.count)
+        if let previous, !previous.chunks.isEmpty {
+            var slotOf: [ObjectIdentifier: Int] = [:]
+            var slotOfSource: [String?: Int] = [:]
+            for (index, chunk) in previous.chunks.enumerated() {
+                slotOf[ObjectIdentifier(chunk)] = previous.slots[index]
+                slotOfSource[chunk.source] = previous.slots[index]
+            }
+            var taken = Set<Int>()
+            for (index, chunk) in chunks.enumerated() {
+                if let slot = slotOf[ObjectIdentifier(chunk)], taken.insert(slot).inserted { slots[index] = slot }
+            }
+            for (index, chunk) in chunks.enumerated() where slots[index] < 0 {
+                if let slot = slotOfSource[chunk.source], taken.insert(slot).inserted { slots[index] = slot }
+            }
+            var next = 0
+            for index in chunks.indices where slots[index] < 0 {
+                while taken.contains(next) { next += 1 }
+                slots[index] = next
+                taken.insert(next)
+            }
+        } else {
+            slots = Array(chunks.indices)
+        }
+        var chunkBySlot = [Int](repeating: -1, count: (slots.max() ?? -1) + 1)
+        for (index, slot) in slots.enumerated() { chunkBySlot[slot] = index }
+        self.slots = slots
+        self.chunkBySlot = chunkBySlot
+    }
+
+    /// The host-table position of the site at `offset` in chunk `chunk`.
+    public func position(chunk: Int, offset: Int) -> Int { slots[chunk] << 32 | offset }
+
+    /// The chunk and offset a host-table position stands for.
+    public func locate(position: Int) -> (chunk: Int, offset: Int) {
+        let slot = position >> 32
+        precondition(slot < chunkBySlot.count && chunkBySlot[slot] >= 0, "site position out of range")
+        return (chunkBySlot[slot], position & 0xFFFF_FFFF)
+    }
+
+    /// The site at a host-table position.
+    public func site(atPosition position: Int) -> LoadedSite {
+        let (chunk, offset) = locate(position: position)
+        return chunks[chunk].sites[offset]
     }
 
     public init(_ sites: [LoadedSite]) {

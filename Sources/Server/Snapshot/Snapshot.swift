@@ -31,7 +31,7 @@ final class Snapshot: Sendable {
 
     /// The responses of the site at `position` (a host table value).
     func site(at position: Int) -> SiteResponses {
-        let (chunk, offset) = layout.locate(position)
+        let (chunk, offset) = layout.locate(position: position)
         return chunks[chunk].responses[offset]
     }
 
