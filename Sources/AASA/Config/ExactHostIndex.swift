@@ -27,7 +27,8 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
             return slots
         }
 
-        func lookup(_ name: String, hash: UInt64) -> Value? {
+        /// The slot and entry holding `name`, if it is here.
+        private func find(_ name: String, hash: UInt64) -> (slot: Int, entry: Int)? {
             let mask = slots.count - 1
             let tag = ExactHostIndex.tag(hash)
             var slot = Int(truncatingIfNeeded: hash) & mask
@@ -35,11 +36,17 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
                 let word = slots[slot]
                 if word == 0 { return nil }
                 if UInt32(truncatingIfNeeded: word >> 32) == tag {
-                    let entry = Int(truncatingIfNeeded: word & 0xFFFF_FFFF) - 1
-                    if names[entry] == name { return values[entry] }
+                    let entry = Self.entry(word)
+                    if names[entry] == name { return (slot, entry) }
                 }
                 slot = (slot + 1) & mask
             }
+        }
+
+        private static func entry(_ word: UInt64) -> Int { Int(truncatingIfNeeded: word & 0xFFFF_FFFF) - 1 }
+
+        func lookup(_ name: String, hash: UInt64) -> Value? {
+            find(name, hash: hash).map { values[$0.entry] }
         }
 
         /// Adds `name` unless it is there already; then returns what it maps to (the first value stays).
@@ -54,40 +61,23 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
 
         /// Replaces the value of `name`, or adds it.
         mutating func set(_ name: String, hash: UInt64, _ value: Value) {
-            let mask = slots.count - 1
-            let tag = ExactHostIndex.tag(hash)
-            var slot = Int(truncatingIfNeeded: hash) & mask
-            while slots[slot] != 0 {
-                let word = slots[slot]
-                let entry = Int(truncatingIfNeeded: word & 0xFFFF_FFFF) - 1
-                if UInt32(truncatingIfNeeded: word >> 32) == tag && names[entry] == name {
-                    values[entry] = value
-                    return
-                }
-                slot = (slot + 1) & mask
+            if let found = find(name, hash: hash) {
+                values[found.entry] = value
+            } else {
+                _ = insertIfAbsent(name, hash: hash, value)
             }
-            _ = insertIfAbsent(name, hash: hash, value)
         }
 
-        /// Removes `name` when it maps to `value`; true when it did.
+        /// Removes `name` when its value satisfies `isExpected`; true when it did.
         mutating func remove(_ name: String, hash: UInt64, ifValue isExpected: (Value) -> Bool) -> Bool {
+            guard let (slot, entry) = find(name, hash: hash) else { return false }
             let mask = slots.count - 1
-            let tag = ExactHostIndex.tag(hash)
-            var slot = Int(truncatingIfNeeded: hash) & mask
-            while true {
-                let word = slots[slot]
-                if word == 0 { return false }
-                let entry = Int(truncatingIfNeeded: word & 0xFFFF_FFFF) - 1
-                if UInt32(truncatingIfNeeded: word >> 32) == tag && names[entry] == name { break }
-                slot = (slot + 1) & mask
-            }
-            let entry = Int(truncatingIfNeeded: slots[slot] & 0xFFFF_FFFF) - 1
             guard isExpected(values[entry]) else { return false }
             // Close the gap so every later name of the probe run stays reachable (backward shift).
             var hole = slot
             var next = (hole + 1) & mask
             while slots[next] != 0 {
-                let entryThere = Int(truncatingIfNeeded: slots[next] & 0xFFFF_FFFF) - 1
+                let entryThere = Self.entry(slots[next])
                 let home = Int(truncatingIfNeeded: ExactHostIndex.hash(names[entryThere])) & mask
                 // It may move back to the hole unless its home lies after the hole, up to where it is.
                 let movable = hole <= next ? (home <= hole || home > next) : (home <= hole && home > next)
@@ -103,7 +93,7 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
             if entry != last {
                 let lastHash = ExactHostIndex.hash(names[last])
                 var probe = Int(truncatingIfNeeded: lastHash) & mask
-                while Int(truncatingIfNeeded: slots[probe] & 0xFFFF_FFFF) - 1 != last { probe = (probe + 1) & mask }
+                while Self.entry(slots[probe]) != last { probe = (probe + 1) & mask }
                 slots[probe] = UInt64(ExactHostIndex.tag(lastHash)) << 32 | UInt64(entry + 1)
                 names[entry] = names[last]
                 values[entry] = values[last]
