@@ -62,13 +62,7 @@ public final class LoadedSite: Sendable {
     }
 
     /// How logs and metrics name the site: its first host (``Site/name``), without copying the site.
-    public var label: String {
-        guard let first = site.hosts.first else { return site.name }
-        switch first.value {
-        case .exact(let name): return name
-        case .wildcard: return first.value.description
-        }
-    }
+    public var label: String { site.hosts.first?.value.description ?? site.name }
 
     /// True once ``forServing()`` dropped what only the command line needs.
     public let isServingForm: Bool

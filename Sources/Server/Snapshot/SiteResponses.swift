@@ -42,7 +42,6 @@ final class SiteResponses: Sendable {
         body: ImmutableBytes,
         headers: DocumentHeaders,
         lastModified: Int,
-        hash: UInt64? = nil,
         servesApple: Bool = true,
         assetLinks: [UInt8]? = nil
     ) {
@@ -50,12 +49,12 @@ final class SiteResponses: Sendable {
         self.lastModified = lastModified
         self.builtFrom = builtFrom
         self.servesApple = servesApple
-        let document = PreparedDocument(body: body, hash: hash, headers: headers)
+        let document = PreparedDocument(body: body, headers: headers)
         bodyHash = document.bodyHash
         identity = document.identity
         gzip = document.gzip
         self.assetLinks = assetLinks.map {
-            PreparedDocument(body: ImmutableBytes($0), hash: nil, headers: headers)
+            PreparedDocument(body: ImmutableBytes($0), headers: headers)
         }
     }
 }
@@ -90,8 +89,8 @@ struct PreparedDocument: Sendable {
 
     /// The identity body is `body` itself, by pointer (the loaded site holds it); the common header lines
     /// are `headers`', shared; only the ETag (and Content-Length) are this document's own.
-    init(body: ImmutableBytes, hash: UInt64?, headers: DocumentHeaders) {
-        let hash = hash ?? body.hash
+    init(body: ImmutableBytes, headers: DocumentHeaders) {
+        let hash = body.hash
         bodyHash = hash
         // Compress only when it pays: under 1 KB a document gains a few hundred bytes at most, and with
         // thousands of sites the compression would dominate a reload.

@@ -100,8 +100,6 @@ final class Snapshot: Sendable {
         struct ToBuild: Sendable {
             let label: String
             let loaded: LoadedSite
-            /// Nil: worked out while building (in parallel).
-            let hash: UInt64?
             let stamp: Int
             let headers: DocumentHeaders
         }
@@ -180,7 +178,7 @@ final class Snapshot: Sendable {
                     previousCarried[previousIndex] = true
                 } else {
                     let stamp = unchanged?.lastModified ?? Int(now)
-                    plans.append(.build(ToBuild(label: label, loaded: loaded, hash: hash, stamp: stamp, headers: headers(stamp))))
+                    plans.append(.build(ToBuild(label: label, loaded: loaded, stamp: stamp, headers: headers(stamp))))
                 }
             }
             rebuilt.append(
@@ -195,7 +193,7 @@ final class Snapshot: Sendable {
             let site: ToBuild
             switch decided[index] {
             case .carried(let responses): return responses
-            case .fresh(let loaded): site = ToBuild(label: loaded.label, loaded: loaded, hash: nil, stamp: stamp, headers: nowHeaders)
+            case .fresh(let loaded): site = ToBuild(label: loaded.label, loaded: loaded, stamp: stamp, headers: nowHeaders)
             case .build(let planned): site = planned
             }
             return SiteResponses(
@@ -204,7 +202,6 @@ final class Snapshot: Sendable {
                 body: site.loaded.served,
                 headers: site.headers,
                 lastModified: site.stamp,
-                hash: site.hash,
                 servesApple: site.loaded.servesApple,
                 assetLinks: site.loaded.assetLinks?.bytes
             )
