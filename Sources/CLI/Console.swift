@@ -46,7 +46,9 @@ enum Files {
             if path == standardInput { return .success(try Posix.readStandardInput(limit: limit)) }
             return .success(try Posix.readFile(path, limit: limit))
         } catch {
-            return .failure(FileReadError(error.message))
+            var failure = FileReadError(error.message)
+            if case .tooLarge(_, let size) = error.kind { failure.size = size }
+            return .failure(failure)
         }
     }
 

@@ -71,8 +71,11 @@ struct DiagnosticPrinter {
         ])
     }
 
-    static func jsonReport(_ diagnostics: [Diagnostic]) -> JSONOutput {
+    /// `ok` is what the exit status says: no errors, and with `strict` no warnings either.
+    static func jsonReport(_ diagnostics: [Diagnostic], strict: Bool = false) -> JSONOutput {
         .object([
+            ("ok", .bool(!diagnostics.hasErrors && !(strict && diagnostics.warningCount > 0))),
+            ("strict", .bool(strict)),
             ("errors", .int(diagnostics.errorCount)),
             ("warnings", .int(diagnostics.warningCount)),
             ("findings", .array(diagnostics.map(json))),

@@ -50,4 +50,7 @@ public struct HostReport: Sendable {
     public var errorCount: Int { findings.count { $0.severity == .error } }
     public var warningCount: Int { findings.count { $0.severity == .warning } }
     public var ok: Bool { errorCount == 0 }
+
+    /// What the exit status says of this host: errors fail it, and warnings too with `--strict`.
+    public func passed(strict: Bool) -> Bool { errorCount == 0 && !(strict && warningCount > 0) }
 }

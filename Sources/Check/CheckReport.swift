@@ -2,7 +2,8 @@ import AASA
 
 /// The three ways `check` reports: for people, for programs (`--json`), for CI dashboards (`--junit`).
 public enum CheckReport {
-    public static func human(_ reports: [HostReport], colour: Bool, verbose: Bool = true) -> String {
+    /// `strict`: warnings fail a host as errors do (`--strict`), and every verdict says so.
+    public static func human(_ reports: [HostReport], colour: Bool, verbose: Bool = true, strict: Bool = false) -> String {
         func paint(_ text: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
         var out = ""
         for report in reports {
@@ -19,26 +20,29 @@ public enum CheckReport {
                 out += "  \(mark) \(finding.message) [\(finding.rule)]\n"
                 if let evidence = finding.evidence, finding.severity != .pass { out += "      \(evidence)\n" }
             }
-            let verdict = report.ok ? paint("ok", "32") : paint("FAILED", "31")
-            out += "  \(verdict): \(count(report.errorCount, "error")), \(count(report.warningCount, "warning"))\n\n"
+            let verdict = report.passed(strict: strict) ? paint("ok", "32") : paint("FAILED", "31")
+            let strictNote = strict && report.ok && report.warningCount > 0 ? " (--strict: warnings fail)" : ""
+            out += "  \(verdict): \(count(report.errorCount, "error")), \(count(report.warningCount, "warning"))\(strictNote)\n\n"
         }
         let errors = reports.reduce(0) { $0 + $1.errorCount }
         let warnings = reports.reduce(0) { $0 + $1.warningCount }
-        let failed = reports.count { !$0.ok }
-        out += "\(count(reports.count, "host")) checked: \(failed) failed, \(count(errors, "error")), \(count(warnings, "warning"))\n"
+        let failed = reports.count { !$0.passed(strict: strict) }
+        out += "\(count(reports.count, "host")) checked: \(failed) failed, \(count(errors, "error")), \(count(warnings, "warning"))"
+        out += strict && warnings > 0 ? " (--strict: warnings fail)\n" : "\n"
         return out
     }
 
     static func count(_ value: Int, _ noun: String) -> String { "\(value) \(noun)\(value == 1 ? "" : "s")" }
 
-    /// `{"hosts":[{"host","address","ok","findings":[{"rule","severity","message","evidence"}]}],"errors":N,"warnings":N}`.
-    public static func json(_ reports: [HostReport]) -> [UInt8] {
+    /// `{"hosts":[{"host","address","ok","findings":[{"rule","severity","message","evidence"}]}],"ok","strict","errors":N,"warnings":N}`;
+    /// `ok` is what the exit status says (with `strict`, warnings make it false).
+    public static func json(_ reports: [HostReport], strict: Bool = false) -> [UInt8] {
         let hosts = reports.map { report -> JSONOutput in
             .object([
                 ("host", .string(report.target.host)),
                 ("url", .string(report.target.origin)),
                 ("address", report.address.map(JSONOutput.string) ?? .null),
-                ("ok", .bool(report.ok)),
+                ("ok", .bool(report.passed(strict: strict))),
                 (
                     "findings",
                     .array(
@@ -56,6 +60,8 @@ public enum CheckReport {
         }
         let root = JSONOutput.object([
             ("hosts", .array(hosts)),
+            ("ok", .bool(reports.allSatisfy { $0.passed(strict: strict) })),
+            ("strict", .bool(strict)),
             ("errors", .int(reports.reduce(0) { $0 + $1.errorCount })),
             ("warnings", .int(reports.reduce(0) { $0 + $1.warningCount })),
         ])
@@ -72,13 +78,19 @@ public enum CheckReport {
         for report in reports {
             let failed = report.errorCount + (strict ? report.warningCount : 0)
             out += "  <testsuite name=\"\(xml(report.target.origin))\" tests=\"\(report.findings.count)\" failures=\"\(failed)\">\n"
+            // A case's name is its rule (numbered when a rule repeats), never its message: messages carry
+            // dates and counts, and CI systems key a test's history on its name.
+            var seen: [String: Int] = [:]
             for finding in report.findings {
-                out += "    <testcase classname=\"\(xml(report.target.host))\" name=\"\(xml(finding.rule)): \(xml(finding.message))\">\n"
+                seen[finding.rule, default: 0] += 1
+                let occurrence = seen[finding.rule]!
+                let name = occurrence == 1 ? finding.rule : "\(finding.rule) #\(occurrence)"
+                out += "    <testcase classname=\"\(xml(report.target.host))\" name=\"\(xml(name))\">\n"
                 let isFailure = finding.severity == .error || (strict && finding.severity == .warning)
                 if isFailure {
                     out +=
                         "      <failure message=\"\(xml(finding.message))\" type=\"\(xml(finding.rule))\">\(xml(finding.evidence ?? ""))</failure>\n"
-                } else if finding.severity != .pass {
+                } else {
                     out +=
                         "      <system-out>\(finding.severity.rawValue): \(xml(finding.message))\(finding.evidence.map { " — " + xml($0) } ?? "")</system-out>\n"
                 }

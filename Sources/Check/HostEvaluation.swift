@@ -12,6 +12,9 @@ public struct CheckExpectations: Sendable {
     public var configPath: String?
     /// `--insecure`: certificate problems are reported, but do not stop the check.
     public var insecure = false
+    /// `--plain-http-ok`: an `http://` target is checked on purpose (an origin behind a TLS-terminating load
+    /// balancer), so it is noted, not warned about.
+    public var plainHTTPIntended = false
     /// `--android`, or a config site with Android apps: fetch and check `/.well-known/assetlinks.json`.
     public var android = false
     /// False for a config site with only Android apps: its AASA paths are not its business.
@@ -50,7 +53,7 @@ public enum HostEvaluation {
         if target.scheme == .http {
             findings.append(
                 CheckFinding(
-                    .warning,
+                    expectations.plainHTTPIntended ? .info : .warning,
                     "check.plain-http",
                     "checked over plain HTTP: Apple fetches only https://\(target.host)/…; use this for an origin behind a load balancer "
                         + "that terminates TLS, and check the public host over HTTPS too",
@@ -63,11 +66,12 @@ public enum HostEvaluation {
                 .pass,
                 "check.connection",
                 "connected to \(observation.address ?? target.host)" + (observation.tlsVersion.map { " (\($0))" } ?? "")
+                    + (observation.route.map { ": \($0)" } ?? "")
             )
         )
         if target.scheme == .https {
             findings += certificateFindings(observation, expectations)
-            if findings.contains(where: { $0.severity == .error }) { return findings }
+            if !expectations.insecure && findings.contains(where: { $0.severity == .error }) { return findings }
         }
         guard expectations.apple, let get = observation.wellKnown else { return findings }
         let (documentFindings, document) = wellKnownFindings(get, observation)
@@ -214,13 +218,16 @@ public enum HostEvaluation {
     static func connectionFinding(_ failure: ConnectionFailure, _ observation: HostObservation) -> CheckFinding {
         let target = observation.target
         switch failure {
-        case .dns(let message, let notFound):
+        case .dns(let name, let message, let notFound):
+            let given = name != target.host
             return CheckFinding(
                 .error,
                 "check.dns",
-                notFound
-                    ? "\(target.host) does not resolve: create its DNS record (every host in the entitlement needs one), or use --resolve/--connect to check a server before DNS points at it"
-                    : "\(target.host) could not be resolved: the resolver failed (\(message)); try again or check the resolver",
+                !notFound
+                    ? "\(name) could not be resolved: the resolver failed (\(message)); try again or check the resolver"
+                    : given
+                        ? "\(name), given with --connect or --resolve, does not resolve: check the name (an address works too)"
+                        : "\(name) does not resolve: create its DNS record (every host in the entitlement needs one), or use --resolve/--connect to check a server before DNS points at it",
                 evidence: message
             )
         case .refused(let address):
@@ -228,21 +235,16 @@ public enum HostEvaluation {
                 .error,
                 "check.refused",
                 "nothing accepts connections on \(address): the server is down, or listens on another port",
-                evidence: "connect: connection refused"
+                evidence: observation.route ?? "connect: connection refused"
             )
-        case .timedOut(let stage):
-            return CheckFinding(
-                .error,
-                "check.timeout",
-                "no progress while \(stage) within the time limit: a firewall drops the packets, or the server is overloaded",
-                evidence: observation.address
-            )
+        case .timedOut(let awaiting):
+            return timeoutFinding(awaiting: awaiting, observation)
         case .unreachable(let message):
             return CheckFinding(
                 .error,
                 "check.unreachable",
                 "\(observation.address ?? target.host) cannot be reached: \(message)",
-                evidence: message
+                evidence: observation.route ?? message
             )
         case .tls(let kind, let message):
             switch kind {
@@ -275,6 +277,27 @@ public enum HostEvaluation {
         }
     }
 
+    /// The one finding for a time limit that ran out, whichever phase it ran out in.
+    static func timeoutFinding(awaiting: String, _ observation: HostObservation) -> CheckFinding {
+        let hint: String
+        if awaiting.hasPrefix("the TCP connection") {
+            hint = "a firewall drops the packets, or nothing listens at that address"
+        } else if awaiting.hasPrefix("the TLS handshake") {
+            hint = "the port accepts connections but its TLS does not answer (an overloaded server or a proxy that holds the connection)"
+        } else if awaiting.hasPrefix("the resolver") {
+            hint = "the DNS resolver is slow or unreachable"
+        } else {
+            hint =
+                "the connection\(observation.target.scheme == .https ? " and TLS handshake" : "") succeeded, then the server sent nothing in time (a stalled backend or application)"
+        }
+        return CheckFinding(
+            .error,
+            "check.timeout",
+            "the \(HostProbe.seconds(observation.timeLimit)) s limit ran out waiting for \(awaiting): \(hint)",
+            evidence: observation.address
+        )
+    }
+
     static func certificateFindings(_ observation: HostObservation, _ expectations: CheckExpectations) -> [CheckFinding] {
         guard let certificate = observation.certificate else {
             return [CheckFinding(.error, "check.certificate-untrusted", "the server sent no certificate")]
@@ -284,40 +307,76 @@ public enum HostEvaluation {
         let evidence =
             "subject \(certificate.subject), issuer \(certificate.issuer), names \(certificate.names.joined(separator: " ")), "
             + "valid \(day(certificate.notBefore)) to \(day(certificate.notAfter))"
-        if let error = certificate.verificationError {
-            let (rule, message): (String, String)
-            if certificate.expired {
-                rule = "check.certificate-expired"
-                message = "the certificate expired on \(day(certificate.notAfter)); renew it (Apple's CDN refuses expired certificates)"
-            } else if certificate.notYetValid {
-                rule = "check.certificate-not-yet-valid"
-                message = "the certificate is not valid before \(day(certificate.notBefore)); check the clocks, or wait"
-            } else if certificate.hostnameMismatch {
-                rule = "check.certificate-name"
-                message =
-                    "the certificate's names (\(certificate.names.joined(separator: ", "))) do not include \(host); issue one that covers it"
-            } else {
-                rule = "check.certificate-untrusted"
-                message =
+        // Each problem on its own: --insecure waives trust only, never the names or the dates, which a device
+        // in developer mode still requires.
+        var problems: [(rule: String, message: String, waivable: Bool)] = []
+        if certificate.expired {
+            problems.append(
+                (
+                    "check.certificate-expired",
+                    "the certificate expired on \(day(certificate.notAfter)); renew it (Apple's CDN and devices refuse expired certificates)",
+                    false
+                )
+            )
+        }
+        if certificate.notYetValid {
+            problems.append(
+                (
+                    "check.certificate-not-yet-valid",
+                    "the certificate is not valid before \(day(certificate.notBefore)); check the clocks, or wait", false
+                )
+            )
+        }
+        if certificate.hostnameMismatch {
+            problems.append(
+                (
+                    "check.certificate-name",
+                    "the certificate's names (\(certificate.names.joined(separator: ", "))) do not include \(host); issue one that covers it",
+                    false
+                )
+            )
+        }
+        if let error = certificate.verificationError, !certificate.expired, !certificate.notYetValid,
+            !(certificate.hostnameMismatch && error.contains("mismatch"))
+        {
+            problems.append(
+                (
+                    "check.certificate-untrusted",
                     "the certificate chain is not trusted (\(error))"
-                    + (certificate.selfSigned
-                        ? "; a self-signed certificate works only for devices in developer mode (applinks:\(host)?mode=developer)"
-                        : "; send the intermediate certificates, and use a CA that Apple's devices trust")
-            }
-            if expectations.insecure {
+                        + (certificate.selfSigned || certificate.issuedByDevAuthority
+                            ? "; a certificate no public CA issued works only for devices in developer mode (applinks:\(host)?mode=developer)"
+                            : "; send the intermediate certificates, and use a CA that Apple's devices trust"),
+                    true
+                )
+            )
+        }
+        for problem in problems {
+            if expectations.insecure && problem.waivable {
                 findings.append(
                     CheckFinding(
                         .warning,
-                        rule,
-                        "ignored with --insecure, but Apple's fetcher would refuse it: " + message,
+                        problem.rule,
+                        "ignored with --insecure, but Apple's CDN would refuse it: " + problem.message,
                         evidence: evidence
                     )
                 )
             } else {
-                findings.append(CheckFinding(.error, rule, message, evidence: evidence))
-                return findings
+                findings.append(CheckFinding(.error, problem.rule, problem.message, evidence: evidence))
             }
         }
+        if certificate.issuedByDevAuthority {
+            findings.append(
+                CheckFinding(
+                    .warning,
+                    "tls.dev-certificate",
+                    "this certificate was issued by the local CA of `aasa-server dev`/`dev-cert`: only devices in developer mode "
+                        + "(applinks:\(host)?mode=developer) that trust that CA accept it; Apple's CDN, which fetches the file for every "
+                        + "other install, rejects it. Use a certificate from a public CA for this host",
+                    evidence: evidence
+                )
+            )
+        }
+        if !expectations.insecure && findings.contains(where: { $0.severity == .error }) { return findings }
         let daysLeft = (certificate.notAfter - observation.checkedAt) / 86_400
         if certificate.verificationError == nil && daysLeft < 14 {
             findings.append(
@@ -358,6 +417,7 @@ public enum HostEvaluation {
     static func wellKnownFindings(_ get: Exchange, _ observation: HostObservation) -> ([CheckFinding], [UInt8]?) {
         let target = observation.target
         guard let response = get.response else {
+            if let awaiting = get.awaiting { return ([timeoutFinding(awaiting: awaiting, observation)], nil) }
             return (
                 [CheckFinding(.error, "check.fetch", "GET \(wellKnownPath) got no usable answer: \(get.failure ?? "unknown error")")], nil
             )
@@ -390,7 +450,8 @@ public enum HostEvaluation {
             return (findings, nil)
         }
         findings.append(CheckFinding(.pass, "check.status", "\(wellKnownPath) answers 200 without a redirect", evidence: statusLine))
-        findings += contentTypeFindings(response)
+        let typeFindings = contentTypeFindings(response)
+        findings += typeFindings
         if case .contentLength(let declared) = response.framing, response.receivedBodyBytes < declared {
             findings.append(
                 CheckFinding(
@@ -414,6 +475,12 @@ public enum HostEvaluation {
             )
             return (findings, nil)
         }
+        // A body that is not a document at all gets one finding saying what it is, not a JSON syntax error.
+        if let what = notADocument(body, contentType: response.header("Content-Type")) {
+            if typeFindings.contains(where: { $0.severity == .error }) { return (findings, nil) }
+            findings.append(what)
+            return (findings, nil)
+        }
         let subject = "https://\(target.host)\(wellKnownPath)"
         let validation = AASAValidator.validateFile(body)
         findings += validation.diagnostics.sortedForDisplay().map { CheckFinding($0, subject: subject) }
@@ -422,6 +489,31 @@ public enum HostEvaluation {
             findings.append(CheckFinding(.pass, "check.document", "a valid AASA document, \(body.count) bytes\(encoding)"))
         }
         return (findings, body)
+    }
+
+    /// A gzip stream sent without `Content-Encoding`, or an HTML page: what the body is, in one finding.
+    static func notADocument(_ body: [UInt8], contentType: String?) -> CheckFinding? {
+        if body.starts(with: [0x1F, 0x8B]) {
+            return CheckFinding(
+                .error,
+                "check.content-encoding",
+                "the body is gzip-compressed but sent without Content-Encoding: gzip, so a fetcher reads the compressed bytes as the "
+                    + "file. Send the header with the compressed body (or serve the file uncompressed); a file stored pre-compressed "
+                    + "under the AASA name is the usual cause",
+                evidence: "body starts with 1f 8b (gzip); Content-Encoding: none"
+            )
+        }
+        let start = body.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
+        let opening = String(decoding: start.prefix(15), as: UTF8.self).lowercased()
+        if opening.hasPrefix("<!doctype html") || opening.hasPrefix("<html") || opening.hasPrefix("<head") || opening.hasPrefix("<body") {
+            return CheckFinding(
+                .error,
+                "check.document",
+                "the body is an HTML page, not the file: a web app's catch-all or an error page answers this path. Serve the file itself",
+                evidence: "Content-Type: \(contentType ?? "none"); body starts with \(String(decoding: start.prefix(40), as: UTF8.self))"
+            )
+        }
+        return nil
     }
 
     /// "www ↔ apex", "http → https", "a trailing slash": the classic causes, named.
@@ -621,7 +713,9 @@ public enum HostEvaluation {
             let outcome = matcher.match(url)
             let explanation = outcome.reason
             if let app = outcome.app {
-                return CheckFinding(.info, "check.path", "\(path) opens \(app)", evidence: explanation)
+                let others = outcome.apps.dropFirst()
+                let alternatives = others.isEmpty ? "" : " (or, where it is not installed, \(others.joined(separator: ", then ")))"
+                return CheckFinding(.info, "check.path", "\(path) opens \(app)\(alternatives)", evidence: explanation)
             }
             return CheckFinding(.info, "check.path", "\(path) opens no app (stays in the browser)", evidence: explanation)
         }

@@ -33,30 +33,17 @@ struct HostProbe: Sendable {
 
     func observe(_ target: CheckTarget, apple: Bool = true, android: Bool = false) -> HostObservation {
         var observation = HostObservation(target: target, checkedAt: Int(Posix.unixTime()))
+        observation.timeLimit = options.timeout
         let deadline = Posix.monotonicMilliseconds() + Int64(options.timeout * 1000)
-        var port = target.port
-        let address: String
-        if let connect = options.connect {
-            address = connect.address
-            port = connect.port ?? port
-        } else if let pinned = options.resolve.first(where: { $0.host == target.host && $0.port == target.port }) {
-            address = pinned.address
-        } else if ServerSettingsAddress.isLiteral(target.host) {
-            address = target.host
-        } else {
-            switch Posix.resolve(target.host) {
-            case .failure(let error):
-                observation.failure = .dns(message: error.message, notFound: error.isNotFound)
-                return observation
-            case .success(let addresses):
-                guard let first = addresses.first else {
-                    observation.failure = .dns(message: "no address", notFound: true)
-                    return observation
-                }
-                address = first
-            }
+        let (name, port) = destination(of: target)
+        let addresses: [String]
+        switch Self.addresses(of: name, deadline: deadline) {
+        case .failure(let failure):
+            observation.failure = failure
+            return observation
+        case .success(let found):
+            addresses = found
         }
-        observation.address = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
         let path = "/.well-known/apple-app-site-association"
         var plan: [(WritableKeyPath<HostObservation, Exchange?>, String, String, String)] = [
             (\.wellKnown, "GET", path, Self.botAgent),
@@ -66,21 +53,46 @@ struct HostProbe: Sendable {
         ]
         if !apple { plan.removeAll() }
         if android { plan.append((\.assetLinks, "GET", "/.well-known/assetlinks.json", Self.googleAgent)) }
+        var chosen: String?
+        var refusals: [String] = []
         for (index, (slot, method, requestPath, agent)) in plan.enumerated() {
-            let result = exchange(
-                target: target,
-                address: address,
-                port: port,
-                method: method,
-                path: requestPath,
-                userAgent: agent,
-                deadline: deadline
-            )
+            func attempt(_ address: String) -> Result<(Exchange, SessionFacts?), ConnectionFailure> {
+                exchange(
+                    target: target,
+                    address: address,
+                    port: port,
+                    method: method,
+                    path: requestPath,
+                    userAgent: agent,
+                    deadline: deadline
+                )
+            }
+            var result: Result<(Exchange, SessionFacts?), ConnectionFailure>
+            if let chosen {
+                result = attempt(chosen)
+            } else {
+                // The first request finds an address that answers, as a browser does; the rest use it.
+                result = .failure(.unreachable(message: "no address"))
+                for address in addresses {
+                    result = attempt(address)
+                    guard case .failure(let failure) = result, failure.isConnectFailure else {
+                        chosen = address
+                        break
+                    }
+                    refusals.append("\(Self.hostPort(address, port)): \(failure.words)")
+                    if Posix.monotonicMilliseconds() >= deadline { break }
+                }
+                observation.address = Self.hostPort(chosen ?? addresses[max(0, refusals.count - 1)], port)
+                observation.route = Self.route(name: name, target: target, addresses: addresses, chosen: chosen, refusals: refusals)
+            }
             switch result {
             case .failure(let failure):
-                // No connection at all: that is the finding, and the other requests would say the same.
-                observation.failure = failure
-                return observation
+                if index == 0 {
+                    // No connection at all: that is the finding, and the other requests would say the same.
+                    observation.failure = failure
+                    return observation
+                }
+                observation[keyPath: slot] = Exchange(request: "\(method) \(requestPath)", failure: failure)
             case .success(let (exchange, session)):
                 observation[keyPath: slot] = exchange
                 if index == 0, let session {
@@ -88,32 +100,96 @@ struct HostProbe: Sendable {
                     observation.certificate = session.certificate
                 }
             }
+            // The host's time is spent: later requests could only time out too, at a random phase.
+            if observation[keyPath: slot]?.awaiting != nil { break }
         }
-        if options.cdn {
-            let base = options.cdnBase
-            var cdnAddress = base.host
-            if let pinned = options.resolve.first(where: { $0.host == base.host && $0.port == base.port }) {
-                cdnAddress = pinned.address
-            } else if !ServerSettingsAddress.isLiteral(base.host), case .success(let addresses) = Posix.resolve(base.host),
-                let first = addresses.first
-            {
-                cdnAddress = first
-            }
-            let cdnDeadline = max(deadline, Posix.monotonicMilliseconds() + Int64(options.timeout * 1000))
+        if options.cdn { observation.cdn = fetchCDNCopy(of: target, deadline: deadline) }
+        return observation
+    }
+
+    /// The name (or address) and port to connect to: `--connect`, a matching `--resolve`, or the host itself.
+    func destination(of target: CheckTarget) -> (name: String, port: Int) {
+        if let connect = options.connect { return (connect.address, connect.port ?? target.port) }
+        if let pinned = options.resolve.first(where: { $0.host == target.host && $0.port == target.port }) {
+            return (pinned.address, target.port)
+        }
+        return (target.host, target.port)
+    }
+
+    /// An address as given, or every address a name resolves to, within the deadline.
+    static func addresses(of name: String, deadline: Int64) -> Result<[String], ConnectionFailure> {
+        if ServerSettingsAddress.isLiteral(name) { return .success([name]) }
+        let remaining = Int32(clamping: max(1, deadline - Posix.monotonicMilliseconds()))
+        switch Posix.resolve(name, timeoutMilliseconds: remaining) {
+        case .failure(let error):
+            if error.timedOut { return .failure(.timedOut(awaiting: "the resolver's answer for \(name)")) }
+            return .failure(.dns(name: name, message: error.message, notFound: error.isNotFound))
+        case .success(let addresses):
+            guard !addresses.isEmpty else { return .failure(.dns(name: name, message: "no address", notFound: true)) }
+            return .success(addresses)
+        }
+    }
+
+    /// Which name led to which address, when that is not plain from the target: a `--connect` or
+    /// `--resolve` name, or a name with several addresses some of which did not answer.
+    static func route(name: String, target: CheckTarget, addresses: [String], chosen: String?, refusals: [String]) -> String? {
+        var parts: [String] = []
+        if name != target.host && !ServerSettingsAddress.isLiteral(name) {
+            parts.append("\(name) resolves to \(addresses.joined(separator: ", "))")
+        } else if addresses.count > 1 {
+            parts.append("\(name) has \(addresses.count) addresses")
+        }
+        if chosen != nil, !refusals.isEmpty {
+            parts.append("tried first: " + refusals.joined(separator: "; "))
+        } else if chosen == nil, refusals.count > 1 {
+            parts.append("every address failed: " + refusals.joined(separator: "; "))
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    static func hostPort(_ address: String, _ port: Int) -> String {
+        address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+    }
+
+    /// Apple's CDN copy, within what is left of the host's time (never a fresh allowance: `--timeout`
+    /// bounds the whole check).
+    private func fetchCDNCopy(of target: CheckTarget, deadline: Int64) -> Exchange {
+        let base = options.cdnBase
+        let request = "GET \(base.origin)/a/v1/\(target.host)"
+        guard Posix.monotonicMilliseconds() < deadline else {
+            var skipped = Exchange(request: request, failure: "not fetched: the \(Self.seconds(options.timeout)) s limit ran out first")
+            skipped.awaiting = "the CDN fetch's turn"
+            return skipped
+        }
+        let name = options.resolve.first(where: { $0.host == base.host && $0.port == base.port })?.address ?? base.host
+        let addresses: [String]
+        switch Self.addresses(of: name, deadline: deadline) {
+        case .failure(let failure): return Exchange(request: request, failure: failure)
+        case .success(let found): addresses = found
+        }
+        var last = Exchange(request: request, failure: "no address")
+        for address in addresses {
             switch exchange(
                 target: base,
-                address: cdnAddress,
+                address: address,
                 port: base.port,
                 method: "GET",
                 path: "/a/v1/\(target.host)",
                 userAgent: Self.botAgent,
-                deadline: cdnDeadline
+                deadline: deadline
             ) {
-            case .success(let (exchange, _)): observation.cdn = exchange
-            case .failure(let failure): observation.cdn = Exchange(request: "GET \(base.origin)/a/v1/\(target.host)", failure: "\(failure)")
+            case .success(let (exchange, _)): return exchange
+            case .failure(let failure):
+                last = Exchange(request: request, failure: failure)
+                if !failure.isConnectFailure { return last }
             }
         }
-        return observation
+        return last
+    }
+
+    /// `5` or `2.5`: a time limit as the user wrote it.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
     }
 
     /// What the TLS handshake showed.
@@ -138,8 +214,8 @@ struct HostProbe: Sendable {
         let fd: Int32
         switch Posix.connect(address: address, port: port, timeoutMilliseconds: remaining()) {
         case .failure(let error):
-            if error == .timedOut { return .failure(.timedOut(stage: "connecting to \(address) port \(port)")) }
-            if error.isRefused { return .failure(.refused(address: "\(address):\(port)")) }
+            if error == .timedOut { return .failure(.timedOut(awaiting: "the TCP connection to \(Self.hostPort(address, port))")) }
+            if error.isRefused { return .failure(.refused(address: Self.hostPort(address, port))) }
             if case .failed(let system) = error { return .failure(.unreachable(message: system.reason.lowercased())) }
             return .failure(.unreachable(message: "\(error)"))
         case .success(let socket):
@@ -159,7 +235,7 @@ struct HostProbe: Sendable {
                     break handshake
                 case .wouldBlock(let readiness):
                     guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                        return .failure(.timedOut(stage: "the TLS handshake"))
+                        return .failure(.timedOut(awaiting: "the TLS handshake with \(Self.hostPort(address, port))"))
                     }
                 case .closed:
                     return .failure(.tls(kind: .other, message: "the server closed the connection during the TLS handshake"))
@@ -180,7 +256,7 @@ struct HostProbe: Sendable {
             case .bytes(let count): sent += count
             case .wouldBlock(let readiness):
                 guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                    return .success((Exchange(request: description, failure: "timed out sending the request"), facts))
+                    return .success((Exchange(request: description, awaiting: "the server to take the request"), facts))
                 }
             case .closed, .failed:
                 return .success((Exchange(request: description, failure: "the connection was closed while sending the request"), facts))
@@ -203,10 +279,11 @@ struct HostProbe: Sendable {
                 received += buffer[0..<count]
             case .wouldBlock(let readiness):
                 guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                    let what = received.isEmpty ? "no answer" : "the answer stopped after \(received.count) bytes"
-                    return .success(
-                        (Exchange(request: description, failure: "timed out: \(what) within the \(options.timeout)-second limit"), facts)
-                    )
+                    let what =
+                        received.isEmpty
+                        ? "the answer to \(method) \(path)"
+                        : "the rest of the answer to \(method) \(path) (\(received.count) bytes arrived)"
+                    return .success((Exchange(request: description, awaiting: what), facts))
                 }
             case .closed, .failed:
                 switch ResponseParser.parse(received, closed: true, isHEAD: method == "HEAD") {
@@ -263,7 +340,8 @@ struct HostProbe: Sendable {
             selfSigned: certificate.selfSigned,
             hostnameMismatch: certificate.hostnameMismatch,
             expired: certificate.expired,
-            notYetValid: certificate.notYetValid
+            notYetValid: certificate.notYetValid,
+            issuedByDevAuthority: certificate.issuedByDevAuthority
         )
     }
 }

@@ -7,6 +7,8 @@ public struct Exchange: Sendable {
     public var response: ParsedResponse?
     /// A reset, a timeout, a malformed response.
     public var failure: String?
+    /// Set when the host's time limit ran out: what was being waited for ("the answer to GET /…").
+    public var awaiting: String?
     /// The body with any `Content-Encoding` undone; nil when it could not be decoded.
     public var decodedBody: [UInt8]?
     public var decodingError: String?
@@ -24,16 +26,54 @@ public struct Exchange: Sendable {
         self.decodedBody = decodedBody
         self.decodingError = decodingError
     }
+
+    /// An exchange that ended when the time limit ran out.
+    public init(request: String, awaiting: String) {
+        self.init(request: request, failure: "timed out waiting for \(awaiting)")
+        self.awaiting = awaiting
+    }
+
+    /// An exchange that never got as far as a request.
+    public init(request: String, failure: ConnectionFailure) {
+        if case .timedOut(let awaiting) = failure {
+            self.init(request: request, awaiting: awaiting)
+        } else {
+            self.init(request: request, failure: failure.words)
+        }
+    }
 }
 
 /// Why no exchange with the host was possible.
 public enum ConnectionFailure: Error, Sendable, Equatable {
-    case dns(message: String, notFound: Bool)
+    /// `name` is the host, or the name given with `--connect` / `--resolve`.
+    case dns(name: String, message: String, notFound: Bool)
     case refused(address: String)
-    case timedOut(stage: String)
+    /// The time limit ran out; `awaiting` names what had not come ("the TLS handshake with 10.0.0.5:443").
+    case timedOut(awaiting: String)
     case unreachable(message: String)
     /// The TLS handshake failed; `kind` says what it means.
     case tls(kind: TLSFailureKind, message: String)
+
+    /// The failure in words, for places that report it in a sentence of their own.
+    public var words: String {
+        switch self {
+        case .dns(let name, let message, let notFound):
+            return notFound ? "\(name) does not resolve (\(message))" : "\(name) could not be resolved: \(message)"
+        case .refused(let address): return "\(address) refused the connection"
+        case .timedOut(let awaiting): return "timed out waiting for \(awaiting)"
+        case .unreachable(let message): return "unreachable: \(message)"
+        case .tls(_, let message): return "the TLS handshake failed: \(message)"
+        }
+    }
+
+    /// The TCP connection itself failed, so another address of the same name may still answer.
+    var isConnectFailure: Bool {
+        switch self {
+        case .refused, .unreachable: return true
+        case .timedOut(let awaiting): return awaiting.hasPrefix("the TCP connection")
+        case .dns, .tls: return false
+        }
+    }
 }
 
 public enum TLSFailureKind: Sendable, Equatable {
@@ -56,6 +96,8 @@ public struct CertificateFacts: Sendable, Equatable {
     public var hostnameMismatch: Bool
     public var expired: Bool
     public var notYetValid: Bool
+    /// Issued by the local CA of `aasa-server dev` / `dev-cert`.
+    public var issuedByDevAuthority: Bool
 
     public init(
         subject: String,
@@ -67,7 +109,8 @@ public struct CertificateFacts: Sendable, Equatable {
         selfSigned: Bool = false,
         hostnameMismatch: Bool = false,
         expired: Bool = false,
-        notYetValid: Bool = false
+        notYetValid: Bool = false,
+        issuedByDevAuthority: Bool = false
     ) {
         self.subject = subject
         self.issuer = issuer
@@ -79,13 +122,19 @@ public struct CertificateFacts: Sendable, Equatable {
         self.hostnameMismatch = hostnameMismatch
         self.expired = expired
         self.notYetValid = notYetValid
+        self.issuedByDevAuthority = issuedByDevAuthority
     }
 }
 
 /// Everything `check` fetched from one host; the evaluation turns it into findings.
 public struct HostObservation: Sendable {
     public var target: CheckTarget
+    /// The address that answered (or the last one tried), as `10.0.0.5:443`.
     public var address: String?
+    /// How the name led to that address, when it is not plain from the target (see `HostProbe.route`).
+    public var route: String?
+    /// `--timeout`, for messages that name it.
+    public var timeLimit: Double = 10
     public var failure: ConnectionFailure?
     public var tlsVersion: String?
     public var certificate: CertificateFacts?

@@ -1,4 +1,5 @@
 internal import Glibc
+import Synchronization
 
 /// Why a name could not be resolved, in words (`getaddrinfo`'s codes are not errno values).
 public struct ResolveError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -6,6 +7,8 @@ public struct ResolveError: Error, Sendable, Equatable, CustomStringConvertible 
     public var message: String
     /// The name does not exist (as opposed to a resolver that could not be reached).
     public var isNotFound: Bool
+    /// The resolver gave no answer before the deadline.
+    public var timedOut = false
     public var description: String { "\(host): \(message)" }
 }
 
@@ -36,6 +39,31 @@ extension Posix {
             entry = current.pointee.ai_next
         }
         return .success(v4 + v6)
+    }
+
+    /// `resolve(_:)` bounded by a deadline: `getaddrinfo` cannot be interrupted, so it runs on a thread of
+    /// its own, and a lookup that outlives the deadline is left to finish there, its answer unused.
+    public static func resolve(_ host: String, timeoutMilliseconds: Int32) -> Result<[String], ResolveError> {
+        final class Lookup: Sendable {
+            let answer = Mutex<Result<[String], ResolveError>?>(nil)
+            let done: EventFD
+            init(done: consuming EventFD) { self.done = done }
+        }
+        guard let done = try? EventFD() else { return resolve(host) }
+        let lookup = Lookup(done: done)
+        guard
+            let thread = try? Thread({
+                let result = resolve(host)
+                lookup.answer.withLock { $0 = result }
+                lookup.done.signal()
+            })
+        else { return resolve(host) }
+        thread.detach()
+        _ = wait(lookup.done.fd, for: .readable, timeoutMilliseconds: max(1, timeoutMilliseconds))
+        if let answer = lookup.answer.withLock({ $0 }) { return answer }
+        return .failure(
+            ResolveError(host: host, message: "the resolver gave no answer in time", isNotFound: false, timedOut: true)
+        )
     }
 
     /// Connects to `address:port` within `timeoutMilliseconds`; the socket is non-blocking.

@@ -83,6 +83,12 @@ extension Posix {
         public func join() {
             pthread_join(handle, nil)
         }
+
+        /// Lets the thread end on its own, for work whose result may no longer be wanted (a name lookup
+        /// that outlived its deadline).
+        public func detach() {
+            pthread_detach(handle)
+        }
     }
 }
 

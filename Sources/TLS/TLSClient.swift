@@ -72,9 +72,13 @@ public struct PeerCertificate: Sendable, Equatable {
     /// X509_V_ERR_* code, 0 when verified.
     public var verificationCode: Int
     public var selfSigned: Bool
+    /// The names do not cover the name the session was opened for, whatever else verification found
+    /// (OpenSSL reports only its first error, and a name is checked after the chain).
     public var hostnameMismatch: Bool
     public var expired: Bool
     public var notYetValid: Bool
+    /// Issued by the local CA of `aasa-server dev` / `dev-cert`.
+    public var issuedByDevAuthority: Bool
 }
 
 extension TLSSession {
@@ -94,6 +98,17 @@ extension TLSSession {
         }
         let code = Int(SSL_get_verify_result(ssl))
         let chain = SSL_get_peer_cert_chain(ssl)
+        var covered = true
+        let parameters = SSL_get0_param(ssl)
+        if let host = X509_VERIFY_PARAM_get0_host(parameters, 0) {
+            covered = X509_check_host(leaf, host, 0, 0, nil) == 1
+        } else if let address = X509_VERIFY_PARAM_get1_ip_asc(parameters) {
+            covered = X509_check_ip_asc(leaf, address, 0) == 1
+            CRYPTO_free(address, nil, 0)
+        }
+        let expired = X509_get0_notAfter(leaf).map { X509_cmp_current_time($0) < 0 } ?? false
+        let notYetValid = X509_get0_notBefore(leaf).map { X509_cmp_current_time($0) > 0 } ?? false
+        defer { ERR_clear_error() }
         return PeerCertificate(
             subject: nameText(X509_get_subject_name(leaf)),
             issuer: nameText(X509_get_issuer_name(leaf)),
@@ -104,9 +119,10 @@ extension TLSSession {
             verificationError: code == Int(X509_V_OK) ? nil : String(cString: X509_verify_cert_error_string(CLong(code))),
             verificationCode: code,
             selfSigned: code == Int(X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT) || code == Int(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN),
-            hostnameMismatch: code == Int(X509_V_ERR_HOSTNAME_MISMATCH) || code == Int(X509_V_ERR_IP_ADDRESS_MISMATCH),
-            expired: code == Int(X509_V_ERR_CERT_HAS_EXPIRED),
-            notYetValid: code == Int(X509_V_ERR_CERT_NOT_YET_VALID)
+            hostnameMismatch: !covered || code == Int(X509_V_ERR_HOSTNAME_MISMATCH) || code == Int(X509_V_ERR_IP_ADDRESS_MISMATCH),
+            expired: expired || code == Int(X509_V_ERR_CERT_HAS_EXPIRED),
+            notYetValid: notYetValid || code == Int(X509_V_ERR_CERT_NOT_YET_VALID),
+            issuedByDevAuthority: CertificateInspector.commonName(X509_get_issuer_name(leaf)) == DevCertificates.authorityName
         )
     }
 

@@ -143,7 +143,10 @@ struct CheckTests {
         #expect(result.hosts == ["example.com", "www.example.com"])
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
         #expect(xml.contains("<testsuite name=\"https://example.com\""))
-        #expect(xml.contains("<testcase classname=\"example.com\" name=\"check.status:"))
+        // Case names are rule ids, stable from run to run; dates and counts stay in the output.
+        #expect(xml.contains("<testcase classname=\"example.com\" name=\"check.status\">"))
+        #expect(xml.contains("<testcase classname=\"example.com\" name=\"check.certificate\">"))
+        #expect(!xml.contains("days\">"), "a name carries a count of days")
         #expect(!xml.contains("<failure"))
     }
 
@@ -211,12 +214,129 @@ struct CheckTests {
             "http://example.com:\(silent.port)", "--resolve", "example.com:\(silent.port):127.0.0.1", "--timeout", "1",
         ])
         #expect(monotonicSeconds() - started < 8)
-        #expect(timedOut.finding("check.fetch")?.message.contains("timed out") == true, "\(timedOut.findings)")
+        #expect(timedOut.finding("check.timeout")?.message.contains("waiting for the answer to GET") == true, "\(timedOut.findings)")
         #expect(timedOut.finding("check.plain-http")?.severity == "warning")
         #expect(timedOut.status == 1)
         // A closed port.
         let refused = try check(["https://example.com:1", "--resolve", "example.com:1:127.0.0.1"])
         #expect(refused.finding("check.refused") != nil)
+    }
+
+    @Test("A server that completes TLS at once and then never answers: one check.timeout naming the awaited answer, on every run")
+    func timeoutBlamedOnThePhaseThatStalled() throws {
+        let silent = try BrokenServer(mode: "silent", certificate: CheckCertificates.good)
+        for _ in 0..<3 {
+            let started = monotonicSeconds()
+            let result = try check([
+                "https://example.com:\(silent.port)", "--resolve", "example.com:\(silent.port):127.0.0.1", "--cacert", try caFile(),
+                "--timeout", "1.5", "--cdn", "--cdn-base", "https://cdn.test:1", "--resolve", "cdn.test:1:127.0.0.1",
+            ])
+            // The CDN fetch shares the host's limit: no fresh allowance after the origin used it up.
+            #expect(monotonicSeconds() - started < 5)
+            #expect(result.rules("error") == ["check.timeout"], "\(result.findings)")
+            let finding = try #require(result.finding("check.timeout"))
+            #expect(finding.message.contains("1.5 s limit ran out waiting for the answer to GET /.well-known/apple-app-site-association"))
+            #expect(finding.message.contains("TLS handshake succeeded"), "\(finding.message)")
+            #expect(result.status == 1)
+        }
+    }
+
+    @Test("--connect and --resolve take names: resolved, each address tried, the one that answered named")
+    func namesForConnectAndResolve() throws {
+        let server = try BrokenServer(mode: "good", certificate: CheckCertificates.good)
+        let viaConnect = try check(["example.com", "--connect", "localhost:\(server.port)", "--cacert", try caFile()])
+        #expect(viaConnect.status == 0, "\(viaConnect.stdout)")
+        let connected = try #require(viaConnect.findings.first { $0.rule == "check.connection" })
+        #expect(connected.message.contains("connected to 127.0.0.1:\(server.port)"), "\(connected.message)")
+        #expect(connected.message.contains("localhost resolves to"), "\(connected.message)")
+        let viaResolve = try check([
+            "https://example.com:\(server.port)", "--resolve", "example.com:\(server.port):localhost", "--cacert", try caFile(),
+        ])
+        #expect(viaResolve.status == 0, "\(viaResolve.stdout)")
+        let unknown = try check(["example.com", "--connect", "no-such-host.invalid:\(server.port)"])
+        let dns = try #require(unknown.finding("check.dns"), "\(unknown.findings)")
+        #expect(dns.message.contains("no-such-host.invalid, given with --connect or --resolve, does not resolve"))
+        #expect(unknown.status == 1)
+        // A CDN host that does not resolve: the cause in words, never a Swift value.
+        let cdn = try check([
+            "https://example.com:\(server.port)", "--resolve", "example.com:\(server.port):127.0.0.1", "--cacert", try caFile(),
+            "--cdn-base", "https://cdn.invalid",
+        ])
+        let cdnFinding = try #require(cdn.finding("check.cdn"), "\(cdn.findings)")
+        #expect(cdnFinding.message.contains("cdn.invalid does not resolve"), "\(cdnFinding.message)")
+        #expect(!cdn.stdout.contains("unreachable(") && !cdn.stdout.contains("message:"))
+    }
+
+    @Test("One cause, one finding: a gzip body without Content-Encoding, a catch-all HTML page")
+    func oneCauseOneFinding() throws {
+        let gzip = try checkBroken("gzip-unlabelled")
+        #expect(gzip.rules("error") == ["check.content-encoding"], "\(gzip.findings)")
+        #expect(gzip.finding("check.content-encoding")?.message.contains("gzip-compressed but sent without Content-Encoding") == true)
+        #expect(!gzip.stdout.contains("U+001F"))
+        let catchAll = try checkBroken("catch-all")
+        #expect(catchAll.rules("error") == ["check.content-type"], "\(catchAll.findings)")
+        #expect(catchAll.status == 1)
+    }
+
+    @Test("--insecure waives trust only: a name that does not cover the host stays an error; the dev CA is named")
+    func insecureWaivesTrustOnly() throws {
+        // Signed by a CA the check does not trust, for another name.
+        let wrongName = try BrokenServer(mode: "good", certificate: CheckCertificates.wrongName)
+        let result = try check([
+            "https://example.com:\(wrongName.port)", "--resolve", "example.com:\(wrongName.port):127.0.0.1", "--insecure",
+        ])
+        #expect(result.finding("check.certificate-name")?.severity == "error", "\(result.findings)")
+        #expect(result.finding("check.certificate-untrusted")?.severity == "warning")
+        #expect(result.findings.contains { $0.rule == "check.document" && $0.severity == "pass" }, "the check goes on")
+        #expect(result.status == 1)
+        let devAuthority = try DevCertificates.makeAuthority()
+        let devLeaf = try DevCertificates.makeLeaf(hosts: ["example.com"], authority: devAuthority)
+        let devServer = try BrokenServer(mode: "good", certificate: devLeaf)
+        let caPath = devServer.directory + "/dev-ca.pem"
+        try Data(devAuthority.certificate).write(to: URL(fileURLWithPath: caPath))
+        let dev = try check([
+            "https://example.com:\(devServer.port)", "--resolve", "example.com:\(devServer.port):127.0.0.1", "--cacert", caPath,
+        ])
+        #expect(dev.finding("tls.dev-certificate")?.severity == "warning", "\(dev.findings)")
+        #expect(dev.finding("tls.dev-certificate")?.message.contains("developer mode") == true)
+    }
+
+    @Test("--strict: when warnings fail the run, the summary, the JSON and JUnit say failed; --plain-http-ok and --plain-http")
+    func strictSaysFailed() throws {
+        let server = try BrokenServer(mode: "octet-stream", certificate: CheckCertificates.good)
+        let junit = server.directory + "/report.xml"
+        let target = ["https://example.com:\(server.port)", "--resolve", "example.com:\(server.port):127.0.0.1", "--cacert", try caFile()]
+        let strict = try check(target + ["--strict", "--junit", junit])
+        #expect(strict.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(strict.stdout.utf8)) as? [String: Any])
+        #expect(object["ok"] as? Bool == false)
+        #expect((object["hosts"] as? [[String: Any]])?.first?["ok"] as? Bool == false)
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains("failures=\"1\""), "\(xml)")
+        let human = try runTool([TestPaths.serverExecutable, "check"] + target + ["--strict"])
+        let text = String(decoding: human.stdout, as: UTF8.self)
+        #expect(text.contains("1 host checked: 1 failed"), "\(text)")
+        #expect(text.contains("FAILED"))
+        let lenient = try check(target)
+        #expect(lenient.status == 0)
+        #expect((try JSONSerialization.jsonObject(with: Data(lenient.stdout.utf8)) as? [String: Any])?["ok"] as? Bool == true)
+
+        // An origin behind a TLS-terminating load balancer, checked over HTTP on purpose.
+        let origin = try ServerProcess(config: testConfig())
+        defer { origin.stop() }
+        let plain = try check(["http://example.com", "--connect", "127.0.0.1:\(origin.port)", "--strict", "--plain-http-ok"])
+        #expect(plain.status == 0, "\(plain.stdout)")
+        #expect(plain.findings.first { $0.rule == "check.plain-http" }?.severity == "info")
+        let configRun = try runTool([
+            TestPaths.serverExecutable, "check", "--json", "--config", origin.directory + "/config.json", "--plain-http", "--connect",
+            "127.0.0.1:\(origin.port)", "--strict",
+        ])
+        #expect(configRun.status == 0, "\(String(decoding: configRun.stdout, as: UTF8.self))")
+        let configReport = try #require(try JSONSerialization.jsonObject(with: Data(configRun.stdout)) as? [String: Any])
+        let urls = (configReport["hosts"] as? [[String: Any]] ?? []).compactMap { $0["url"] as? String }
+        #expect(urls == ["http://example.com", "http://www.example.com"], "\(urls)")
+        let stderr = configRun.stderr
+        #expect(stderr.contains("not checked: *.tenant.example.com"), "\(stderr)")
     }
 
     @Test("Apple's CDN: a stale copy is a warning naming the difference; Apple-Failure headers are an error")

@@ -174,6 +174,10 @@ public enum ConfigDecoder {
         guard let sitesNode = root["sites"] else {
             // Every site may live in included files.
             if !config.includes.isEmpty { return (config, aliases, []) }
+            // A misspelt "sites" is one finding: its key.unknown already suggests the right name.
+            if case .object(let members) = root.value, members.contains(where: { closestMatch(to: $0.key, in: ["sites"]) == "sites" }) {
+                return (config, aliases, [])
+            }
             reader.report(
                 .error,
                 "config.sites-missing",

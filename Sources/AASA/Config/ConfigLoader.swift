@@ -1,6 +1,8 @@
 /// Why a referenced file could not be read (the CLI and server fill this in from the OS error).
 public struct FileReadError: Error, Sendable {
     public var message: String
+    /// The file's size, when it was not read because it is over the limit.
+    public var size: Int?
     public init(_ message: String) { self.message = message }
 }
 
@@ -730,7 +732,7 @@ public enum ConfigLoader {
             // The breakdown costs a second rendering, so only documents near the limit pay for it.
             siteFindings += AASAValidator.validateSize(
                 bytes.count,
-                contributors: bytes.count >= AASAValidator.sizeWarningThreshold ? sizeContributors(output.document) : [],
+                contributors: bytes.count >= AASAValidator.sizeWarningThreshold ? AASAValidator.sizeContributors(output.document) : [],
                 origin: site.origin
             )
             findings += siteFindings.inFile(configPath)
@@ -751,7 +753,7 @@ public enum ConfigLoader {
                     document = decoded.document
                     if let document { fileFindings += AASAValidator.validate(document) }
                 }
-                fileFindings += AASAValidator.validateSize(bytes.count)
+                fileFindings += AASAValidator.validateSize(bytes.count, of: document)
                 if document?.appclips.map({ !$0.apps.isEmpty }) == true,
                     let wildcard = site.hosts.first(where: { $0.value.isWildcard })
                 {
@@ -771,25 +773,6 @@ public enum ConfigLoader {
                 return AppleDocument(document: document, bytes: bytes, file: path, verbatimRoot: parsed.root)
             }
         }
-    }
-
-    /// Which parts of a document take the most bytes, for the size-limit message.
-    static func sizeContributors(_ document: AASADocument) -> [(String, Int)] {
-        var parts: [(String, Int)] = []
-        if let applinks = document.applinks {
-            for details in applinks.details {
-                let name =
-                    details.appIDs != nil
-                    ? "details entry for \(details.effectiveAppIDs.joined(separator: ", "))"
-                    : "legacy entry for \(details.appID?.value ?? "?")"
-                parts.append((name + " (\(details.origin.path))", JSONWriter.bytes(AASARenderer.render(details)).count))
-            }
-            for variable in applinks.substitutionVariables {
-                let size = JSONWriter.bytes(.array(variable.values.map { .string($0.value) })).count
-                parts.append(("substitution variable \"\(variable.name)\"", size))
-            }
-        }
-        return parts
     }
 
     /// Resolves `path` against the directory of `configPath` (absolute paths stay as they are).

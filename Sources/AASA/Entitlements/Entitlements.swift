@@ -124,9 +124,13 @@ public enum EntitlementsValidator {
             return (nil, findings)
         }
         if rest.hasPrefix("//") || rest.lowercased().hasPrefix("https://") || rest.lowercased().hasPrefix("http://") {
-            let host = rest.drop { $0 != "/" }.drop { $0 == "/" }
-            report(.error, "entitlement.scheme", "\"\(raw)\" contains a URL scheme; write \"\(service):\(host)\"")
-            rest = String(host)
+            // One finding for a pasted URL, with the whole fix: the scheme, any path and slashes go; a mode stays.
+            let afterScheme = rest.drop { $0 != "/" }.drop { $0 == "/" }
+            let host = afterScheme.prefix { $0 != "/" && $0 != "?" }
+            let mode = afterScheme.firstIndex(of: "?").map { String(afterScheme[$0...]) } ?? ""
+            let fixed = String(host) + (mode.hasPrefix("?mode=") ? mode : "")
+            report(.error, "entitlement.scheme", "\"\(raw)\" is a URL; an entitlement names only the host: write \"\(service):\(fixed)\"")
+            rest = fixed
         }
         var mode: String?
         if let question = rest.firstIndex(of: "?") {

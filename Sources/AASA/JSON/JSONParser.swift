@@ -694,6 +694,12 @@ public struct JSONParser {
                 )
             }
         }
+        if index == 0 && bytes.starts(with: [0x1F, 0x8B]) {
+            let message =
+                "the file is gzip-compressed (it starts with the gzip bytes 1f 8b), not JSON: decompress it (gunzip). A server may "
+                + "send it compressed only with Content-Encoding: gzip"
+            return SyntaxError(diagnostic: Diagnostic(.error, "json.syntax", message, at: here))
+        }
         var message = "expected \(expecting), found \(describeCurrent())"
         if missingCommaHint && (byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[")) {
             message += "; is a ',' missing before it?"

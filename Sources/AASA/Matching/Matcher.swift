@@ -36,6 +36,8 @@ public struct MatchOutcome: Sendable {
     public var url: String
     /// The app iOS opens, or nil when the URL stays in the browser.
     public var app: String?
+    /// Every app that opens the URL when installed, in the order iOS prefers them (`app` is the first).
+    public var apps: [String]
     /// The rule that gave `app`; for a URL that stays in the browser, the exclusion that blocked it.
     public var decidedBy: RuleReference?
     /// Apps whose first matching rule was an exclusion (they will not open this URL).
@@ -55,6 +57,7 @@ public struct MatchOutcome: Sendable {
     ) {
         self.url = url
         self.app = app
+        self.apps = app.map { [$0] } ?? []
         self.decidedBy = decidedBy
         self.blockedApps = blockedApps
         self.closest = closest
@@ -261,24 +264,25 @@ public struct Matcher: Sendable {
         var prepared = PreparedURL(url)
         var blocked: [String] = []
         var firstExclusion: RuleReference?
+        var opened: MatchOutcome?
         for entry in entries {
-            let undecided = blocked.isEmpty ? entry.apps : entry.apps.filter { !blocked.contains($0) }
+            let undecided = entry.apps.filter { !blocked.contains($0) && !(opened?.apps.contains($0) ?? false) }
             guard !undecided.isEmpty else { continue }
             for rule in entry.rules where Matcher.failure(of: rule.component, &prepared) == nil {
                 if rule.component.exclude {
                     blocked.append(contentsOf: undecided)
                     if firstExclusion == nil { firstExclusion = rule.reference }
-                    break
+                } else if opened == nil {
+                    opened = MatchOutcome(url: url.text, app: undecided[0], decidedBy: rule.reference, blockedApps: blocked, closest: nil)
+                    opened?.apps = undecided
+                } else {
+                    // A later entry can still open apps no earlier entry decided; the first rule stays the answer.
+                    opened?.apps += undecided
                 }
-                return MatchOutcome(
-                    url: url.text,
-                    app: undecided[0],
-                    decidedBy: rule.reference,
-                    blockedApps: blocked,
-                    closest: nil
-                )
+                break
             }
         }
+        if let opened { return opened }
         var outcome = MatchOutcome(url: url.text, app: nil, decidedBy: firstExclusion, blockedApps: blocked)
         if firstExclusion == nil && explainingMisses { outcome.closest = closestRule(&prepared, url) }
         return outcome

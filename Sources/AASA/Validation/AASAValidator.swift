@@ -113,7 +113,32 @@ public enum AASAValidator {
     }
 
     static func formatBytes(_ count: Int) -> String {
-        count >= 10_240 ? "\(count / 1024) KiB (\(count) bytes)" : "\(count) bytes"
+        count >= 10_240 ? "\(count / 1024) KiB (\(count) bytes)" : count == 1 ? "1 byte" : "\(count) bytes"
+    }
+
+    /// Size findings for a file's bytes, naming the biggest parts of its document when it is near the limit.
+    public static func validateSize(_ byteCount: Int, of document: AASADocument?) -> [Diagnostic] {
+        let contributors = byteCount >= sizeWarningThreshold ? document.map(sizeContributors) ?? [] : []
+        return validateSize(byteCount, contributors: contributors)
+    }
+
+    /// Which parts of a document take the most bytes, for the size-limit message.
+    public static func sizeContributors(_ document: AASADocument) -> [(String, Int)] {
+        var parts: [(String, Int)] = []
+        if let applinks = document.applinks {
+            for details in applinks.details {
+                let name =
+                    details.appIDs != nil
+                    ? "details entry for \(details.effectiveAppIDs.joined(separator: ", "))"
+                    : "legacy entry for \(details.appID?.value ?? "?")"
+                parts.append((name + " (\(details.origin.path))", JSONWriter.bytes(AASARenderer.render(details)).count))
+            }
+            for variable in applinks.substitutionVariables {
+                let size = JSONWriter.bytes(.array(variable.values.map { .string($0.value) })).count
+                parts.append(("substitution variable \"\(variable.name)\"", size))
+            }
+        }
+        return parts
     }
 
     // MARK: - App IDs
@@ -571,6 +596,7 @@ public enum AASAValidator {
     static func validateLegacyPaths(_ paths: [Located<String>], report: (Severity, String, String, Origin) -> Void) {
         var catchAll: Located<String>?
         var seen = FirstSeen<Located<String>>()
+        var positives: [Located<String>] = []
         for path in paths {
             let text = path.value
             if !text.hasPrefix("NOT ") && startsWithNotIgnoringCase(text) {
@@ -615,6 +641,19 @@ public enum AASAValidator {
                     path.origin
                 )
             }
+            if text.hasPrefix("NOT "), positives.count < 10_000,
+                let covering = positives.first(where: { PatternCoverage.covers($0.value, pattern) })
+            {
+                report(
+                    .warning,
+                    "rule.unreachable",
+                    "\"\(text)\" never takes effect: the earlier \"\(covering.value)\" (at \(covering.origin.path)) matches every "
+                        + "path it excludes, and legacy paths are tried in order with the first match deciding — so those URLs "
+                        + "open the app. Move \"\(text)\" before \"\(covering.value)\"",
+                    path.origin
+                )
+            }
+            if !text.hasPrefix("NOT ") { positives.append(path) }
             seen.insertIfAbsent(text, path)
             if pattern == "*" || pattern == "/*" { catchAll = path }
         }
@@ -656,6 +695,8 @@ public enum AASAValidator {
         }
         var pathCatchAlls: [Component] = []
         var byPath: [String: [Component]] = [:]
+        var includes: [Component] = []
+        var exclusionsSeen = 0
         for later in components {
             var shadowing: Component?
             func consider(_ candidate: Component) {
@@ -665,6 +706,12 @@ public enum AASAValidator {
             }
             for candidate in pathCatchAlls { consider(candidate) }
             if let path = later.path, let samePath = byPath[path] { for candidate in samePath { consider(candidate) } }
+            // An exclusion under a broader earlier include is the costly mistake (its URLs open the app), so
+            // exclusions are compared with every earlier include, within a bound for huge entries.
+            if later.exclude && shadowing == nil && includes.count * exclusionsSeen < 1_000_000 {
+                for candidate in includes { consider(candidate) }
+            }
+            if later.exclude { exclusionsSeen += 1 } else { includes.append(later) }
             if let earlier = shadowing { reportUnreachable(later, shadowedBy: earlier, report: report) }
             if isPathCatchAll(later.path) {
                 pathCatchAlls.append(later)
@@ -679,6 +726,16 @@ public enum AASAValidator {
         shadowedBy earlier: Component,
         report: (Severity, String, String, Origin) -> Void
     ) {
+        if later.exclude && !earlier.exclude {
+            report(
+                .warning,
+                "rule.unreachable",
+                "this exclusion never takes effect: the earlier \(earlier.summary) (at \(earlier.origin.path)) matches every URL "
+                    + "it excludes and the first match decides, so those URLs open the app. Move the exclusion above it",
+                later.origin
+            )
+            return
+        }
         let because = isCatchAll(earlier) ? "it matches every URL" : "it matches every URL this rule matches"
         report(
             .warning,
@@ -713,13 +770,21 @@ public enum AASAValidator {
         isPathCatchAll(component.path) && hasVacuousQuery(component) && isWildcardOnly(component.fragment)
     }
 
+    /// An earlier path pattern that matches every path a later one matches (both present).
+    static func coversPath(_ earlier: Component, _ later: Component, caseSensitive: Bool) -> Bool {
+        guard let general = earlier.path, let specific = later.path else { return false }
+        return PatternCoverage.covers(general, specific, caseSensitive: caseSensitive)
+    }
+
     static func shadows(_ earlier: Component, _ later: Component, inherited: MatchOptions) -> Bool {
         let earlierOptions = earlier.options.overriding(inherited)
         let laterOptions = later.options.overriding(inherited)
         let sameOptions =
             (earlierOptions.caseSensitive ?? true) == (laterOptions.caseSensitive ?? true)
             && (earlierOptions.percentEncoded ?? true) == (laterOptions.percentEncoded ?? true)
-        let pathCovered = isPathCatchAll(earlier.path) || (sameOptions && earlier.path == later.path)
+        let pathCovered =
+            isPathCatchAll(earlier.path)
+            || (sameOptions && (earlier.path == later.path || coversPath(earlier, later, caseSensitive: earlierOptions.caseSensitive ?? true)))
         let queryCovered = hasVacuousQuery(earlier) || (sameOptions && earlier.query == later.query)
         let fragmentCovered = isWildcardOnly(earlier.fragment) || (sameOptions && earlier.fragment == later.fragment)
         return pathCovered && queryCovered && fragmentCovered
@@ -734,7 +799,7 @@ extension AASAValidator {
         if let document = decoded.document {
             findings += validate(document)
         }
-        findings += validateSize(bytes.count)
+        findings += validateSize(bytes.count, of: decoded.document)
         return (decoded.document, findings.withoutCascades())
     }
 }

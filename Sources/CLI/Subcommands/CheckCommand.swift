@@ -25,9 +25,9 @@ enum CheckCommand {
             application/json, every statement valid (one bad statement makes Android ignore the whole file),
             the --app packages granted App Links, and what the config generates.
 
-            USAGE: aasa-server check TARGET... [--config FILE] [--connect ADDR[:PORT]] [--app ID]... [--path URL_PATH]...
+            USAGE: aasa-server check TARGET... [--config FILE] [--connect HOST[:PORT]] [--app ID]... [--path URL_PATH]...
                                      [--android] [--cdn] [--cdn-base URL] [--resolve HOST:PORT:ADDR]... [--cacert FILE | --insecure]
-                                     [--timeout SECONDS] [--json] [--junit FILE] [--strict]
+                                     [--plain-http] [--plain-http-ok] [--timeout SECONDS] [--json] [--junit FILE] [--strict]
 
             ARGUMENTS:
               TARGET                A host (staging.example.com), host:port, or a URL (https://host[:port]/…; only
@@ -37,11 +37,17 @@ enum CheckCommand {
             OPTIONS:
               --config FILE         Compare each host's live document with what the config generates (as JSON; a
                                     stale or wrong deployment is an error naming the first difference). With no
-                                    TARGET, check every exact host of the config.
-              --connect ADDR[:PORT] Connect every host to this address (SNI and Host stay the host's name): a
-                                    staging load balancer, or a new deployment before DNS points at it.
-              --resolve HOST:PORT:ADDR  Like curl: connect HOST:PORT to ADDR (repeatable).
-              --app ID              An Apple app ID (TEAMID.bundle) must be in applinks (reported for
+                                    TARGET, check every exact host of the config; wildcard hosts are listed as not
+                                    checked (give a name under one as TARGET to check it).
+              --connect HOST[:PORT] Connect every host to this address or name (SNI and Host stay the host's name):
+                                    a staging load balancer, or a new deployment before DNS points at it. A name is
+                                    resolved within --timeout and each of its addresses tried; the report says
+                                    which one answered.
+              --resolve HOST:PORT:ADDR  Like curl: connect HOST:PORT to ADDR, an address or a name (repeatable).
+              --plain-http          With --config and no TARGET: check the config's hosts over http:// (port 80, or
+                                    the --connect port), as an origin behind a TLS-terminating load balancer.
+              --plain-http-ok       Checking over http:// is intended: a note, not a warning (so --strict can pass).
+              --app ID              An Apple app ID (TEAMID.bundle), or an app name of --config, must be in applinks (reported for
                                     webcredentials and appclips too); an Android package name
                                     (com.example.app) must be granted App Links in assetlinks.json. Repeatable.
               --android             Also check /.well-known/assetlinks.json (implied by an --app package name).
@@ -52,11 +58,14 @@ enum CheckCommand {
               --cdn-base URL        Replace the CDN's scheme, host and port (for testing); the path stays /a/v1/HOST.
               --cacert FILE         Trust this CA too (e.g. the dev CA of `aasa-server dev`); repeatable.
               --insecure            Do not stop at certificate problems; they are still reported (as warnings).
-              --timeout SECONDS     Bound each host's whole check: DNS, connect, TLS, every request (default 10).
+              --timeout SECONDS     Bound each host's whole check: DNS, connect, TLS, every request and the CDN fetch
+                                    (default 10). A limit that runs out is one check.timeout error naming what was
+                                    awaited.
               --json                {"hosts":[{"host","address","ok","findings":[{"rule","severity","message","evidence"}]}],
-                                     "errors":N,"warnings":N}
-              --junit FILE          Also write a JUnit XML report (one test case per host and check).
-              --strict              Warnings fail the check too.
+                                     "ok","strict","errors":N,"warnings":N}; "ok" is what the exit status says.
+              --junit FILE          Also write a JUnit XML report (one test suite per host, one test case per check,
+                                    named by its rule id so its history carries over from run to run).
+              --strict              Warnings fail the check too (the summary, "ok" and JUnit say so).
               --help                Show this help.
 
             Hosts are checked concurrently and reported in the order given.
@@ -68,7 +77,7 @@ enum CheckCommand {
         spec: ArgumentSpec(
             options: ["--config", "--connect", "--cdn-base", "--timeout", "--junit"],
             repeatableOptions: ["--app", "--path", "--resolve", "--cacert"],
-            flags: ["--cdn", "--insecure", "--json", "--strict", "--android"],
+            flags: ["--cdn", "--insecure", "--json", "--strict", "--android", "--plain-http", "--plain-http-ok"],
             positionalName: "TARGET"
         ),
         run: run
@@ -106,10 +115,29 @@ enum CheckCommand {
             case .failure(let error): return usageError("--cdn-base " + error.message)
             }
         }
+        var loaded: LoadedConfig?
+        let configPath = arguments.value("--config")
+        if let configPath {
+            guard let (config, _) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+            if config.hasErrors {
+                console.err(
+                    "error: \(configPath) has errors (run `aasa-server validate --config \(configPath)`); not checking against it\n"
+                )
+                return ExitStatus.failure
+            }
+            loaded = config
+        }
         // An Apple app ID starts with a 10-character Team ID; anything else that is a package name is Android's.
         var apps: [String] = []
         var packages: [String] = []
-        for app in arguments.all("--app") {
+        for given in arguments.all("--app") {
+            // A name from the config's apps table stands for its Apple ID, its Android package, or both.
+            if let table = loaded?.config?.appTable, table.apple[given] != nil || table.android[given] != nil {
+                if let id = table.apple[given] { apps.append(id) }
+                if let android = table.android[given] { packages.append(android.package.value) }
+                continue
+            }
+            let app = given
             var problems: [Diagnostic] = []
             AASAValidator.validateAppID(Located(app)) { severity, rule, message, _ in problems.append(Diagnostic(severity, rule, message)) }
             if !problems.hasErrors {
@@ -121,17 +149,6 @@ enum CheckCommand {
             }
         }
 
-        var loaded: LoadedConfig?
-        if let configPath = arguments.value("--config") {
-            guard let (config, _) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
-            if config.hasErrors {
-                console.err(
-                    "error: \(configPath) has errors (run `aasa-server validate --config \(configPath)`); not checking against it\n"
-                )
-                return ExitStatus.failure
-            }
-            loaded = config
-        }
         var targets: [CheckTarget] = []
         for text in arguments.positionals {
             switch CheckTarget.parse(text) {
@@ -139,12 +156,28 @@ enum CheckCommand {
             case .failure(let error): return usageError(error.message)
             }
         }
+        if arguments.has("--plain-http") && !(targets.isEmpty && loaded != nil) {
+            return usageError("--plain-http applies to the hosts of --config when no TARGET is given; for a TARGET write http://HOST")
+        }
         if targets.isEmpty {
             guard let loaded else { return usageError("give a TARGET (a host or URL), or --config FILE to check every host in it") }
+            let scheme: CheckTarget.Scheme = arguments.has("--plain-http") ? .http : .https
+            var wildcards: [String] = []
             for site in loaded.sites {
                 for host in site.site.hosts {
-                    if case .exact(let name) = host.value { targets.append(CheckTarget(host: name)) }
+                    switch host.value {
+                    case .exact(let name): targets.append(CheckTarget(scheme: scheme, host: name))
+                    case .wildcard: wildcards.append(host.value.description)
+                    }
                 }
+            }
+            if !wildcards.isEmpty {
+                let shown = wildcards.prefix(5).joined(separator: ", ") + (wildcards.count > 5 ? " and \(wildcards.count - 5) more" : "")
+                let example = "any-name." + wildcards[0].dropFirst(2)
+                console.err(
+                    "note: not checked: \(shown) — a wildcard has no single host to fetch; give a name under it as TARGET "
+                        + "(`aasa-server check \(example) --config \(configPath ?? "")`)\n"
+                )
             }
             guard !targets.isEmpty else { return usageError("the config has no exact host to check (wildcards need a TARGET)") }
         }
@@ -152,7 +185,7 @@ enum CheckCommand {
         let android = arguments.has("--android") || !packages.isEmpty
         let paths = arguments.all("--path")
         let insecure = arguments.has("--insecure")
-        let configPath = arguments.value("--config")
+        let plainHTTPIntended = arguments.has("--plain-http-ok") || arguments.has("--plain-http")
         let config = loaded
         let reports: [HostReport]
         do {
@@ -163,6 +196,7 @@ enum CheckCommand {
                 expectations.android = android
                 expectations.paths = paths
                 expectations.insecure = insecure
+                expectations.plainHTTPIntended = plainHTTPIntended
                 expectations.configPath = configPath
                 if let config {
                     let site = config.site(forHost: target.host)
@@ -182,10 +216,11 @@ enum CheckCommand {
             console.err("error: \(error)\n")
             return ExitStatus.usage
         }
+        let strict = arguments.has("--strict")
         if arguments.has("--json") {
-            console.outBytes(CheckReport.json(reports))
+            console.outBytes(CheckReport.json(reports, strict: strict))
         } else {
-            console.out(CheckReport.human(reports, colour: console.stdoutIsTerminal))
+            console.out(CheckReport.human(reports, colour: console.stdoutIsTerminal, strict: strict))
         }
         if let junit = arguments.value("--junit") {
             do {
@@ -195,8 +230,6 @@ enum CheckCommand {
                 return ExitStatus.usage
             }
         }
-        let errors = reports.reduce(0) { $0 + $1.errorCount }
-        let warnings = reports.reduce(0) { $0 + $1.warningCount }
-        return errors > 0 || (arguments.has("--strict") && warnings > 0) ? ExitStatus.failure : ExitStatus.success
+        return reports.allSatisfy { $0.passed(strict: strict) } ? ExitStatus.success : ExitStatus.failure
     }
 }

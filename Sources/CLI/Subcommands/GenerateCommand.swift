@@ -55,7 +55,9 @@ enum GenerateCommand {
         let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
         // For one host, only what concerns it: its site's findings and the config-wide ones.
         var shown = loaded.diagnostics
-        if let host, let site = loaded.site(forHost: host) {
+        if let host {
+            // A host no site serves still sees only the config-wide findings, never every site's.
+            let site = loaded.site(forHost: host)
             shown = shown.filter { concerns($0, site: site, configPath: Files.displayName(configPath)) }
         }
         printer.print(shown.sortedForDisplay(), to: console)
@@ -162,11 +164,16 @@ enum GenerateCommand {
 
     /// Whether a finding is about `site` (its part of the config or its hosted file) or the config as a
     /// whole (anything outside "sites").
-    static func concerns(_ finding: Diagnostic, site: LoadedSite, configPath: String) -> Bool {
-        if let file = site.file, finding.file == file { return true }
-        if let file = site.assetLinks?.file, finding.file == file { return true }
+    static func concerns(_ finding: Diagnostic, site: LoadedSite?, configPath: String) -> Bool {
+        if let file = site?.file, finding.file == file { return true }
+        if let file = site?.assetLinks?.file, finding.file == file { return true }
+        if let included = site?.definedIn, finding.file == included, let site, let path = finding.path {
+            let sitePath = site.site.origin.path.description
+            return path == sitePath || path.hasPrefix(sitePath + ".") || path.hasPrefix(sitePath + "[")
+        }
         guard finding.file == nil || finding.file == configPath else { return false }
         guard let path = finding.path, path.hasPrefix("$.sites[") else { return true }
+        guard let site else { return false }
         let sitePath = site.site.origin.path.description
         return path == sitePath || path.hasPrefix(sitePath + ".") || path.hasPrefix(sitePath + "[")
     }

@@ -37,14 +37,15 @@ enum MatchCommand {
               --config FILE       The server config; each URL's host picks the site (unless --host).
               --host HOST         Use HOST's document for every URL (a URL may then be just a path, /product/1).
               --file AASA_FILE    Use this apple-app-site-association file (- reads standard input).
-              --ios VERSION       Evaluate as that iOS version reads the file: 12 reads only "appID" + "paths"
+              --ios VERSION       Evaluate as that iOS version reads the file: 9 to 12 read only "appID" + "paths"
                                   (the legacy entries), 13 and later "appIDs" + "components" (default).
               --legacy            The same as --ios 12.
               --android           Answer for Android App Links (see above); --expect then takes a package name.
-              --expect APP|none   For CI: exit 1 unless every URL opens APP (a TEAMID.bundle ID) — or, with
-                                  none, unless every URL stays in the browser.
-              --json              One JSON object per URL and line:
-                                  {"url", "app", "decidedBy": {"details", "rule", "kind", "pattern", "exclude"}}
+              --expect APP|none   For CI: exit 1 unless every URL opens APP (a TEAMID.bundle ID, or an app name of
+                                  the config) — one of the apps it opens counts — or, with none, unless every URL
+                                  stays in the browser.
+              --json              One JSON object per URL and line: {"url", "app", "apps", "decidedBy": {"details",
+                                  "rule", "kind", "pattern", "exclude"}}; "apps" lists every app that opens it.
               --help              Show this help.
 
             EXIT STATUS: 0 every URL opens an app (with --expect: every prediction is the expected one),
@@ -89,11 +90,19 @@ enum MatchCommand {
             return AndroidMatch.run(arguments, console: console, usage: usage)
         }
         var reading = Matcher.Reading.modern
+        var legacyVersion = 12
         if let version = arguments.value("--ios") {
             guard let number = Int(version), (9...40).contains(number) else {
-                return CommandLineTool.usageError("--ios takes a major iOS version, e.g. 12 or 17", console: console, usage: usage)
+                return CommandLineTool.usageError(
+                    "--ios takes a major iOS version from 9 (the first with universal links), e.g. 12 or 17",
+                    console: console,
+                    usage: usage
+                )
             }
-            if number <= 12 { reading = .legacy }
+            if number <= 12 {
+                reading = .legacy
+                legacyVersion = number
+            }
         }
         if arguments.has("--legacy") {
             if let version = arguments.value("--ios"), Int(version).map({ $0 > 12 }) ?? false {
@@ -101,17 +110,6 @@ enum MatchCommand {
             }
             reading = .legacy
         }
-        let expected = arguments.value("--expect")
-        if let expected, expected != "none" {
-            var findings: [Diagnostic] = []
-            AASAValidator.validateAppID(Located(expected)) { severity, rule, message, _ in
-                findings.append(Diagnostic(severity, rule, message))
-            }
-            if findings.contains(where: { $0.rule == "appid.format" }) {
-                return CommandLineTool.usageError("--expect takes an app ID (TEAMID.bundle.id) or none", console: console, usage: usage)
-            }
-        }
-
         // A document source per URL: the file, or the site the URL's host (or --host) selects.
         var fileMatcher: Matcher?
         var loadedConfig: LoadedConfig?
@@ -137,6 +135,27 @@ enum MatchCommand {
                 console.err("warning: \(configPath) has errors (see 'aasa-server validate'); predictions use what could be built\n")
             }
             loadedConfig = loaded
+        }
+        // --expect takes an app ID, or a name from the config's apps table.
+        var expected = arguments.value("--expect")
+        if let given = expected, given != "none" {
+            if let id = loadedConfig?.config?.appTable.apple[given] {
+                expected = id
+            } else {
+                var findings: [Diagnostic] = []
+                AASAValidator.validateAppID(Located(given)) { severity, rule, message, _ in
+                    findings.append(Diagnostic(severity, rule, message))
+                }
+                if findings.contains(where: { $0.rule == "appid.format" }) {
+                    let names = loadedConfig?.config?.appTable.apple.keys.sorted() ?? []
+                    return CommandLineTool.usageError(
+                        "--expect \(given): not an app ID (TEAMID.bundle.id)"
+                            + (names.isEmpty ? "" : " nor an app name of the config (\(names.joined(separator: ", ")))") + ", and not none",
+                        console: console,
+                        usage: usage
+                    )
+                }
+            }
         }
 
         var matchers: [Int: Matcher] = [:]
@@ -181,15 +200,18 @@ enum MatchCommand {
                 return ExitStatus.usage
             }
             if outcome.app == nil { allOpen = false }
-            if reading == .legacy { note = [note, "as iOS 12 reads it (appID + paths only)"].compactMap { $0 }.joined(separator: "; ") }
+            if reading == .legacy {
+                let how = legacyVersion == 12 ? "as iOS 12 reads it" : "as iOS \(legacyVersion) reads it, like every iOS from 9 to 12"
+                note = [note, "\(how) (appID + paths only)"].compactMap { $0 }.joined(separator: "; ")
+            }
             var expectation: String?
             if let expected {
-                let predicted = outcome.app ?? "none"
                 // Bundle IDs are case-insensitive; Team IDs are upper case by construction.
-                let matches = predicted.lowercased() == expected.lowercased()
+                let matches =
+                    expected == "none" ? outcome.apps.isEmpty : outcome.apps.contains { $0.lowercased() == expected.lowercased() }
                 if !matches {
                     allAsExpected = false
-                    expectation = "expected \(expected), got \(predicted)"
+                    expectation = "expected \(expected), got \(outcome.apps.isEmpty ? "none" : outcome.apps.joined(separator: ", "))"
                 }
             }
             if json {
@@ -222,6 +244,7 @@ enum MatchCommand {
         var members: [(String, JSONOutput)] = [
             ("url", .string(outcome.url)),
             ("app", outcome.app.map(JSONOutput.string) ?? .null),
+            ("apps", .array(outcome.apps.map(JSONOutput.string))),
             ("decidedBy", outcome.decidedBy.map(reference) ?? .null),
         ]
         if !outcome.blockedApps.isEmpty { members.append(("blockedApps", .array(outcome.blockedApps.map(JSONOutput.string)))) }
@@ -243,7 +266,10 @@ enum MatchCommand {
         var text = outcome.url + "\n"
         if let note { text += "  \(note)\n" }
         if let app = outcome.app, let rule = outcome.decidedBy {
-            text += "  opens \(app)\n  decided by \(describe(rule))\n"
+            let others = outcome.apps.dropFirst()
+            text +=
+                "  opens \(app)" + (others.isEmpty ? "" : " (or, where it is not installed, \(others.joined(separator: ", then ")))") + "\n"
+            text += "  decided by \(describe(rule))\n"
             if !outcome.blockedApps.isEmpty {
                 text += "  excluded earlier for: \(outcome.blockedApps.joined(separator: ", "))\n"
             }

@@ -47,6 +47,9 @@ enum ValidateCommand {
         run: run
     )
 
+    /// `--file` reads files far over Apple's 128 KB, so the size finding can name the biggest parts.
+    static let fileReadLimit = 16 << 20
+
     static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
         let config = arguments.value("--config")
         let file = arguments.value("--file")
@@ -84,8 +87,20 @@ enum ValidateCommand {
             sources.merge(loaded.sources) { first, _ in first }
             findings += loaded.diagnostics
         }
+        var fileBytes: [UInt8]?
         if let file {
-            guard let bytes = Files.readArgument(file, console: console) else { return ExitStatus.usage }
+            switch Files.read(file, limit: fileReadLimit) {
+            case .success(let read): fileBytes = read
+            case .failure(let failure):
+                guard let size = failure.size else {
+                    console.err("error: cannot read \"\(file)\": \(failure.message)\n")
+                    return ExitStatus.usage
+                }
+                // Too big to be worth parsing: the size is the finding, not a read error.
+                findings += AASAValidator.validateSize(size).inFile(Files.displayName(file))
+            }
+        }
+        if let file, let bytes = fileBytes {
             let name = Files.displayName(file)
             sources[name] = bytes
             // A top-level array (or the name) says it is Android's statement list, not an AASA file.
@@ -116,15 +131,18 @@ enum ValidateCommand {
         }
 
         findings = findings.sortedForDisplay()
+        let strict = arguments.has("--strict")
+        let failed = findings.hasErrors || (strict && findings.warningCount > 0)
         if arguments.has("--json") {
-            console.outBytes(JSONWriter.bytes(DiagnosticPrinter.jsonReport(findings), pretty: true))
+            console.outBytes(JSONWriter.bytes(DiagnosticPrinter.jsonReport(findings, strict: strict), pretty: true))
         } else {
             let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
             printer.print(findings, to: console)
             let subject =
                 [config, file, entitlements].compactMap { $0 }.map(Files.displayName).joined(separator: ", ")
                 + (isAssetLinks ? " (Android statement list)" : "")
-            let verdict = findings.hasErrors ? "invalid" : "valid"
+            let verdict =
+                findings.hasErrors ? "invalid" : failed ? "failed (--strict: warnings fail)" : "valid"
             // A config's size, in one line: a million hosts never print a line each.
             if let loadedConfig {
                 let hosts = loadedConfig.sites.reduce(0) { $0 + $1.site.hosts.count }
@@ -140,9 +158,6 @@ enum ValidateCommand {
                     + "\(findings.warningCount) warning\(findings.warningCount == 1 ? "" : "s")\n"
             )
         }
-        if findings.hasErrors || (arguments.has("--strict") && findings.warningCount > 0) {
-            return ExitStatus.failure
-        }
-        return ExitStatus.success
+        return failed ? ExitStatus.failure : ExitStatus.success
     }
 }

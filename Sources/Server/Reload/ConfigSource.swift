@@ -110,7 +110,8 @@ public final class ConfigSource: Sendable {
         var certificates = CertificateLoader.Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: [])
         var adminPolicy = AdminPolicy()
         var secretFiles: [String] = []
-        if let settings = config.config?.server, !config.hasErrors {
+        // Checked even when other parts have errors: one run reports everything it can.
+        if let settings = config.config?.server {
             if !readsCertificates {
                 diagnostics += CertificateLoader.checkDeclared(settings, configPath: path, sites: config.sites)
             } else {

@@ -52,6 +52,14 @@ def answer(mode, method, path, headers):
         if mode == "assetlinks-good":
             body = statements(FINGERPRINT)
             return response(200, json_headers(body), body, head)
+    if mode == "catch-all":
+        # A single-page app answering every path with its index page.
+        body = b"<!doctype html><html><body><div id=app></div></body></html>"
+        return response(200, [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body)))], body, head)
+    if mode == "gzip-unlabelled" and path in (WELL_KNOWN, "/apple-app-site-association"):
+        # A pre-compressed file served as if it were plain: no Content-Encoding, on both AASA paths.
+        body = gzip.compress(GOOD)
+        return response(200, json_headers(body), body, head)
     if path != WELL_KNOWN:
         return response(404, [("Content-Type", "text/plain"), ("Content-Length", "9")], b"not found", head)
     if mode == "redirect":

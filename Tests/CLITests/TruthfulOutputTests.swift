@@ -1,0 +1,171 @@
+import AASA
+import Foundation
+import TestSupport
+import Testing
+
+@testable import CLI
+
+/// What `match`, `generate` and `validate` say must be so: each case here was found saying something
+/// untrue (issue 21's list), and fails on the code that said it.
+@Suite("Everything the CLI prints is true")
+struct TruthfulOutputTests {
+    let first = FirstDayTests()
+
+    func write(_ files: [String: String]) throws -> String {
+        let directory = try first.temporaryDirectory()
+        for (name, text) in files { try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8) }
+        return directory
+    }
+
+    /// One details entry with two apps, and a later entry opening a third app for the same paths.
+    static let twoApps = #"""
+        {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop", "shopBeta": "ABCDE12345.com.example.shop.beta", "other": "ZYXWV54321.com.example.other"},
+         "sites": [{"hosts": ["example.com"],
+                    "applinks": {"details": [{"apps": ["shop", "shopBeta"], "components": [{"/": "/product/*"}]},
+                                             {"apps": ["other"], "components": [{"/": "/product/*"}]}]}}]}
+        """#
+
+    @Test("match --expect: any app of the deciding entry counts, app names are accepted, every opening app is listed")
+    func expectAmongSeveralApps() throws {
+        let directory = try write(["c.json": Self.twoApps])
+        let config = directory + "/c.json"
+        let url = "https://example.com/product/1"
+        let beta = try first.tool(["match", "--config", config, "--expect", "ABCDE12345.com.example.shop.beta", url])
+        #expect(beta.status == 0, "\(beta.stdout)")
+        #expect(!beta.stdout.contains("MISMATCH"))
+        #expect(
+            beta.stdout.contains(
+                "opens ABCDE12345.com.example.shop (or, where it is not installed, ABCDE12345.com.example.shop.beta, then ZYXWV54321.com.example.other)"
+            ),
+            "\(beta.stdout)"
+        )
+        #expect(try first.tool(["match", "--config", config, "--expect", "shopBeta", url]).status == 0)
+        #expect(try first.tool(["match", "--config", config, "--expect", "other", url]).status == 0)
+        let wrong = try first.tool(["match", "--config", config, "--expect", "ABCDE12345.com.example.missing", url])
+        #expect(wrong.status == 1)
+        #expect(wrong.stdout.contains("got ABCDE12345.com.example.shop, ABCDE12345.com.example.shop.beta, ZYXWV54321.com.example.other"))
+        let unknownName = try first.tool(["match", "--config", config, "--expect", "shopp", url])
+        #expect(unknownName.status == 2)
+        #expect(unknownName.stderr.contains("nor an app name of the config (other, shop, shopBeta)"), "\(unknownName.stderr)")
+        let json = try first.tool(["match", "--config", config, "--json", url])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(
+            object["apps"] as? [String] == [
+                "ABCDE12345.com.example.shop", "ABCDE12345.com.example.shop.beta", "ZYXWV54321.com.example.other",
+            ]
+        )
+    }
+
+    @Test("match --ios 11 says it reads as iOS 9 to 12 do; --ios 8 is refused")
+    func olderIOS() throws {
+        let eleven = try first.tool(["match", "--config", "config/example.json", "--ios", "11", "https://example.com/cart"])
+        #expect(eleven.stdout.contains("as iOS 11 reads it, like every iOS from 9 to 12"), "\(eleven.stdout)")
+        let eight = try first.tool(["match", "--config", "config/example.json", "--ios", "8", "https://example.com/cart"])
+        #expect(eight.status == 2)
+        #expect(eight.stderr.contains("from 9 (the first with universal links)"))
+    }
+
+    @Test("generate --host prints that host's findings and the config-wide ones only, also for a host no site serves")
+    func generateShowsOneSite() throws {
+        let config = #"""
+            {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+             "sites": [{"hosts": ["a.example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/x/*", "?": {"q": "*"}, "exclude": true}, {"/": "/y"}]}]}},
+                       {"hosts": ["b.example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/z/*"}]}]}}]}
+            """#
+        let directory = try write(["c.json": config])
+        let own = try first.tool(["generate", "--config", directory + "/c.json", "--host", "a.example.com"])
+        #expect(own.stderr.contains("query.matches-absent"))
+        for host in ["b.example.com", "nobody.example.com"] {
+            let other = try first.tool(["generate", "--config", directory + "/c.json", "--host", host])
+            #expect(other.status == 0)
+            #expect(!other.stderr.contains("query.matches-absent"), "\(host): \(other.stderr)")
+        }
+    }
+
+    @Test("validate reports everything in one run: a server error does not hide missing certificate files or site errors")
+    func validateDoesNotStopEarly() throws {
+        let config = #"""
+            {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+             "sites": [{"hosts": ["a.example.com"], "applinks": {"details": [{"apps": ["shopp"], "components": [{"/": "/y"}]}]}}],
+             "server": {"listen": [{"address": "127.0.0.1", "port": 99999, "tls": true}],
+                        "certificates": [{"hosts": ["a.example.com"], "certificate": "missing.pem", "key": "missing-key.pem"}]}}
+            """#
+        let directory = try write(["c.json": config])
+        let result = try first.tool(["validate", "--config", directory + "/c.json"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("[app.unknown]"))
+        #expect(result.stderr.contains("[server.listen]"))
+        #expect(result.stderr.contains("missing.pem: no such file"), "\(result.stderr)")
+        #expect(result.stderr.contains("missing-key.pem: no such file"))
+    }
+
+    @Test("\"site\" for \"sites\" is one finding; an entitlement pasted as a URL is one finding with the exact fix")
+    func oneFindingPerMistake() throws {
+        let directory = try write([
+            "c.json": #"{"version": 1, "site": [{"hosts": ["a.example.com"], "file": "x.aasa"}]}"#,
+            "e.entitlements": """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>com.apple.developer.associated-domains</key>
+            <array><string>applinks:https://shop.example.com/</string></array>
+            </dict></plist>
+            """,
+        ])
+        let config = try first.tool(["validate", "--config", directory + "/c.json", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(config.stdout.utf8)) as? [String: Any])
+        let rules = (report["findings"] as? [[String: Any]] ?? []).compactMap { $0["rule"] as? String }
+        #expect(rules == ["key.unknown"], "\(rules)")
+        let entitlement = try first.tool(["validate", "--entitlements", directory + "/e.entitlements", "--json"])
+        let findings =
+            (try JSONSerialization.jsonObject(with: Data(entitlement.stdout.utf8)) as? [String: Any])?["findings"] as? [[String: Any]]
+        #expect(findings?.count == 1, "\(entitlement.stdout)")
+        #expect((findings?.first?["message"] as? String)?.contains("write \"applinks:shop.example.com\"") == true)
+    }
+
+    @Test("validate --file over the read limit is size.limit with the size; a big file's finding names its biggest parts")
+    func sizeOfAFile() throws {
+        let directory = try write([:])
+        let components = (0..<6000).map { #"{"/": "/p\#($0)/*", "comment": "\#(String(repeating: "x", count: 200))"}"# }
+        let big =
+            #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": ["# + components.joined(separator: ",")
+            + "]}]}}"
+        try big.write(toFile: directory + "/big", atomically: true, encoding: .utf8)
+        let result = try first.tool(["validate", "--file", directory + "/big"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("[size.limit]"))
+        #expect(result.stderr.contains("biggest parts: details entry for ABCDE12345.com.example.shop"), "\(result.stderr)")
+        let huge = directory + "/huge"
+        try Data(repeating: 0x20, count: 20 << 20).write(to: URL(fileURLWithPath: huge))
+        let hugeResult = try first.tool(["validate", "--file", huge])
+        #expect(hugeResult.status == 1)
+        #expect(hugeResult.stderr.contains("(20971520 bytes) uncompressed, over Apple's 128 KB limit"), "\(hugeResult.stderr)")
+        #expect(!hugeResult.stderr.contains("cannot read"))
+    }
+
+    @Test("validate --strict: when warnings fail the run, the summary and the JSON say so")
+    func validateStrict() throws {
+        let document =
+            #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.a.b"], "components": [{"/": "/p/*", "?": {"q": "*"}, "exclude": true}, {"/": "/p/*"}]}]}}"#
+        let strict = try first.tool(["validate", "--file", "-", "--strict"], input: document)
+        #expect(strict.status == 1)
+        #expect(strict.stderr.contains("<stdin>: failed (--strict: warnings fail)"), "\(strict.stderr)")
+        let json = try first.tool(["validate", "--file", "-", "--strict", "--json"], input: document)
+        #expect((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["ok"] as? Bool == false)
+        let lenient = try first.tool(["validate", "--file", "-", "--json"], input: document)
+        #expect(lenient.status == 0)
+        #expect((try JSONSerialization.jsonObject(with: Data(lenient.stdout.utf8)) as? [String: Any])?["ok"] as? Bool == true)
+    }
+
+    @Test("A gzip-compressed file is named as such, not as a control character")
+    func gzipFile() throws {
+        let gzipped: [UInt8] = [
+            0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xAB, 0xAE, 0x05, 0x00, 0x43, 0xBF, 0xA6, 0xA3, 0x02, 0x00, 0x00,
+            0x00,
+        ]
+        let directory = try write([:])
+        try Data(gzipped).write(to: URL(fileURLWithPath: directory + "/aasa"))
+        let result = try first.tool(["validate", "--file", directory + "/aasa"])
+        #expect(result.stderr.contains("the file is gzip-compressed"), "\(result.stderr)")
+        #expect(!result.stderr.contains("U+001F"))
+    }
+}
