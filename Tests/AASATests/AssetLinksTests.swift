@@ -32,6 +32,33 @@ struct AssetLinksTests {
         #expect(AndroidIdentity.checkFingerprint("REPLACE_WITH_SHA256").problem?.contains("a placeholder") == true)
     }
 
+    @Test("An unknown namespace is a warning while other statements verify, an error when none does")
+    func unknownNamespace() {
+        let unknown =
+            #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "androidapp", "package_name": "com.b"}}"#
+        let withGood =
+            "[" + #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(Self.app())}"# + ", " + unknown + "]"
+        let mixed = AssetLinksDecoder.validateFile(Array(withGood.utf8)).diagnostics
+        #expect(mixed.first { $0.rule == "assetlinks.namespace" }?.severity == .warning, "\(mixed)")
+        #expect(!mixed.hasErrors)
+        let alone = AssetLinksDecoder.validateFile(Array(("[" + unknown + "]").utf8)).diagnostics
+        #expect(alone.first { $0.rule == "assetlinks.namespace" }?.severity == .error)
+    }
+
+    @Test("A document wrapped in quotes gets the fix \"remove the quotes\", not \"use double quotes\"")
+    func wrappedInQuotes() {
+        let document = Self.statement(target: Self.app())
+        let singleQuoted = AssetLinksDecoder.validateFile(Array(("'" + document + "'\n").utf8)).diagnostics
+        #expect(singleQuoted.first?.message.contains("remove the quotes around the document") == true, "\(singleQuoted)")
+        var escaped = "\""
+        for character in document { escaped += character == "\"" ? "\\\"" : String(character) }
+        escaped += "\""
+        let oneString = AssetLinksDecoder.validateFile(Array(escaped.utf8)).diagnostics
+        #expect(oneString.first?.message.contains("remove the quotes around the document") == true, "\(oneString)")
+        let aasa = AASAValidator.validateFile(Array(#""{\"applinks\": {\"details\": []}}""#.utf8)).diagnostics
+        #expect(aasa.first { $0.rule == "json.root-not-object" }?.message.contains("remove the quotes around the document") == true)
+    }
+
     @Test("Package names follow Android's rules")
     func packageNames() {
         for valid in ["com.example.app", "io.github.app_1john419.twa", "A.b"] {

@@ -9,8 +9,10 @@ struct ValidatorTests {
     }
 
     /// A document with one details entry holding `entry` (a JSON fragment of keys).
-    static func entry(_ keys: String, applinks: String = "") -> String {
-        #"{"applinks": {\#(applinks)"details": [{\#(keys)}]}}"#
+    /// `working`: a second entry that opens URLs, so the first is not all the file does.
+    static func entry(_ keys: String, applinks: String = "", working: Bool = false) -> String {
+        let second = working ? #", {"appIDs": ["ABCDE12345.a.c"], "components": [{"/": "/works/*"}]}"# : ""
+        return #"{"applinks": {\#(applinks)"details": [{\#(keys)}\#(second)]}}"#
     }
 
     static let app = #""appIDs": ["ABCDE12345.com.example.app"]"#
@@ -19,7 +21,8 @@ struct ValidatorTests {
         var name: String
         var json: String
         var rule: String
-        var severity: Severity
+        /// nil: the rule must not fire.
+        var severity: Severity?
         var testDescription: String { "\(rule): \(name)" }
     }
 
@@ -171,10 +174,43 @@ struct ValidatorTests {
             rule: "details.empty",
             severity: .warning
         ),
-        Case(name: "empty components", json: entry(app + #", "components": []"#), rule: "components.empty", severity: .warning),
+        // While another entry still opens URLs, an entry that opens nothing is a warning; alone, an error.
+        Case(
+            name: "empty components",
+            json: entry(app + #", "components": []"#, working: true),
+            rule: "components.empty",
+            severity: .warning
+        ),
+        Case(name: "empty components alone", json: entry(app + #", "components": []"#), rule: "components.empty", severity: .error),
         Case(name: "no details key", json: #"{"applinks": {}}"#, rule: "applinks.details-missing", severity: .error),
         Case(name: "entry without app", json: entry(#""components": [{}]"#), rule: "details.no-app", severity: .warning),
-        Case(name: "entry without rules", json: entry(app), rule: "details.no-rules", severity: .warning),
+        Case(name: "entry without rules", json: entry(app, working: true), rule: "details.no-rules", severity: .warning),
+        Case(name: "entry without rules alone", json: entry(app), rule: "details.no-rules", severity: .error),
+        Case(
+            name: "only exclusions",
+            json: entry(app + #", "components": [{"/": "/admin/*", "exclude": true}]"#),
+            rule: "applinks.opens-nothing",
+            severity: .error
+        ),
+        Case(
+            name: "only exclusions, passwords still shared",
+            json:
+                #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.a.b"], "components": [{"/": "/a/*", "exclude": true}]}]}, "webcredentials": {"apps": ["ABCDE12345.a.b"]}}"#,
+            rule: "applinks.opens-nothing",
+            severity: nil
+        ),
+        Case(
+            name: "exclusion after a broader include",
+            json: entry(app + #", "components": [{"/": "/platform/*"}, {"/": "/platform/login", "exclude": true}]"#),
+            rule: "rule.unreachable",
+            severity: .warning
+        ),
+        Case(
+            name: "NOT after a broader path",
+            json: entry(#""appID": "ABCDE12345.a.b", "paths": ["/platform/*", "NOT /platform/login/*"]"#),
+            rule: "rule.unreachable",
+            severity: .warning
+        ),
         Case(
             name: "NOT without space",
             json: entry(#""appID": "ABCDE12345.a.b", "paths": ["NOT/admin/*", "*"]"#),
@@ -207,9 +243,15 @@ struct ValidatorTests {
         ),
         Case(
             name: "fragment in path",
-            json: entry(app + ##", "components": [{"/": "/page#top"}]"##),
+            json: entry(app + ##", "components": [{"/": "/page#top"}, {"/": "/other"}]"##),
             rule: "pattern.fragment-in-path",
             severity: .warning
+        ),
+        Case(
+            name: "legacy path with a fragment, the only rule",
+            json: entry(##""appID": "ABCDE12345.a.b", "paths": ["/page#top"]"##),
+            rule: "pattern.fragment-in-path",
+            severity: .error
         ),
         Case(
             name: "undefined variable",
@@ -314,6 +356,10 @@ struct ValidatorTests {
     @Test("Every rule fires on its example", arguments: cases)
     func rule(_ testCase: Case) throws {
         let found = Self.findings(testCase.json)
+        guard testCase.severity != nil else {
+            #expect(!found.contains { $0.rule == testCase.rule }, "\(found.map(\.rule))")
+            return
+        }
         let hit = try #require(
             found.first { $0.rule == testCase.rule },
             "expected \(testCase.rule); got \(found.map(\.rule))"

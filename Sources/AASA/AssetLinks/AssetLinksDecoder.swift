@@ -47,7 +47,7 @@ public enum AssetLinksDecoder {
                 .error,
                 "assetlinks.root-not-array",
                 "a statement list is a JSON array of statements ([{\"relation\": [...], \"target\": {...}}]), found "
-                    + root.typeName + (root.objectValue != nil ? "; wrap the object in [ ]" : ""),
+                    + root.typeName + (root.objectValue != nil ? "; wrap the object in [ ]" : root.wrappedDocumentHint),
                 root.location,
                 .root
             )
@@ -68,7 +68,23 @@ public enum AssetLinksDecoder {
             if let statement = decodeStatement(item, JSONPath.root.index(index), &reader) { statements.append(statement) }
         }
         reportDuplicates(statements, &reader)
-        return Result(statements: statements, diagnostics: reader.findings)
+        var findings = reader.findings
+        // The verifier skips a statement whose namespace it does not know and still reads the others: only a
+        // file left with no statement it acts on fails for it.
+        let usable = statements.contains { statement in
+            switch statement.target {
+            case .androidApp, .web: return true
+            case .other: return false
+            case nil: return statement.include != nil
+            }
+        }
+        if usable {
+            for index in findings.indices where findings[index].rule == "assetlinks.namespace" && findings[index].severity == .error {
+                findings[index].severity = .warning
+                findings[index].message += "; the verifier skips this statement and still reads the others"
+            }
+        }
+        return Result(statements: statements, diagnostics: findings)
     }
 
     static func decodeStatement(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> AssetStatement? {

@@ -87,3 +87,15 @@ public struct JSONMember: Sendable {
         self.value = value
     }
 }
+
+extension JSONNode {
+    /// For a document that is one JSON string holding the real document (`"{\"applinks\": …}"`, as a
+    /// template or a double encoding leaves it): the fix, to add to "found a string".
+    public var wrappedDocumentHint: String {
+        guard let text = stringValue else { return "" }
+        let opening = text.first { $0 != " " && $0 != "\n" && $0 != "\r" && $0 != "\t" }
+        guard opening == "{" || opening == "[" else { return "" }
+        return "; the file is one JSON string holding the document: remove the quotes around the document (and the "
+            + "backslashes before its inner quotes)"
+    }
+}

@@ -671,6 +671,19 @@ public struct JSONParser {
         if isCommentStart() { return commentError(at: here) }
         let byte = bytes[index]
         if byte == UInt8(ascii: "'") {
+            // The whole document in single quotes, as `echo '…'` pasted into a file leaves it.
+            let last = bytes.lastIndex { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }
+            let next = bytes[(index + 1)...].first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }
+            if let last, last > index, bytes[last] == UInt8(ascii: "'"), next == UInt8(ascii: "{") || next == UInt8(ascii: "[") {
+                return SyntaxError(
+                    diagnostic: Diagnostic(
+                        .error,
+                        "json.single-quote",
+                        "the whole document is wrapped in single quotes; remove the quotes around the document",
+                        at: here
+                    )
+                )
+            }
             return SyntaxError(
                 diagnostic: Diagnostic(
                     .error,

@@ -29,7 +29,7 @@ public enum AASADecoder {
             reader.report(
                 .error,
                 "json.root-not-object",
-                "the document must be a JSON object such as {\"applinks\": {...}}, found \(root.typeName)",
+                "the document must be a JSON object such as {\"applinks\": {...}}, found \(root.typeName)" + root.wrappedDocumentHint,
                 root.location,
                 .root
             )

@@ -52,6 +52,7 @@ public enum AASAValidator {
                 Origin(SourceLocation(offset: 0, line: 1, column: 1), .root)
             )
         }
+        escalateWhenNothingOpens(document, &findings)
         // Bundle IDs are case-insensitive (spec C9): two IDs that differ only in case are one app
         // spelled two ways, which is a mistake somewhere.
         var firstSpelling = FirstSeen<String>()
@@ -72,6 +73,46 @@ public enum AASAValidator {
             }
         }
         return findings
+    }
+
+    /// The findings that each say "this entry opens nothing" are warnings while something else in the file
+    /// works; when no entry can open any URL and no other service names an app, the file does nothing a
+    /// user wants, which is an error as a file naming no app is.
+    static func escalateWhenNothingOpens(_ document: AASADocument, _ findings: inout [Diagnostic]) {
+        guard let applinks = document.applinks, !findings.contains(where: { $0.rule == "document.no-app" }) else { return }
+        let services = [document.webcredentials, document.appclips, document.activitycontinuation]
+        guard !services.contains(where: { !($0?.apps.isEmpty ?? true) }) else { return }
+        guard !applinks.details.contains(where: canOpenSomeURL) else { return }
+        let opensNothing = [
+            "details.empty", "details.no-rules", "components.empty", "paths.empty", "details.no-app", "pattern.fragment-in-path",
+        ]
+        var escalated = false
+        for index in findings.indices where opensNothing.contains(findings[index].rule) && findings[index].severity == .warning {
+            findings[index].severity = .error
+            findings[index].message += " — and nothing else in this file opens a URL or serves an app, so the file does nothing"
+            escalated = true
+        }
+        if !escalated {
+            findings.append(
+                Diagnostic(
+                    .error,
+                    "applinks.opens-nothing",
+                    "no rule in this file can open a URL (every rule is an exclusion, or none can match) and no other service "
+                        + "names an app, so the file does nothing; add a component that opens the app's URLs",
+                    at: SourceLocation(offset: 0, line: 1, column: 1),
+                    path: JSONPath.root.description
+                )
+            )
+        }
+    }
+
+    /// An entry that names an app and has at least one rule that opens URLs and can match a path.
+    static func canOpenSomeURL(_ details: AppLinksDetails) -> Bool {
+        guard details.namesAnApp else { return false }
+        if let components = details.components {
+            return components.contains { !$0.exclude && !($0.path?.utf8.contains(UInt8(ascii: "#")) ?? false) }
+        }
+        return (details.paths ?? []).contains { !$0.value.hasPrefix("NOT ") && !$0.value.utf8.contains(UInt8(ascii: "#")) }
     }
 
     /// Size findings for the exact bytes that will be served.
@@ -784,7 +825,8 @@ public enum AASAValidator {
             && (earlierOptions.percentEncoded ?? true) == (laterOptions.percentEncoded ?? true)
         let pathCovered =
             isPathCatchAll(earlier.path)
-            || (sameOptions && (earlier.path == later.path || coversPath(earlier, later, caseSensitive: earlierOptions.caseSensitive ?? true)))
+            || (sameOptions
+                && (earlier.path == later.path || coversPath(earlier, later, caseSensitive: earlierOptions.caseSensitive ?? true)))
         let queryCovered = hasVacuousQuery(earlier) || (sameOptions && earlier.query == later.query)
         let fragmentCovered = isWildcardOnly(earlier.fragment) || (sameOptions && earlier.fragment == later.fragment)
         return pathCovered && queryCovered && fragmentCovered
