@@ -9,6 +9,8 @@ public enum HTTPError: Error, Sendable, Equatable {
     case versionNotSupported
     /// The header did not arrive within the header deadline (sent before closing, like HAProxy).
     case requestTimeout
+    /// The head arrived, its body did not within the body deadline.
+    case bodyTimeout
 
     public var status: Int {
         switch self {
@@ -18,7 +20,7 @@ public enum HTTPError: Error, Sendable, Equatable {
         case .payloadTooLarge: return 413
         case .notImplemented: return 501
         case .versionNotSupported: return 505
-        case .requestTimeout: return 408
+        case .requestTimeout, .bodyTimeout: return 408
         }
     }
 
@@ -32,6 +34,7 @@ public enum HTTPError: Error, Sendable, Equatable {
         case .notImplemented(let reason): return reason
         case .versionNotSupported: return "HTTP version not supported; use HTTP/1.1"
         case .requestTimeout: return "request header not received in time"
+        case .bodyTimeout: return "request body not received in time"
         }
     }
 }

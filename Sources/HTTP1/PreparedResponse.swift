@@ -61,6 +61,13 @@ public final class PreparedResponse: @unchecked Sendable {
         ) { _ in }
     }
 
+    /// `HTTP/1.1 100 Continue`: an interim answer, so no Content-Length and no body (RFC 9110 §15.2).
+    public static let continueInterim = PreparedResponse(interimStatus: 100)
+
+    private convenience init(interimStatus: Int) {
+        self.init(status: interimStatus, shared: nil, headers: [], bodyCount: 0, framed: false) { _ in }
+    }
+
     private init(
         status: Int,
         shared: SharedHeaders?,
@@ -68,6 +75,7 @@ public final class PreparedResponse: @unchecked Sendable {
         headers: [(String, String)],
         bodyCount: Int,
         external: (body: UnsafeRawBufferPointer, owner: any AnyObject & Sendable)? = nil,
+        framed: Bool = true,
         writeBody: (UnsafeMutableRawBufferPointer) -> Void
     ) {
         self.status = status
@@ -75,8 +83,8 @@ public final class PreparedResponse: @unchecked Sendable {
         let contentLength = external?.body.count ?? bodyCount
         let etagCount = etag.map { "ETag: \"".utf8.count + 16 + $0.suffix.utf8CodeUnitCount + "\"\r\n".utf8.count } ?? 0
         var writer = LineWriter(
-            byteCount: line.utf8.count + etagCount + LineWriter.count(headers) + LineWriter.contentLengthCount(contentLength) + 2
-                + bodyCount
+            byteCount: line.utf8.count + etagCount + LineWriter.count(headers) + (framed ? LineWriter.contentLengthCount(contentLength) : 0)
+                + 2 + bodyCount
         )
         writer.put(line)
         let lineCount = writer.cursor
@@ -87,7 +95,7 @@ public final class PreparedResponse: @unchecked Sendable {
             writer.put("\"\r\n" as StaticString)
         }
         writer.put(headers)
-        writer.putContentLength(contentLength)
+        if framed { writer.putContentLength(contentLength) }
         writer.put("\r\n")
         let fieldsEnd = writer.cursor
         writeBody(UnsafeMutableRawBufferPointer(rebasing: writer.storage[fieldsEnd...]))

@@ -46,6 +46,8 @@ public struct RequestHead: Sendable, Equatable {
     public var authorizationRange: Range<Int>?
     public var body: BodyFraming = .none
     public var acceptsGzip = false
+    /// `Expect: 100-continue`: the client waits for `100 Continue` before it sends the body (RFC 9110 §10.1.1).
+    public var expectsContinue = false
     var connectionClose = false
     var connectionKeepAlive = false
     /// Bytes of the buffer this head occupies, leading empty lines and the final CRLF included.
@@ -279,6 +281,10 @@ public struct RequestHeadParser: Sendable {
                 head.contentTypeRange = head.contentTypeRange ?? value
             case .authorization:
                 head.authorizationRange = head.authorizationRange ?? value
+            case .expect:
+                forEachToken(buffer, value) { token in
+                    if equalsLowercase(buffer, token, "100-continue") { head.expectsContinue = true }
+                }
             case .other:
                 break
             }
@@ -451,6 +457,7 @@ func equalsLowercase(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, 
 
 private enum KnownHeader {
     case host, contentLength, transferEncoding, connection, acceptEncoding, userAgent, forwardedFor, origin, contentType, authorization
+    case expect
     case other
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
@@ -463,6 +470,7 @@ private enum KnownHeader {
         case 15 where equalsLowercase(buffer, name, "x-forwarded-for"): self = .forwardedFor
         case 10 where equalsLowercase(buffer, name, "user-agent"): self = .userAgent
         case 6 where equalsLowercase(buffer, name, "origin"): self = .origin
+        case 6 where equalsLowercase(buffer, name, "expect"): self = .expect
         case 12 where equalsLowercase(buffer, name, "content-type"): self = .contentType
         case 13 where equalsLowercase(buffer, name, "authorization"): self = .authorization
         default: self = .other

@@ -258,7 +258,39 @@ struct ConnectionStateMachineTests {
         let actions = connection.tick()
         #expect(actions.first == .timedOut(.body))
         #expect(connection.responses.map(\.status) == [408])
+        #expect(connection.responses.first?.bodyText.contains("request body not received in time") == true)
         #expect(actions.contains(.shutdownWrite), "the unread request is lingered over, so the client sees the 408")
+    }
+
+    @Test("Expect: 100-continue gets 100 Continue before the body is read, then the final answer; never to HTTP/1.0")
+    func expectContinue() {
+        let connection = ScriptedConnection()
+        connection.send(
+            "POST /.well-known/apple-app-site-association HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+        )
+        connection.run()
+        let interim = String(decoding: connection.written, as: UTF8.self)
+        #expect(interim == "HTTP/1.1 100 Continue\r\n\r\n", "\(interim)")
+        connection.send("hello")
+        connection.machine.socketReady(readable: true, writable: false)
+        connection.run()
+        let all = String(decoding: connection.written, as: UTF8.self)
+        #expect(all.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"), "\(all)")
+
+        let old = ScriptedConnection()
+        old.send("POST / HTTP/1.0\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+        old.run()
+        #expect(old.written.isEmpty, "HTTP/1.0 has no interim responses")
+
+        // A client that sends the body at once needs no 100; a body over the limit is refused without one.
+        let eager = ScriptedConnection()
+        eager.send("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello")
+        eager.run()
+        #expect(!String(decoding: eager.written, as: UTF8.self).contains("100 Continue"))
+        let big = ScriptedConnection()
+        big.send("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 99999999\r\n\r\n")
+        big.run()
+        #expect(big.responses.map(\.status) == [413])
     }
 
     @Test("Header deadline: 408 to a client that sent part of a request; a reset to one that sent nothing")

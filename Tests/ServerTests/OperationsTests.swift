@@ -14,6 +14,20 @@ struct OperationsTests {
         return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
     }
 
+    @Test("A client that sends Expect: 100-continue gets 100 Continue and its answer at once, not after a timeout")
+    func expectContinue() throws {
+        let server = try ServerProcess(config: testConfig())
+        defer { server.stop() }
+        let started = monotonicSeconds()
+        // curl waits up to --expect100-timeout for the interim answer before it sends the body.
+        let result = try curl(
+            "http://127.0.0.1:\(server.port)/.well-known/apple-app-site-association",
+            ["-X", "POST", "-H", "Host: example.com", "-H", "Expect: 100-continue", "--expect100-timeout", "20", "--data", "x=1"]
+        )
+        #expect(result.status == 405, "\(result)")
+        #expect(monotonicSeconds() - started < 5)
+    }
+
     @Test("Admin listener: /healthz, /readyz and Prometheus /metrics with requests by host, path class and status")
     func admin() throws {
         let server = try ServerProcess(config: testConfig())

@@ -356,6 +356,51 @@ struct ReloadTests {
         #expect(!server.stderr.contains("needs a restart"), "\(server.stderr)")
     }
 
+    @Test("A logFormat change is applied at once and never also reported as needing a restart")
+    func logFormatApplies() throws {
+        let server = try ServerProcess(config: Self.config("f0"))
+        defer { server.stop() }
+        let json = Self.config("f1").replacingOccurrences(of: #""accessLog": false"#, with: #""accessLog": false, "logFormat": "json""#)
+        try atomicWrite(json, to: server.directory + "/config.json")
+        #expect(waitUntil(3) { (try? fetch(server)) == Self.document("f1") })
+        #expect(waitUntil(3) { server.stderr.contains(#""msg":"reloaded (file change)"#) }, "\(server.stderr)")
+        #expect(!server.stderr.contains("needs a restart"), "\(server.stderr)")
+    }
+
+    @Test("serve --listen replaces every listener of the config, TLS ones included; --listen-tls adds a TLS one")
+    func listenReplacesEveryListener() throws {
+        let authority = try DevCertificates.makeAuthority(commonName: "listen test CA")
+        let leaf = try DevCertificates.makeLeaf(hosts: ["example.com", "other.example.org"], authority: authority)
+        // The config's TLS listener is on a port something else holds: were it bound, serve would fail.
+        let blocker = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(blocker) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(blocker, $0, length) } }
+        _ = listen(blocker, 1)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(blocker, $0, &length) }
+        }
+        let busy = Int(UInt16(bigEndian: address.sin_port))
+        let configured = Self.config("l0").replacingOccurrences(
+            of: Self.server,
+            with:
+                #"{"listen": [{"address": "127.0.0.1", "port": \#(busy), "tls": true}], "admin": "off", "accessLog": false, "certificates": [{"hosts": ["example.com", "other.example.org"], "certificate": "cert.pem", "key": "key.pem"}]}"#
+        )
+        let files = ["cert.pem": String(decoding: leaf.certificate, as: UTF8.self), "key.pem": String(decoding: leaf.key, as: UTF8.self)]
+        let plain = try ServerProcess(config: configured, files: files, extraArguments: ["--listen", "127.0.0.1:0"])
+        defer { plain.stop() }
+        #expect(plain.stderr.components(separatedBy: "listening on").count == 2, "\(plain.stderr)")
+        #expect(plain.stderr.contains("listening on http://127.0.0.1:"))
+        #expect(try fetch(plain) == Self.document("l0"))
+        let secure = try ServerProcess(config: configured, files: files, extraArguments: ["--listen-tls", "127.0.0.1:0"])
+        defer { secure.stop() }
+        #expect(secure.stderr.contains("listening on https://127.0.0.1:"), "\(secure.stderr)")
+        #expect(!secure.stderr.contains("listening on http://"))
+    }
+
     @Test("Watch settings apply on reload: watching turned on by a SIGHUP-loaded config picks up the next edit by itself")
     func watchSettingsApply() throws {
         let unwatched = Self.config("w0").replacingOccurrences(

@@ -19,12 +19,16 @@ enum ServeCommand {
             POST /reload on the admin listener reload too. A config with errors never replaces a good one.
             SIGTERM or SIGINT stops accepting, finishes in-flight requests and exits (server.timeouts.drain).
 
-            USAGE: aasa-server serve [--config FILE] [--listen ADDR:PORT]... [--admin ADDR:PORT|off] [--check-config]
+            USAGE: aasa-server serve [--config FILE] [--listen ADDR:PORT]... [--listen-tls ADDR:PORT]... [--admin ADDR:PORT|off]
+                                     [--check-config]
 
             OPTIONS:
               --config FILE         The config (default: \(defaultConfig)).
-              --listen ADDR:PORT    Listen here instead of the config's server.listen; repeatable.
-                                    IPv6 in brackets: [::1]:8080. Port 0 picks a free port.
+              --listen ADDR:PORT    Listen here (plain HTTP) instead of every listener of the config's server.listen,
+                                    TLS ones included; repeatable. IPv6 in brackets: [::1]:8080. Port 0 picks a
+                                    free port.
+              --listen-tls ADDR:PORT  Listen here with TLS (certificates from server.certificates); replaces the
+                                    config's listeners as --listen does, and combines with it; repeatable.
               --admin ADDR:PORT     The admin listener (/healthz, /readyz, /metrics), or "off".
               --check-config        Validate the config, print the result and exit (like nginx -t).
               --help                Show this help.
@@ -36,7 +40,7 @@ enum ServeCommand {
             errors or a listener cannot be opened, 2 usage error.
 
             """,
-        spec: ArgumentSpec(options: ["--config", "--admin"], repeatableOptions: ["--listen"], flags: ["--check-config"]),
+        spec: ArgumentSpec(options: ["--config", "--admin"], repeatableOptions: ["--listen", "--listen-tls"], flags: ["--check-config"]),
         run: run
     )
 
@@ -44,12 +48,17 @@ enum ServeCommand {
         let usage = subcommand.help
         let configPath = arguments.value("--config") ?? defaultConfig
         var options = HTTPServer.Options()
-        if !arguments.all("--listen").isEmpty {
+        if !arguments.all("--listen").isEmpty || !arguments.all("--listen-tls").isEmpty {
             var listeners: [ServerSettings.Listener] = []
-            for text in arguments.all("--listen") {
-                switch ServerSettings.parseListenAddress(text) {
-                case .success(let listener): listeners.append(listener)
-                case .failure(let error): return CommandLineTool.usageError("--listen \(error.message)", console: console, usage: usage)
+            for (option, tls) in [("--listen", false), ("--listen-tls", true)] {
+                for text in arguments.all(option) {
+                    switch ServerSettings.parseListenAddress(text) {
+                    case .success(var listener):
+                        listener.tls = tls
+                        listeners.append(listener)
+                    case .failure(let error):
+                        return CommandLineTool.usageError("\(option) \(error.message)", console: console, usage: usage)
+                    }
                 }
             }
             options.listen = listeners

@@ -300,7 +300,7 @@ struct ConnectionStateMachine {
             }
         case .timeout(.body):
             notices.append(.timedOut(.body))
-            notices.append(reject(.requestTimeout))
+            notices.append(reject(.bodyTimeout))
         }
         return true
     }
@@ -502,6 +502,11 @@ struct ConnectionStateMachine {
                         // Refused before any of it is read.
                         return reject(.payloadTooLarge)
                     case .length, .chunked:
+                        // A client that sent Expect: 100-continue waits for this before sending the body; an
+                        // HTTP/1.0 client does not know the interim answer, and one already sending needs none.
+                        if head.expectsContinue && !head.isHTTP10 && input.count == head.length {
+                            output.append(PreparedResponse.continueInterim, dateLine: [], connection: .none, includeBody: false)
+                        }
                         phase = .body(BodyDiscarder(head.body, limit: settings.limits.bodyBytes))
                         bodyStartedAt = clock.now
                     }

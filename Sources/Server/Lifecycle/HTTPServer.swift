@@ -7,7 +7,7 @@ import Synchronization
 public enum HTTPServer {
     /// The command line's overrides of the config's server settings.
     public struct Options: Sendable {
-        /// Replaces the config's plain listeners (`--listen`); TLS listeners stay as configured.
+        /// Replaces every listener of the config, TLS ones included (`--listen`, `--listen-tls`).
         public var listen: [ServerSettings.Listener]?
         /// `.some(nil)` turns the admin listener off (`--admin off`).
         public var admin: ServerSettings.Listener??
@@ -20,7 +20,7 @@ public enum HTTPServer {
         /// The settings the server runs with: the config's, with these overrides applied.
         public func apply(to settings: ServerSettings) -> ServerSettings {
             var effective = settings
-            if let listen { effective.listeners = listen + settings.listeners.filter(\.tls) }
+            if let listen { effective.listeners = listen }
             if let admin { effective.admin = admin }
             return effective
         }

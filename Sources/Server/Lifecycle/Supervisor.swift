@@ -136,6 +136,9 @@ final class Supervisor {
             running.watchFiles = incoming.watchFiles
             running.forcePolling = incoming.forcePolling
             running.pollInterval = incoming.pollInterval
+            running.logFormat = incoming.logFormat
+            running.adminExposed = incoming.adminExposed
+            running.adminTokenFile = incoming.adminTokenFile
             let next = Snapshot(
                 config: loaded.config,
                 settings: running,
