@@ -102,7 +102,7 @@ final class ScriptedConnection {
                     if writeRoom != nil { writeRoom! -= count }
                     machine.wrote(count)
                 }
-            case .rejected, .timedOut, .setNoDelay, .setInterest, .shutdownWrite:
+            case .rejected, .timedOut, .handshakeFailed, .setNoDelay, .setInterest, .shutdownWrite:
                 break
             }
         }

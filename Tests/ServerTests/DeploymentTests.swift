@@ -13,6 +13,63 @@ struct DeploymentTests {
 
     static func fixture(_ name: String) -> String { (try? String(contentsOfFile: fixtures + name, encoding: .utf8)) ?? "" }
 
+    @Test("deploy/README's nginx example routes the AASA paths and assetlinks.json and reuses upstream connections")
+    func nginxExample() throws {
+        let nginx = "/usr/sbin/nginx"
+        try #require(FileManager.default.isExecutableFile(atPath: nginx), "nginx is installed by .ci/run")
+        let readme = try String(contentsOfFile: TestPaths.repositoryRoot + "/deploy/README.md", encoding: .utf8)
+        let afterHeading = try #require(readme.range(of: "**nginx** in front")).upperBound
+        let blockStart = try #require(readme.range(of: "```nginx\n", range: afterHeading..<readme.endIndex)).upperBound
+        let blockEnd = try #require(readme.range(of: "```", range: blockStart..<readme.endIndex)).lowerBound
+        let server = try ServerProcess(config: testConfig())
+        defer { server.stop() }
+        let port = try freeLoopbackPort()
+        let directory = server.directory + "/nginx"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let snippet = String(readme[blockStart..<blockEnd])
+            .replacingOccurrences(of: "10.0.1.10:8080", with: "127.0.0.1:\(server.port)")
+            .replacingOccurrences(of: "# ... listen 443 ssl; server_name ...; ssl_certificate ...;", with: "listen 127.0.0.1:\(port);")
+        let temporaryPaths = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "\($0)_temp_path \(directory)/\($0);" }
+        let conf = """
+            daemon off; master_process off; pid \(directory)/nginx.pid; error_log \(directory)/error.log;
+            events {}
+            http { access_log off; \(temporaryPaths.joined(separator: " "))
+            \(snippet)
+            }
+            """
+        try conf.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-p", directory, "-c", directory + "/nginx.conf"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.terminate() }
+        func get(_ path: String) throws -> (status: String, body: String) {
+            let result = try runTool([
+                "curl", "-s", "--max-time", "5", "-H", "Host: example.com", "-o", "-", "-w", "\n%{http_code}",
+                "http://127.0.0.1:\(port)\(path)",
+            ])
+            let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+        }
+        #expect(waitUntil(5) { (try? get("/.well-known/apple-app-site-association"))?.status == "200" }, "nginx did not proxy")
+        let legacy = try get("/apple-app-site-association")
+        #expect(legacy.status == "200" && legacy.body.contains("ABCDE12345.com.example.shop"))
+        // aasa-server's own answer for a host without Android apps: the request reached it through nginx.
+        let assetLinks = try get("/.well-known/assetlinks.json")
+        #expect(assetLinks.status == "404" && assetLinks.body.contains("no Android apps are configured"), "\(assetLinks)")
+        // Every request came over one upstream connection: the same client address and port.
+        #expect(waitUntil(3) { server.stdout.split(separator: "\n").count >= 3 })
+        let clients = Set(
+            server.stdout.split(separator: "\n").compactMap { line -> String? in
+                guard let range = line.range(of: #""client":""#) else { return nil }
+                return String(line[range.upperBound...].prefix { $0 != "\"" })
+            }
+        )
+        #expect(clients.count == 1, "upstream keep-alive: \(clients)")
+    }
+
     @Test("cgroup quota parsing from fixture files: cpu.max (v2), cfs quota/period (v1), /proc/self/cgroup")
     func quotaParsing() {
         #expect(CPUBudget.parseV2(Self.fixture("cpu.max-3.5")) == 3.5)

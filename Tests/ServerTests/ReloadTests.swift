@@ -377,12 +377,10 @@ struct ReloadTests {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        address.sin_port = in_port_t(UInt16(try freeLoopbackPort()).bigEndian)
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(blocker, $0, length) } }
         _ = listen(blocker, 1)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(blocker, $0, &length) }
-        }
         let busy = Int(UInt16(bigEndian: address.sin_port))
         let configured = Self.config("l0").replacingOccurrences(
             of: Self.server,

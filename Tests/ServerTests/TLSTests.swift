@@ -143,6 +143,10 @@ struct TLSTests {
         let (bytes, closed) = plainOnTLS.read(timeout: 3)
         #expect(closed)
         #expect(!String(decoding: bytes, as: UTF8.self).contains("200 OK"))
+        // The reason reaches the operator's log, not just a silent close.
+        #expect(waitUntil(3) { server.stderr.contains("TLS handshake with 127.0.0.1") }, "\(server.stderr)")
+        let logged = server.stderr.split(separator: "\n").first { $0.contains("TLS handshake with") }.map(String.init) ?? ""
+        #expect(logged.contains("failed: ") && logged.count > "TLS handshake with 127.0.0.1:1 failed: ".count, "\(logged)")
         let tlsOnPlain = try runTool(["sh", "-c", "echo | openssl s_client -connect 127.0.0.1:\(server.port) 2>&1"], timeout: 10)
         #expect(tlsOnPlain.status != 0 || String(decoding: tlsOnPlain.stdout, as: UTF8.self).contains("Cipher is (NONE)"))
         let (status, text) = try curl(server, host: "example.com")

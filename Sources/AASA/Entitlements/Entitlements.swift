@@ -16,7 +16,7 @@ public enum EntitlementsValidator {
         var effects: [String] = []
         if mode.contains("developer") {
             effects.append(
-                "developer mode fetches the file straight from the host (not Apple's CDN), accepts any certificate, and works only "
+                "developer mode fetches the file straight from the host (not Apple's CDN), accepts a certificate it does not trust (but still requires a valid one: names and dates), and works only "
                     + "for development-signed apps on devices with Associated Domains Development turned on"
             )
         }

@@ -82,8 +82,18 @@ struct DeviceGuide {
             }
         }
         let preferred = addresses.first { !$0.address.contains(":") } ?? addresses.first
-        let example = preferred?.address ?? "192.168.1.20"
-        let exampleURL = (example.contains(":") ? "[\(example)]" : example) + ((preferred?.port ?? 443) == 443 ? "" : ":\(preferred!.port)")
+        // Never an invented address shown as if it were this machine's: without one, say what to pass.
+        let example = preferred?.address ?? "LAN-ADDRESS"
+        let exampleURL =
+            preferred.map { entry in
+                (entry.address.contains(":") ? "[\(entry.address)]" : entry.address) + (entry.port == 443 ? "" : ":\(entry.port)")
+            }
+            ?? "LAN-ADDRESS" + (port == 443 ? "" : ":\(port)")
+        if preferred == nil {
+            text +=
+                "    No LAN address of this machine was found; pass the one the phone reaches with --public-address ADDR\n"
+                + "    (LAN-ADDRESS below stands for it).\n"
+        }
         text += """
             On the phone's network, \(hostNames) must resolve to one of these: a local DNS entry (the router's, or
             dnsmasq: address=/\(hosts[0])/\(example)), or a public DNS record pointing at the private address.
@@ -96,7 +106,9 @@ struct DeviceGuide {
                  after changing it). The device fetches the file from this machine, not through Apple's CDN.
               4. Settings → Developer → Universal Links → Diagnostics: enter https://\(hosts[0])/some/path to see
                  whether it opens the app, and which rule decided.
-            Developer mode accepts any certificate. Safari and curl on the phone need the CA installed:
+            Developer mode accepts a certificate the device does not trust, but not an invalid one: its names must
+            cover the host and it must be within its dates (this one is). Safari and curl on the phone need the CA
+            installed:
               5. In Safari on the phone open https://\(exampleURL)\(MobileConfig.path) (accept the
                  warning once — this is the CA being installed) and allow the download; or AirDrop or mail
                  \(profilePath) to the phone.

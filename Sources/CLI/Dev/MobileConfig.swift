@@ -1,5 +1,5 @@
 /// The configuration profile that installs `dev`'s CA on an iPhone or iPad (for Safari and curl there;
-/// developer mode itself accepts any certificate).
+/// developer mode itself accepts an untrusted certificate, as long as it is valid: names and dates).
 enum MobileConfig {
     /// Where `dev` serves it, so the phone can fetch it in Safari.
     static let path = "/ca.mobileconfig"

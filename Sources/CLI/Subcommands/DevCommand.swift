@@ -20,7 +20,8 @@ enum DevCommand {
 
             On the device: Developer Mode on (Settings → Privacy & Security), Settings → Developer →
             Associated Domains Development on, install the Debug build, then test a URL in Settings →
-            Developer → Universal Links → Diagnostics. Developer mode accepts any certificate; the CA
+            Developer → Universal Links → Diagnostics. Developer mode accepts a certificate the device does
+            not trust, but not an invalid one (names and dates must fit; the dev certificate's do); the CA
             profile (installed in Settings → General → VPN & Device Management, trusted in Settings →
             General → About → Certificate Trust Settings) is only for Safari and curl. The host name must
             resolve to this machine on the phone's network, on port 443: entitlements carry no port.

@@ -26,6 +26,8 @@ struct ConnectionStateMachine {
         case rejected(HTTPError, bytes: Int)
         /// A timeout fired (count it); the actions that follow carry it out.
         case timedOut(TimeoutKind)
+        /// The TLS handshake failed for this reason (log it); an abort follows.
+        case handshakeFailed(String)
         /// Hand the reload to the supervisor; its answer comes back through ``respond(_:)``.
         case submitReload
         /// Turn off Nagle's algorithm: the connection is kept alive for more requests.
@@ -157,9 +159,10 @@ struct ConnectionStateMachine {
         case .wouldBlock(let readiness):
             readReady = false
             readWaitsFor = readiness
-        case .failed:
-            // Plain HTTP on a TLS port, an unsupported protocol version, a client that gave up: nothing
-            // the client can be told over a connection that never became TLS.
+        case .failed(let reason):
+            // Plain HTTP on a TLS port, an unsupported protocol version, an unknown SNI name: nothing the
+            // client can be told over a connection that never became TLS, but the operator is.
+            notices.append(.handshakeFailed(reason))
             abort()
         case .closed:
             abort()

@@ -148,6 +148,9 @@ final class EventLoop {
                 if connection.listener == .main { recordRejected(connection, status: error.status, bytes: bytes) }
             case .timedOut(let kind):
                 pendingStats.add { $0.timeouts[kind.rawValue, default: 0] += 1 }
+            case .handshakeFailed(let reason):
+                // Info, not error: scanners fail handshakes all day; the reason is what an operator needs.
+                Log.info("TLS handshake with \(connection.clientAddress) failed: \(reason)")
             case .submitReload:
                 state.reloads.submit(ReloadMailbox.Ticket(loop: index, slot: connection.slot, serial: connection.serial))
                 state.supervisorWake.signal()
