@@ -95,9 +95,12 @@ public enum CommandLineTool {
             break
         }
         guard let command = subcommands.first(where: { $0.name == first }) else {
-            let suggestion = closestMatch(to: first, in: subcommands.map(\.name))
+            // An option where a subcommand belongs is compared with the options that stand alone.
+            let candidates = first.hasPrefix("-") ? ["--version", "--help"] : subcommands.map(\.name) + ["help"]
+            let suggestion = closestMatch(to: first, in: candidates)
             return usageError(
-                "unknown subcommand '\(first)'" + (suggestion.map { "; did you mean '\($0)'?" } ?? ""),
+                (first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown subcommand '\(first)'")
+                    + (suggestion.map { "; did you mean '\($0)'?" } ?? ""),
                 console: console
             )
         }

@@ -12,10 +12,13 @@ public protocol Console: AnyObject {
     var stderrIsTerminal: Bool { get }
     /// Reports printed on stdout (`check`) are coloured only when stdout is a terminal.
     var stdoutIsTerminal: Bool { get }
+    /// A person reads stdout (colour aside): `generate` then ends its exact bytes with a newline.
+    var stdoutIsInteractive: Bool { get }
 }
 
 extension Console {
     public var stdoutIsTerminal: Bool { false }
+    public var stdoutIsInteractive: Bool { false }
 }
 
 public final class StandardConsole: Console {
@@ -30,6 +33,8 @@ public final class StandardConsole: Console {
     public var stderrIsTerminal: Bool { Posix.isTerminal(2) && Posix.environment("NO_COLOR") == nil }
 
     public var stdoutIsTerminal: Bool { Posix.isTerminal(1) && Posix.environment("NO_COLOR") == nil }
+
+    public var stdoutIsInteractive: Bool { Posix.isTerminal(1) }
 }
 
 /// File access at the CLI edge; the pure library receives the reader as a closure.

@@ -36,7 +36,7 @@ public enum HostEvaluation {
         var findings = evaluateApple(observation, expectations)
         // The connection and the certificate are shared: when they failed, that finding says it all.
         if let assetLinks = observation.assetLinks, observation.failure == nil,
-            !findings.contains(where: { $0.rule == "check.tls" || $0.rule.hasPrefix("check.certificate") && $0.severity == .error })
+            !findings.contains(where: { $0.rule.hasPrefix("check.tls") || $0.rule.hasPrefix("check.certificate") && $0.severity == .error })
         {
             findings += assetLinksFindings(assetLinks, target: observation.target, expectations)
         }
@@ -697,9 +697,13 @@ public enum HostEvaluation {
                     )
                 )
             }
-            for (name, service) in [("webcredentials", document.webcredentials), ("appclips", document.appclips)] {
+            let services = [
+                ("check.app-webcredentials", "webcredentials", document.webcredentials),
+                ("check.app-appclips", "appclips", document.appclips),
+            ]
+            for (rule, name, service) in services {
                 let listed = service?.apps.contains { $0.value == app } ?? false
-                findings.append(CheckFinding(.info, "check.app-\(name)", "\(app) is \(listed ? "" : "not ")in \(name)"))
+                findings.append(CheckFinding(.info, rule, "\(app) is \(listed ? "" : "not ")in \(name)"))
             }
         }
         return findings

@@ -10,6 +10,7 @@ final class CapturingConsole: Console, @unchecked Sendable {
     var stdout: [UInt8] = []
     var stderr = ""
     var stderrIsTerminal = false
+    var stdoutIsInteractive = false
 
     func out(_ text: String) { stdout += Array(text.utf8) }
     func outBytes(_ bytes: [UInt8]) { stdout += bytes }

@@ -168,4 +168,36 @@ struct TruthfulOutputTests {
         #expect(result.stderr.contains("the file is gzip-compressed"), "\(result.stderr)")
         #expect(!result.stderr.contains("U+001F"))
     }
+
+    @Test("Small ones: healthcheck resolves a name; --versio is suggested --version; relation \"login\"; an empty config")
+    func smallOnes() throws {
+        let resolved = try first.tool(["healthcheck", "--admin", "localhost:1", "--timeout", "2"])
+        #expect(resolved.status == 1, "a name is resolved and asked, not refused as usage")
+        #expect(resolved.stderr.contains("127.0.0.1:1") || resolved.stderr.contains("[::1]:1"), "\(resolved.stderr)")
+        let typo = run(["--versio"])
+        #expect(typo.status == 2)
+        #expect(typo.console.stderr.contains("unknown option '--versio'; did you mean '--version'?"), "\(typo.console.stderr)")
+        let relation = AssetLinksDecoder.validateFile(
+            Array(#"[{"relation": ["login"], "target": {"namespace": "web", "site": "https://example.com"}}]"#.utf8)
+        ).diagnostics
+        #expect(relation.first?.message.contains("did you mean \"delegate_permission/common.get_login_creds\"?") == true, "\(relation)")
+        let directory = try write(["empty.json": ""])
+        let empty = try first.tool(["validate", "--config", directory + "/empty.json"])
+        #expect(empty.stderr.contains("the config file is empty; a config is a JSON object such as {\"version\": 1, \"sites\""))
+        #expect(!empty.stderr.contains("\"applinks\": {\"details\": []}}"), "an AASA document's shape, for a config")
+    }
+
+    @Test("generate ends with a newline on a terminal (either document), and prints the exact bytes otherwise")
+    func generateNewline() {
+        let android = repositoryRoot + "/config/examples/android.json"
+        for extra in [["--android"], []] {
+            let piped = run(["generate", "--config", android, "--host", "example.com"] + extra)
+            #expect(piped.status == 0)
+            #expect(piped.console.stdout.last == UInt8(ascii: "]") || piped.console.stdout.last == UInt8(ascii: "}"))
+            let console = CapturingConsole()
+            console.stdoutIsInteractive = true
+            #expect(CommandLineTool.run(["generate", "--config", android, "--host", "example.com"] + extra, console: console) == 0)
+            #expect(console.stdout == piped.console.stdout + [0x0A], "\(extra)")
+        }
+    }
 }

@@ -193,9 +193,10 @@ public enum AssetLinksDecoder {
     /// Grammar (an error: the verifier rejects the file) and whether Android or Chrome act on it (a warning).
     static func checkRelation(_ relation: Located<String>, _ reader: inout NodeReader) {
         if !AssetRelation.isWellFormed(relation.value) {
-            let suggestion = AssetRelation.known.first {
-                $0.hasSuffix("." + relation.value.lowercased()) || $0.lowercased() == relation.value.lowercased().trimmingSpaces()
-            }
+            let suggestion =
+                AssetRelation.known.first {
+                    $0.hasSuffix("." + relation.value.lowercased()) || $0.lowercased() == relation.value.lowercased().trimmingSpaces()
+                } ?? AssetRelation.meant(by: relation.value)
             reader.report(
                 .error,
                 "assetlinks.relation-invalid",

@@ -41,6 +41,14 @@ public enum AssetRelation {
     public static let handleAllURLs = "delegate_permission/common.handle_all_urls"
     /// Credential sharing between the site and the app (Credential Manager, Smart Lock, autofill).
     public static let getLoginCredentials = "delegate_permission/common.get_login_creds"
+
+    /// The relation a loose word most likely means: "login" or "password" sharing, "links" or "urls" opening.
+    static func meant(by word: String) -> String? {
+        let lowered = word.lowercased()
+        if ["login", "cred", "password", "sign"].contains(where: { lowered.contains($0) }) { return getLoginCredentials }
+        if ["url", "link"].contains(where: { lowered.contains($0) }) { return handleAllURLs }
+        return nil
+    }
     /// Custom Tabs / Trusted Web Activities: the app may act with the site's origin.
     public static let useAsOrigin = "delegate_permission/common.use_as_origin"
 

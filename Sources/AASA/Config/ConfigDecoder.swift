@@ -20,10 +20,22 @@ public enum ConfigDecoder {
 
     public static func decode(_ bytes: [UInt8]) -> Result {
         let parsed = JSONParser.parse(bytes, duplicateKeys: .error)
-        guard let root = parsed.root else { return Result(config: nil, diagnostics: parsed.diagnostics) }
+        guard let root = parsed.root else { return Result(config: nil, diagnostics: forConfig(parsed.diagnostics)) }
         var reader = NodeReader()
         let config = decode(root, &reader)
         return Result(config: config, diagnostics: parsed.diagnostics + reader.findings)
+    }
+
+    /// The parser speaks of AASA documents; an empty config is told what a config looks like.
+    static func forConfig(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        diagnostics.map { finding in
+            guard finding.rule == "json.empty" else { return finding }
+            var told = finding
+            told.message =
+                "the config file is empty; a config is a JSON object such as "
+                + "{\"version\": 1, \"sites\": [{\"hosts\": [\"example.com\"], \"applinks\": {\"details\": [...]}}]}"
+            return told
+        }
     }
 
     static func decode(_ root: JSONNode, _ reader: inout NodeReader) -> Config? {

@@ -440,7 +440,7 @@ public enum ConfigLoader {
         if parsesPerSite && !parsed.diagnostics.isEmpty { return loadParsingWholeFile() }
         var reader = NodeReader()
         let root = parsed.root.flatMap { ConfigDecoder.decodeRoot($0, &reader) }
-        var findings = parsed.diagnostics.inFile(configPath)
+        var findings = ConfigDecoder.forConfig(parsed.diagnostics).inFile(configPath)
         findings += reader.findings.inFile(configPath)
         guard var config = root?.config, let aliases = root?.aliases, let siteNodes = root?.siteNodes else {
             return LoadedConfig(config: nil, sites: SiteList(), diagnostics: findings, hostTable: HostTable())

@@ -8,8 +8,10 @@ enum GenerateCommand {
             OVERVIEW: Print the exact bytes the server serves for a host, or write one file per host.
 
             Output is canonical JSON (stable key order, UTF-8, no BOM): the same config always gives the same
-            bytes. A site that hosts a verbatim file prints that file unchanged. Nothing is written when the
-            config has errors, and an output path never replaces the config or a file it references.
+            bytes. A site that hosts a verbatim file prints that file unchanged. On a terminal a newline follows
+            the document (so the prompt starts on its own line); redirected or piped, the output is exactly the
+            served bytes. Nothing is written when the config has errors, and an output path never replaces the
+            config or a file it references.
 
             USAGE: aasa-server generate --config FILE (--host HOST [--android] | --all --out DIR) [--pretty]
 
@@ -81,7 +83,7 @@ enum GenerateCommand {
                 console.err("error: no site for \"\(host)\" has Android apps: the server answers /.well-known/assetlinks.json with 404\n")
                 return ExitStatus.failure
             }
-            console.outBytes(pretty ? assetLinks.prettyBytes() : assetLinks.bytes)
+            printDocument(pretty ? assetLinks.prettyBytes() : assetLinks.bytes, console)
             return ExitStatus.success
         }
         if arguments.has("--android") {
@@ -93,7 +95,7 @@ enum GenerateCommand {
         }
         if let host {
             if let site = loaded.site(forHost: host), site.servesApple {
-                console.outBytes(pretty ? site.prettyBytes() : site.bytes)
+                printDocument(pretty ? site.prettyBytes() : site.bytes, console)
                 return ExitStatus.success
             }
             if loaded.config?.unknownHost == .notFound {
@@ -106,7 +108,7 @@ enum GenerateCommand {
                     ? "warning: \"\(host)\" has only Android apps (see --android); its AASA paths answer with the unknownHost \"empty\" document\n"
                     : "warning: no site serves \"\(host)\"; the server answers with the unknownHost \"empty\" document\n"
             )
-            console.outBytes(pretty ? AASARenderer.bytes(.empty, pretty: true) : LoadedConfig.emptyDocumentBytes)
+            printDocument(pretty ? AASARenderer.bytes(.empty, pretty: true) : LoadedConfig.emptyDocumentBytes, console)
             return ExitStatus.success
         }
 
@@ -154,6 +156,13 @@ enum GenerateCommand {
             )
         }
         return ExitStatus.success
+    }
+
+    /// The exact bytes the server sends; on a terminal a newline follows when they do not end with one, so
+    /// the prompt starts on a line of its own (redirected or piped, the bytes are exactly the served ones).
+    static func printDocument(_ bytes: [UInt8], _ console: any Console) {
+        console.outBytes(bytes)
+        if console.stdoutIsInteractive && bytes.last != 0x0A { console.out("\n") }
     }
 
     /// The directory `--all` writes a host's file under: the host itself, or `_wildcard.<domain>` for

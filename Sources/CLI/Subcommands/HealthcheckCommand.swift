@@ -10,11 +10,12 @@ enum HealthcheckCommand {
             OVERVIEW: Ask a running server's admin listener whether it is healthy: exit 0 when /healthz (or /readyz
             with --ready) answers 200, 1 otherwise. Made for Docker's HEALTHCHECK, so the image needs no curl.
 
-            USAGE: aasa-server healthcheck [--admin ADDR:PORT] [--ready] [--timeout SECONDS]
+            USAGE: aasa-server healthcheck [--admin HOST:PORT] [--ready] [--timeout SECONDS]
 
             OPTIONS:
-              --admin ADDR:PORT   The admin listener (default 127.0.0.1:9090; an all-interfaces address such as
-                                  0.0.0.0:9090 is asked on loopback).
+              --admin HOST:PORT   The admin listener (default 127.0.0.1:9090): an address, or a name such as
+                                  localhost:9090 (resolved within --timeout). An all-interfaces address such as
+                                  0.0.0.0:9090 is asked on loopback.
               --ready             Ask /readyz (ready to take traffic; 503 while draining) instead of /healthz.
               --timeout SECONDS   Give up after this long (default 3).
               --help              Show this help.
@@ -29,10 +30,17 @@ enum HealthcheckCommand {
     static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
         let usage = subcommand.help
         var admin = ServerSettings.Listener(address: "127.0.0.1", port: 9090)
+        var name: String?
         if let text = arguments.value("--admin") {
             switch ServerSettings.parseListenAddress(text) {
             case .success(let listener): admin = listener
-            case .failure(let error): return CommandLineTool.usageError("--admin \(error.message)", console: console, usage: usage)
+            case .failure(let error):
+                // Not an address: a name and a port, resolved below within the timeout.
+                guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port),
+                    !text[..<colon].isEmpty, !text[..<colon].contains(":")
+                else { return CommandLineTool.usageError("--admin \(error.message)", console: console, usage: usage) }
+                name = String(text[..<colon])
+                admin.port = port
             }
         }
         var timeout = 3.0
@@ -41,6 +49,18 @@ enum HealthcheckCommand {
                 return CommandLineTool.usageError("--timeout takes seconds, from 0.1 to 60", console: console, usage: usage)
             }
             timeout = seconds
+        }
+        if let name {
+            switch Posix.resolve(name, timeoutMilliseconds: Int32(timeout * 1000)) {
+            case .success(let addresses) where !addresses.isEmpty:
+                admin.address = addresses[0]
+            case .success:
+                console.err("unhealthy: \(name) resolves to no address\n")
+                return ExitStatus.failure
+            case .failure(let error):
+                console.err("unhealthy: cannot resolve \(name): \(error.message)\n")
+                return ExitStatus.failure
+            }
         }
         // A listener on every interface answers on loopback too.
         let address = admin.address == "0.0.0.0" ? "127.0.0.1" : admin.address == "::" ? "::1" : admin.address

@@ -1,0 +1,80 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// README's rule tables are the list users filter CI output by: every rule id the code emits is in
+/// them, and every id in them is one the code emits. Read from the sources, so the two cannot drift.
+@Suite("README documents every rule id")
+struct RuleDocumentationTests {
+    /// `"json.syntax"`, `"check.tls-alert"`: a dotted lower-case literal.
+    static let ruleLiteral = #""([a-z][a-z0-9]*(?:\.[a-z0-9-]+)+)""#
+
+    /// The ids the sources emit: a literal right after a severity (`.error, "rule"`, also across a line
+    /// break), or given as `rule:` / assigned to `.rule`, or passed to a local `error("rule", …)` helper.
+    static func emittedIDs() throws -> Set<String> {
+        let forms = [
+            #"\.(?:error|warning|info|pass)\s*,\s*"# + ruleLiteral,
+            #"Diagnostic\(\s*[\w.]+\s*,\s*"# + ruleLiteral,
+            #"\brule:\s*"# + ruleLiteral,
+            #"\.rule\s*=\s*"# + ruleLiteral,
+            #"\b(?:error|warning)\(\s*"# + ruleLiteral,
+            // A (rule, …) tuple whose id is chosen at run time.
+            #"\(\s*"# + ruleLiteral + #"\s*,\s*""#,
+        ].map { try! NSRegularExpression(pattern: $0) }
+        var ids = Set<String>()
+        let sources = TestPaths.repositoryRoot + "/Sources"
+        let files = FileManager.default.enumerator(atPath: sources)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        #expect(files.count > 50)
+        for file in files {
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            let range = NSRange(text.startIndex..., in: text)
+            for form in forms {
+                for match in form.matches(in: text, range: range) {
+                    guard let id = Range(match.range(at: 1), in: text).map({ String(text[$0]) }) else { continue }
+                    ids.insert(id)
+                }
+            }
+        }
+        // Dotted literals that are not rules: the entitlement key and host names in examples.
+        return ids.filter { !$0.hasPrefix("com.") && !$0.hasSuffix(".com") && !$0.hasSuffix(".json") }
+    }
+
+    /// The ids in README's two rule tables ("What `validate` checks" and the `check` table).
+    static func documentedIDs() throws -> (ids: Set<String>, families: [String]) {
+        let readme = try String(contentsOfFile: TestPaths.repositoryRoot + "/README.md", encoding: .utf8)
+        var ids = Set<String>()
+        var families: [String] = []
+        let code = try NSRegularExpression(pattern: #"`([a-z][a-z0-9]*(?:\.[a-z0-9*-]+)+)`"#)
+        for line in readme.split(separator: "\n") where line.hasPrefix("| ") {
+            let text = String(line)
+            for match in code.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                guard let id = Range(match.range(at: 1), in: text).map({ String(text[$0]) }) else { continue }
+                if id.hasSuffix(".*") { families.append(String(id.dropLast())) } else { ids.insert(id) }
+            }
+        }
+        return (ids, families)
+    }
+
+    @Test("Every rule id in the sources is in README's tables")
+    func everyEmittedRuleIsDocumented() throws {
+        let emitted = try Self.emittedIDs()
+        #expect(emitted.count > 150, "the extraction found \(emitted.count) ids")
+        #expect(emitted.contains("json.syntax") && emitted.contains("check.timeout") && emitted.contains("tls.expired"))
+        let (documented, families) = try Self.documentedIDs()
+        let missing = emitted.filter { id in !documented.contains(id) && !families.contains { id.hasPrefix($0) } }.sorted()
+        #expect(missing.isEmpty, "rule ids the code emits that README's tables do not list: \(missing)")
+    }
+
+    @Test("Every rule id in README's tables is one the sources emit")
+    func everyDocumentedRuleExists() throws {
+        let emitted = try Self.emittedIDs()
+        let (documented, _) = try Self.documentedIDs()
+        // Table cells also name config keys, files and commands in backticks; only rule-shaped ids of a
+        // known family are compared.
+        let familyNames = Set(emitted.map { String($0.prefix { $0 != "." }) })
+        let stale = documented.filter { id in
+            familyNames.contains(String(id.prefix { $0 != "." })) && !emitted.contains(id) && !id.hasSuffix(".json")
+        }.sorted()
+        #expect(stale.isEmpty, "README lists rule ids no code emits: \(stale)")
+    }
+}
