@@ -232,7 +232,18 @@ struct ParserFuzzTests {
             "HEAD / HTTP/1.1\r\nHost: [::1]:80\r\nTransfer-Encoding: chunked\r\nUser-Agent: AASA-Bot/1.0.0\r\n\r\n0\r\n\r\n",
         ].map { Array($0.utf8) }
         let interesting: [UInt8] = [0, 9, 10, 13, 32, 58, 44, 64, 0x7F, 0x80, 0xFF, UInt8(ascii: "["), UInt8(ascii: "]")]
+        let limits = HTTPLimits(requestLineBytes: 64, headerBytes: 128, headerCount: 4, bodyBytes: 16)
+        // Unmutated, every seed parses: a parser that refused everything would fail here, not pass below.
+        for seed in seeds {
+            var parser = RequestHeadParser(limits: limits)
+            guard case .complete = seed.withUnsafeBufferPointer({ parser.parse($0) }) else {
+                Issue.record("seed does not parse: \(String(decoding: seed, as: UTF8.self))")
+                continue
+            }
+        }
         var random = Generator(state: 7)
+        var completed = 0
+        var failed = 0
         for iteration in 0..<20_000 {
             var bytes = seeds[iteration % seeds.count]
             for _ in 0..<(1 + Int(random.next() % 4)) {
@@ -244,17 +255,27 @@ struct ParserFuzzTests {
                 default: bytes[position] = UInt8(truncatingIfNeeded: random.next())
                 }
             }
-            var parser = RequestHeadParser(limits: HTTPLimits(requestLineBytes: 64, headerBytes: 128, headerCount: 4, bodyBytes: 16))
+            var parser = RequestHeadParser(limits: limits)
             let split = Int(random.next() % UInt64(bytes.count + 1))
             var result = Array(bytes[0..<split]).withUnsafeBufferPointer { parser.parse($0) }
             if result == .incomplete { result = bytes.withUnsafeBufferPointer { parser.parse($0) } }
+            // However the bytes arrive, a head that parses is the head the whole buffer gives.
+            var whole = RequestHeadParser(limits: limits)
+            let expected = bytes.withUnsafeBufferPointer { whole.parse($0) }
+            if case .complete(let a) = expected, case .complete(let b) = result { #expect(a == b) }
+            if case .failed = result { failed += 1 }
             guard case .complete(let head) = result else { continue }
+            completed += 1
             #expect(head.length <= bytes.count)
             #expect(bytes[head.length - 1] == 0x0A)
             for range in [head.pathRange, head.targetRange, head.methodRange] + [head.hostRange, head.userAgentRange].compactMap({ $0 }) {
                 #expect(range.upperBound <= head.length)
             }
         }
+        // Mutations leave many requests valid and break many: both outcomes must really occur, or the
+        // loop above checked nothing.
+        #expect(completed > 2_000, "only \(completed) of 20,000 mutated requests parsed")
+        #expect(failed > 2_000, "only \(failed) of 20,000 mutated requests were refused")
     }
 }
 
