@@ -59,6 +59,13 @@ struct AssetLinksTests {
         #expect(aasa.first { $0.rule == "json.root-not-object" }?.message.contains("remove the quotes around the document") == true)
     }
 
+    @Test("Sizes in messages: \"1 byte\", never \"1 bytes\"")
+    func byteCounts() {
+        #expect(AASAValidator.formatBytes(1) == "1 byte")
+        #expect(AASAValidator.formatBytes(2) == "2 bytes")
+        #expect(AASAValidator.formatBytes(20_480) == "20 KiB (20480 bytes)")
+    }
+
     @Test("Package names follow Android's rules")
     func packageNames() {
         for valid in ["com.example.app", "io.github.app_1john419.twa", "A.b"] {

@@ -45,6 +45,28 @@ struct CheckEvaluationTests {
         return result
     }
 
+    @Test("The same wrong answer on both AASA paths is one finding, not also \"a different document\"")
+    func sameWrongAnswerTwice() {
+        let broken = Array(#"{"applinks": {"details": [}"#.utf8)
+        var seen = observation(get: exchange(200, body: broken))
+        seen.rootPath = exchange(200, body: broken)
+        let findings = HostEvaluation.evaluate(seen, CheckExpectations())
+        #expect(findings.filter { $0.rule == "json.syntax" }.count == 1, "\(findings.map(\.rule))")
+        #expect(!findings.contains { $0.rule == "check.root-path" && $0.severity == .error }, "\(findings.map(\.rule))")
+    }
+
+    @Test("--path lists every app that opens the path, in the order iOS prefers them")
+    func pathListsEveryApp() {
+        let two = Array(#"{"applinks":{"details":[{"appIDs":["ABCDE12345.com.a","ABCDE12345.com.b"],"components":[{"/":"/p/*"}]}]}}"#.utf8)
+        var expectations = CheckExpectations()
+        expectations.paths = ["/p/1"]
+        let finding = HostEvaluation.evaluate(observation(get: exchange(200, body: two)), expectations).first { $0.rule == "check.path" }
+        #expect(
+            finding?.message == "/p/1 opens ABCDE12345.com.a (or, where it is not installed, ABCDE12345.com.b)",
+            "\(String(describing: finding))"
+        )
+    }
+
     @Test("Redirects are named by their classic cause")
     func redirects() {
         let target = CheckTarget(host: "example.com")

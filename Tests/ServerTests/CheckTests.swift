@@ -324,8 +324,13 @@ struct CheckTests {
         // An origin behind a TLS-terminating load balancer, checked over HTTP on purpose.
         let origin = try ServerProcess(config: testConfig())
         defer { origin.stop() }
-        let plain = try check(["http://example.com", "--connect", "127.0.0.1:\(origin.port)", "--strict", "--plain-http-ok"])
+        // --app takes the config's app names as well as IDs.
+        let plain = try check([
+            "http://example.com", "--connect", "127.0.0.1:\(origin.port)", "--strict", "--plain-http-ok", "--config",
+            origin.directory + "/config.json", "--app", "shop",
+        ])
         #expect(plain.status == 0, "\(plain.stdout)")
+        #expect(plain.findings.contains { $0.rule == "check.app" && $0.message.contains("ABCDE12345.com.example.shop is in applinks") })
         #expect(plain.findings.first { $0.rule == "check.plain-http" }?.severity == "info")
         let configRun = try runTool([
             TestPaths.serverExecutable, "check", "--json", "--config", origin.directory + "/config.json", "--plain-http", "--connect",
