@@ -134,41 +134,26 @@ extension String {
     }
 }
 
-/// Loads a config through the file system; shared by the subcommands that take `--config`.
-enum ConfigFiles {
-    /// The config as the server would serve it: with its certificates checked (`serve`, `validate`, `dev`).
-    static func load(_ source: ConfigSource, console: any Console) -> ConfigSource.Loaded? {
-        switch source.load(now: Int(Posix.unixTime())) {
-        case .success(let loaded): return loaded
+extension CommandLineTool {
+    /// A subcommand's config, read the one way every subcommand reads it (``ConfigReader`` then
+    /// ``Generation/load(_:reusing:)``): `-` is standard input (findings then name `<stdin>`); a config
+    /// file that cannot be read is said on stderr and gives nil (a usage error).
+    static func loadConfig(
+        _ path: String,
+        certificates: CertificateSupply,
+        options: GenerationOptions = GenerationOptions(),
+        console: any Console
+    ) -> Generation.Candidate? {
+        var contents: [UInt8]?
+        if path == Files.standardInput {
+            guard let bytes = Files.readArgument(path, console: console, limit: Posix.ReadLimit.config) else { return nil }
+            contents = bytes
+        }
+        switch ConfigReader.inputs(path: Files.displayName(path), contents: contents, certificates: certificates, options: options) {
+        case .success(let inputs): return Generation.load(inputs)
         case .failure(let error):
-            console.err("error: cannot read \"\(source.path)\": \(error.message)\n")
+            console.err("error: cannot read \"\(path)\": \(error.message)\n")
             return nil
         }
-    }
-
-    /// The config's sites and documents only (`generate`, `match`, `dev`): certificates are not read.
-    static func load(_ path: String, console: any Console) -> (LoadedConfig, [String: [UInt8]])? {
-        guard let bytes = Files.readArgument(path, console: console, limit: Posix.ReadLimit.config) else { return nil }
-        let path = Files.displayName(path)
-        let hosted = ReadFiles()
-        let loaded = ConfigLoader.load(
-            configBytes: bytes,
-            configPath: path,
-            readFile: { file in
-                let result = Files.read(file, limit: Posix.ReadLimit.document)
-                if case .success(let contents) = result { hosted.files.withLock { $0[file] = contents } }
-                return result
-            },
-            parallel: { Posix.parallelFor($0, $1) },
-            includes: ConfigSource.includeAccess
-        )
-        var sources = hosted.files.withLock { $0 }
-        sources[path] = bytes
-        return (loaded, sources)
-    }
-
-    /// The files a load read, kept to quote their lines in findings (a load may read from several threads).
-    private final class ReadFiles: Sendable {
-        let files = Mutex<[String: [UInt8]]>([:])
     }
 }

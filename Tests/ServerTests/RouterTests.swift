@@ -253,14 +253,14 @@ struct ReloadDecisionTests {
         incoming.pollInterval = 5
         // Applied at once by a reload (Log.configure), so never also reported as needing a restart.
         incoming.logFormat = .json
-        #expect(RestartRequirements.settingsNeedingRestart(running: running, incoming: incoming).isEmpty)
+        #expect(SettingsReload.apply(incoming, over: running).needsRestart.isEmpty)
         incoming.maxHeaderBytes = 1024
         incoming.admin = nil
         incoming.accessLog = false
         incoming.keepAliveTimeout = 5
         // Named by config key, as a user would look them up.
         #expect(
-            RestartRequirements.settingsNeedingRestart(running: running, incoming: incoming) == [
+            SettingsReload.apply(incoming, over: running).needsRestart == [
                 "server.admin", "server.limits.headerBytes", "server.timeouts.keepAlive", "server.accessLog",
             ]
         )
@@ -270,7 +270,7 @@ struct ReloadDecisionTests {
         configured.listeners = [.init(address: "0.0.0.0", port: 8080)]
         let options = HTTPServer.Options(listen: [.init(address: "127.0.0.1", port: 0)], admin: .some(nil))
         let effective = options.apply(to: configured)
-        #expect(RestartRequirements.settingsNeedingRestart(running: effective, incoming: options.apply(to: configured)).isEmpty)
+        #expect(SettingsReload.apply(options.apply(to: configured), over: effective).needsRestart.isEmpty)
     }
 
     @Test("The reload log line says what changed, or why the config was refused and what keeps serving")

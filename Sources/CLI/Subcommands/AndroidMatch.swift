@@ -1,4 +1,5 @@
 import AASA
+import Server
 
 /// `match --android`: which packages a host's statement list verifies for App Links, per URL.
 enum AndroidMatch {
@@ -23,7 +24,9 @@ enum AndroidMatch {
             }
             fileStatements = statements
         } else if let configPath = arguments.value("--config") {
-            guard let (loaded, _) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+            guard let loaded = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console)?.config else {
+                return ExitStatus.usage
+            }
             if loaded.hasErrors {
                 console.err("warning: \(configPath) has errors (see 'aasa-server validate'); predictions use what could be built\n")
             }

@@ -1,6 +1,7 @@
 import AASA
 import Check
 import Posix
+import Server
 
 enum CheckCommand {
     static let subcommand = CommandLineTool.Subcommand(
@@ -118,7 +119,9 @@ enum CheckCommand {
         var loaded: LoadedConfig?
         let configPath = arguments.value("--config")
         if let configPath {
-            guard let (config, _) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+            guard let config = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console)?.config else {
+                return ExitStatus.usage
+            }
             if config.hasErrors {
                 console.err(
                     "error: \(configPath) has errors (run `aasa-server validate --config \(configPath)`); not checking against it\n"

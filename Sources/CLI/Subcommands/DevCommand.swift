@@ -139,7 +139,7 @@ enum DevCommand {
             key: Posix.canonicalPath(files.key)
         )
         let published = ServerSettings.PublishedFile(path: MobileConfig.path, contentType: MobileConfig.contentType, body: profile)
-        let source = ConfigSource(path: configPath, forDevelopment: true) { [addresses] configured in
+        let options = GenerationOptions(forDevelopment: true) { [addresses] configured in
             var settings = configured
             settings.listeners = addresses.map { ServerSettings.Listener(address: $0, port: port, tls: true) }
             settings.listenersConfigured = true
@@ -148,7 +148,10 @@ enum DevCommand {
             settings.publishedFiles = [published]
             return settings
         }
-        guard let loaded = ConfigFiles.load(source, console: console) else { return ExitStatus.usage }
+        let certificates = CertificateSupply.files(developmentExpected: true)
+        guard let loaded = CommandLineTool.loadConfig(configPath, certificates: certificates, options: options, console: console) else {
+            return ExitStatus.usage
+        }
         let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: loaded.sources)
         printer.print(loaded.diagnostics.sortedForDisplay(), to: console)
         if loaded.diagnostics.hasErrors { return ExitStatus.failure }
@@ -157,9 +160,10 @@ enum DevCommand {
         }
         let fingerprint = CertificateInspector.summary(caPEM)?.sha256Fingerprint ?? "(unreadable)"
 
+        guard case .success(let first) = Generation.first(loaded) else { return ExitStatus.failure }
         return HTTPServer.run(
-            source: source,
-            initial: loaded,
+            initial: first,
+            readInputs: { ConfigReader.inputs(path: configPath, certificates: certificates, options: options) },
             bindFailureHint: { error in
                 // Binding to 443 without privilege: say exactly how to fix it.
                 guard error.isPermissionDenied, port < 1024 else { return nil }

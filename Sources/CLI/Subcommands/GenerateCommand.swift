@@ -1,4 +1,5 @@
 import AASA
+import Server
 
 enum GenerateCommand {
     static let subcommand = CommandLineTool.Subcommand(
@@ -53,7 +54,10 @@ enum GenerateCommand {
         if out != nil && !all {
             return CommandLineTool.usageError("--out is used with --all", console: console, usage: usage)
         }
-        guard let (loaded, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+        guard let candidate = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console) else {
+            return ExitStatus.usage
+        }
+        let (loaded, sources) = (candidate.config, candidate.sources)
         let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
         // For one host, only what concerns it: its site's findings and the config-wide ones.
         var shown = loaded.diagnostics

@@ -1,4 +1,5 @@
 import AASA
+import Server
 
 enum MatchCommand {
     static let subcommand = CommandLineTool.Subcommand(
@@ -125,7 +126,10 @@ enum MatchCommand {
             }
             fileMatcher = Matcher(document, reading: reading)
         } else if let configPath {
-            guard let (loaded, sources) = ConfigFiles.load(configPath, console: console) else { return ExitStatus.usage }
+            guard let candidate = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console) else {
+                return ExitStatus.usage
+            }
+            let (loaded, sources) = (candidate.config, candidate.sources)
             if loaded.config == nil {
                 let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: sources)
                 for finding in loaded.diagnostics where finding.severity == .error { console.err(printer.human(finding) + "\n") }

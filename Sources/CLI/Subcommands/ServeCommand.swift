@@ -81,8 +81,9 @@ enum ServeCommand {
         }
 
         // --check-config quotes source lines; the server keeps only what serving needs.
-        let source = ConfigSource(path: configPath, servingOnly: !arguments.has("--check-config"), adjustSettings: options.apply)
-        guard let loaded = ConfigFiles.load(source, console: console) else { return ExitStatus.usage }
+        let generationOptions = GenerationOptions(servingOnly: !arguments.has("--check-config"), adjustSettings: options.apply)
+        guard let loaded = CommandLineTool.loadConfig(configPath, certificates: .files(), options: generationOptions, console: console)
+        else { return ExitStatus.usage }
         let findings = loaded.diagnostics.sortedForDisplay()
         let errorCount = loaded.diagnostics.errorCount
         if arguments.has("--check-config") {
@@ -106,6 +107,9 @@ enum ServeCommand {
             )
             return ExitStatus.success
         }
-        return HTTPServer.run(source: source, initial: loaded)
+        guard case .success(let first) = Generation.first(loaded) else { return ExitStatus.failure }
+        return HTTPServer.run(initial: first) {
+            ConfigReader.inputs(path: configPath, certificates: .files(), options: generationOptions)
+        }
     }
 }

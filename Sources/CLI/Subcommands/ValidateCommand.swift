@@ -74,15 +74,10 @@ enum ValidateCommand {
         var sources: [String: [UInt8]] = [:]
         var loadedConfig: LoadedConfig?
         if let config {
-            let readsCertificates = !arguments.has("--no-certificates")
-            var source = ConfigSource(path: config, readsCertificates: readsCertificates)
-            if config == Files.standardInput {
-                guard let bytes = Files.readArgument(config, console: console, limit: Posix.ReadLimit.config) else {
-                    return ExitStatus.usage
-                }
-                source = ConfigSource(path: Files.displayName(config), contents: bytes, readsCertificates: readsCertificates)
+            let certificates: CertificateSupply = arguments.has("--no-certificates") ? .declaredOnly : .files()
+            guard let loaded = CommandLineTool.loadConfig(config, certificates: certificates, console: console) else {
+                return ExitStatus.usage
             }
-            guard let loaded = ConfigFiles.load(source, console: console) else { return ExitStatus.usage }
             loadedConfig = loaded.config
             sources.merge(loaded.sources) { first, _ in first }
             findings += loaded.diagnostics

@@ -51,7 +51,7 @@ extension EventLoop {
     private func start(_ arrival: Arrival) {
         let transport: Transport
         if arrival.listener.tls {
-            guard let session = state.current.tls?.session(fd: arrival.fd) else {
+            guard let session = state.snapshot.tls?.session(fd: arrival.fd) else {
                 if arrival.listener.role == .main { state.connections.release() }
                 Posix.abort(arrival.fd)
                 return

@@ -250,7 +250,7 @@ final class EventLoop {
     }
 
     private func answer(_ connection: Connection, _ head: RequestHead) {
-        let snapshot = batchSnapshot ?? state.current
+        let snapshot = batchSnapshot ?? state.snapshot
         batchSnapshot = snapshot
         let route = connection.machine.input.withUnsafeBufferPointer { buffer in
             Router.route(head, in: buffer, listener: connection.listener, snapshot: snapshot, admin: adminView)

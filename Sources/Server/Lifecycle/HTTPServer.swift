@@ -26,12 +26,13 @@ public enum HTTPServer {
         }
     }
 
-    /// Runs until drained; returns the process exit status. `initial` is `source`'s first load, already
-    /// reported and free of errors. `bindFailureHint` may replace the advice for a listener that cannot
-    /// be opened; `onListening` learns the listeners as bound (ports chosen for port 0) before serving.
+    /// Runs until drained; returns the process exit status. `initial` is the first generation, already
+    /// reported; `readInputs` reads the config afresh for each reload. `bindFailureHint` may replace the
+    /// advice for a listener that cannot be opened; `onListening` learns the listeners as bound (ports
+    /// chosen for port 0) before serving.
     public static func run(
-        source: ConfigSource,
-        initial: ConfigSource.Loaded,
+        initial: ServedGeneration,
+        readInputs: @escaping @Sendable () -> Result<GenerationInputs, FileError>,
         bindFailureHint: @escaping (SystemError) -> String? = { _ in nil },
         onListening: ([ServerSettings.Listener]) -> Void = { _ in }
     ) -> Int32 {
@@ -55,24 +56,11 @@ public enum HTTPServer {
         let startedAt = Posix.unixTime()
         let state: ServerState
         do {
-            state = try ServerState(
-                snapshot: Snapshot(
-                    config: initial.config,
-                    settings: settings,
-                    tls: initial.tls,
-                    adminPolicy: initial.adminPolicy,
-                    generation: 1,
-                    now: startedAt
-                ),
-                startedAt: startedAt,
-                maxConnections: settings.maxConnections
-            )
+            state = try ServerState(serving: initial, startedAt: startedAt)
         } catch {
             Log.error("cannot start: \(error)")
             return 1
         }
-        state.lastLoadMicroseconds.store(initial.microseconds, ordering: .relaxed)
-        source.commit(initial)
 
         let bound: BoundListeners
         switch BoundListeners.bind(settings, hint: bindFailureHint) {
@@ -123,7 +111,7 @@ public enum HTTPServer {
         // (the event-loop threads, already started, keep the normal priority).
         Posix.lowerCurrentThreadPriority()
         // Watching starts before readiness is announced: a change written right after it is seen.
-        let supervisor = Supervisor(source: source, state: state, loops: loops, signals: signals, mainSockets: bound.main, initial: initial)
+        let supervisor = Supervisor(readInputs: readInputs, state: state, loops: loops, signals: signals, mainSockets: bound.main)
         for line in bound.announcements { Log.info(line) }
         let sites = initial.config.sites.count
         Log.info(

@@ -1,9 +1,10 @@
+import AASA
 import Posix
 import Synchronization
 
-/// What the event loops and the supervisor share: the snapshot in force, counters, the drain flag.
+/// What the event loops and the supervisor share: the generation in force, counters, the drain flag.
 final class ServerState: Sendable {
-    private let snapshot: Mutex<Snapshot>
+    private let generation: Mutex<ServedGeneration>
     let connections: ConnectionCap
     /// Every loop's handle, by loop index; set once, before the loops start.
     private let handles = Mutex<[LoopHandle]>([])
@@ -12,8 +13,6 @@ final class ServerState: Sendable {
     let activity = Atomic<Int>(0)
     let reloadSuccesses = Atomic<Int>(0)
     let reloadFailures = Atomic<Int>(0)
-    /// Microseconds the last successful load took.
-    let lastLoadMicroseconds = Atomic<Int>(0)
     let lastReloadFailed = Atomic<Bool>(false)
     /// Unix time (milliseconds) of the last reload attempt, 0 before the first.
     let lastReloadAttemptMilliseconds = Atomic<Int>(0)
@@ -22,16 +21,19 @@ final class ServerState: Sendable {
     /// Wakes the supervisor when a loop posts a reload request.
     let supervisorWake: EventFDBox
 
-    init(snapshot: Snapshot, startedAt: Double, maxConnections: Int) throws(SystemError) {
-        self.snapshot = Mutex(snapshot)
-        connections = ConnectionCap(limit: maxConnections)
+    init(serving generation: ServedGeneration, startedAt: Double) throws(SystemError) {
+        self.generation = Mutex(generation)
+        connections = ConnectionCap(limit: generation.settings.maxConnections)
         self.startedAt = startedAt
         supervisorWake = try EventFDBox()
     }
 
-    var current: Snapshot { snapshot.withLock { $0 } }
+    var current: ServedGeneration { generation.withLock { $0 } }
 
-    func publish(_ next: Snapshot) { snapshot.withLock { $0 = next } }
+    /// What requests are answered from: the current generation's responses.
+    var snapshot: Snapshot { current.snapshot }
+
+    func publish(_ next: ServedGeneration) { generation.withLock { $0 = next } }
 
     var loopHandles: [LoopHandle] {
         get { handles.withLock { $0 } }

@@ -5,35 +5,31 @@ import Synchronization
 /// The main thread once the loops run: waits for signals, file changes and `POST /reload` requests,
 /// reloads (so no event loop ever stalls on it), and runs the drain on SIGTERM/SIGINT.
 final class Supervisor {
-    private let source: ConfigSource
+    /// Reads the config and what it references afresh (``ConfigReader``), for each reload.
+    private let readInputs: @Sendable () -> Result<GenerationInputs, FileError>
     private let state: ServerState
     private let loops: [EventLoop]
     private let signals: SignalFD
     private var mainSockets: [ListenerSocket]
-    /// The effective settings the server runs with; only what a reload may change is ever replaced.
-    private var running: ServerSettings
-    private var certificateFingerprint: UInt64?
     private var watch: FileWatch
     private var memory = MemoryReturn()
     /// systemd's notify socket (`Type=notify`), when started by systemd.
     private let systemd = SystemdNotifier()
 
     init(
-        source: ConfigSource,
+        readInputs: @escaping @Sendable () -> Result<GenerationInputs, FileError>,
         state: ServerState,
         loops: [EventLoop],
         signals: consuming SignalFD,
-        mainSockets: [ListenerSocket],
-        initial: ConfigSource.Loaded
+        mainSockets: [ListenerSocket]
     ) {
-        self.source = source
+        self.readInputs = readInputs
         self.state = state
         self.loops = loops
         self.signals = signals
         self.mainSockets = mainSockets
-        running = initial.settings
-        certificateFingerprint = initial.certificateFingerprint
-        watch = FileWatch(files: initial.files, settings: initial.settings)
+        let current = state.current
+        watch = FileWatch(files: current.files, settings: current.settings)
     }
 
     /// Tells systemd the server is ready (it listens and watches; the loops run).
@@ -42,7 +38,7 @@ final class Supervisor {
     }
 
     private func status() -> String {
-        let snapshot = state.current
+        let snapshot = state.snapshot
         return
             "STATUS=serving \(snapshot.layout.count) sites, \(snapshot.layout.hostCount) hosts (config generation \(snapshot.generation))"
     }
@@ -112,59 +108,30 @@ final class Supervisor {
         return outcome
     }
 
+    /// SIGHUP, a file change or `POST /reload` → read the inputs → ``Generation/next(from:inputs:)`` → swap.
     private func performReload(trigger: String) -> ReloadOutcome {
         let started = Posix.monotonicMilliseconds()
         state.lastReloadAttemptMilliseconds.store(Int(Posix.unixTime() * 1000), ordering: .relaxed)
         let previous = state.current
         let outcome: ReloadOutcome
-        switch source.load(now: Int(Posix.unixTime())) {
-        case .failure(let error):
-            let unreadable = Diagnostic(.error, "file.unreadable", "cannot read \(error.path): \(error.message)", file: error.path)
-            outcome = .rejected(.init(generation: previous.generation, errors: [unreadable]))
-        case .success(let loaded):
-            let errors = loaded.diagnostics.filter { $0.severity == .error }
-            if !errors.isEmpty {
-                outcome = .rejected(.init(generation: previous.generation, errors: Array(errors.sortedForDisplay().prefix(10))))
-                break
-            }
-            let incoming = loaded.settings
-            let needsRestart = RestartRequirements.settingsNeedingRestart(running: running, incoming: incoming)
-            // What a reload applies; the rest waits for a restart (and keeps its running value).
-            running.cacheControl = incoming.cacheControl
-            running.healthPath = incoming.healthPath
-            running.certificates = incoming.certificates
-            running.watchFiles = incoming.watchFiles
-            running.forcePolling = incoming.forcePolling
-            running.pollInterval = incoming.pollInterval
-            running.logFormat = incoming.logFormat
-            running.adminExposed = incoming.adminExposed
-            running.adminTokenFile = incoming.adminTokenFile
-            let next = Snapshot(
-                config: loaded.config,
-                settings: running,
-                tls: loaded.tls ?? previous.tls,
-                adminPolicy: loaded.adminPolicy,
-                generation: previous.generation + 1,
-                now: Posix.unixTime(),
-                previous: previous
-            )
+        switch readInputs().mapError(RejectedReload.unreadable(previous)).flatMap({ Generation.next(from: previous, inputs: $0) }) {
+        case .failure(let rejected):
+            outcome = .rejected(rejected)
+        case .success(let next):
             state.publish(next)
-            Log.configure(incoming.logFormat)
-            // Freed here, after the swap: freeing a large config takes milliseconds nobody should wait for.
-            _ = source.commit(loaded)
-            let replacedCertificates = loaded.certificateFingerprint != nil && loaded.certificateFingerprint != certificateFingerprint
-            certificateFingerprint = loaded.certificateFingerprint ?? certificateFingerprint
-            watch.update(files: loaded.files, settings: running)
-            state.lastLoadMicroseconds.store(loaded.microseconds, ordering: .relaxed)
+            Log.configure(next.settings.logFormat)
+            watch.update(files: next.files, settings: next.settings)
             outcome = .reloaded(
                 .init(
-                    generation: next.generation,
+                    generation: next.number,
                     milliseconds: Posix.monotonicMilliseconds() - started,
-                    changes: next.changes,
-                    certificatesReplaced: replacedCertificates,
-                    needsRestart: needsRestart
+                    changes: next.snapshot.changes,
+                    certificatesReplaced: next.certificatesReplaced,
+                    needsRestart: next.needsRestart
                 )
             )
+        // `previous` is freed when this returns, after the swap: freeing a large config takes
+        // milliseconds nobody should wait for.
         }
         switch outcome {
         case .reloaded:
@@ -184,11 +151,12 @@ final class Supervisor {
 
     /// Stops accepting, lets in-flight requests finish (up to the drain timeout), then returns.
     private func drain() {
-        Log.info("draining: stopped accepting, finishing in-flight requests (up to \(running.drainTimeout) s)")
+        let drainTimeout = state.current.settings.drainTimeout
+        Log.info("draining: stopped accepting, finishing in-flight requests (up to \(drainTimeout) s)")
         systemd?.send(["STOPPING=1", "STATUS=draining"])
         state.draining.store(true, ordering: .releasing)
         for loop in loops { loop.epoll.wake() }
-        let deadline = Posix.monotonicMilliseconds() + Int64(running.drainTimeout * 1000)
+        let deadline = Posix.monotonicMilliseconds() + Int64(drainTimeout * 1000)
         while Posix.monotonicMilliseconds() < deadline {
             // Close the listening sockets as soon as every loop has let go of them, so new connections are
             // refused (not left in the backlog) while the drain runs.

@@ -32,14 +32,15 @@ enum MetricsRenderer {
         for (kind, count) in stats.timeouts.sorted(by: { $0.key < $1.key }) {
             out += "aasa_connection_timeouts_total{kind=\"\(kind)\"} \(count)\n"
         }
-        let snapshot = state.current
+        let current = state.current
+        let snapshot = current.snapshot
         out += "# HELP aasa_config_generation Generation of the config in force (1 at start, +1 per successful reload).\n"
         out += "# TYPE aasa_config_generation gauge\naasa_config_generation \(snapshot.generation)\n"
         out += "# HELP aasa_config_loaded_timestamp_seconds When the config in force was loaded.\n"
         out += "# TYPE aasa_config_loaded_timestamp_seconds gauge\naasa_config_loaded_timestamp_seconds \(format3(snapshot.loadedAt))\n"
         out += "# HELP aasa_config_load_seconds How long loading the config in force took.\n"
         out +=
-            "# TYPE aasa_config_load_seconds gauge\naasa_config_load_seconds \(format6(Double(state.lastLoadMicroseconds.load(ordering: .relaxed)) / 1e6))\n"
+            "# TYPE aasa_config_load_seconds gauge\naasa_config_load_seconds \(format6(Double(current.loadMicroseconds) / 1e6))\n"
         out += "# HELP aasa_reload_success_total Successful config reloads.\n"
         out += "# TYPE aasa_reload_success_total counter\naasa_reload_success_total \(state.reloadSuccesses.load(ordering: .relaxed))\n"
         out += "# HELP aasa_reload_failure_total Rejected config reloads (the previous config kept serving).\n"

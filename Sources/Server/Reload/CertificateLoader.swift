@@ -2,17 +2,11 @@ import AASA
 import Posix
 import TLS
 
-/// Reads the config's certificates (PEM files relative to the config), checks each one (key match,
-/// chain order, expiry, names) and builds the SNI contexts. Any error means no contexts.
+/// Reads the config's certificates (PEM files relative to the config, through the reader it is given),
+/// checks each one (key match, chain order, expiry, names) and builds the SNI contexts. Any error means
+/// no contexts. The file-based implementation behind ``CertificateSupply/files(developmentExpected:)``.
 enum CertificateLoader {
-    struct Loaded {
-        var contexts: TLSContexts?
-        var diagnostics: [Diagnostic]
-        /// A hash of every certificate and key read, so a reload can say whether they were replaced.
-        var fingerprint: UInt64?
-        /// Every file read, to watch.
-        var files: [String]
-    }
+    typealias Loaded = CertificateSet
 
     /// `sites`: every host must get a certificate covering it when a listener serves HTTPS.
     /// `developmentCertificatesExpected`: `dev`, whose own certificate is from its local CA.
@@ -21,7 +15,8 @@ enum CertificateLoader {
         configPath: String,
         now: Int,
         sites: SiteList = [],
-        developmentCertificatesExpected: Bool = false
+        developmentCertificatesExpected: Bool = false,
+        readFile: GenerationInputs.FileReader
     ) -> Loaded {
         guard !settings.certificates.isEmpty else { return Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: []) }
         var findings: [Diagnostic] = []
@@ -35,9 +30,9 @@ enum CertificateLoader {
             var contents: [String: [UInt8]] = [:]
             for path in [certificatePath, keyPath] {
                 files.append(path)
-                do {
-                    contents[path] = try Posix.readFile(path, limit: Posix.ReadLimit.certificate)
-                } catch {
+                switch readFile(path, Posix.ReadLimit.certificate) {
+                case .success(let bytes): contents[path] = bytes
+                case .failure(let error):
                     findings.append(
                         Diagnostic(
                             .error,

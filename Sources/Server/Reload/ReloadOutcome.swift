@@ -13,15 +13,8 @@ enum ReloadOutcome: Sendable {
         var needsRestart: [String]
     }
 
-    struct Refused: Sendable {
-        /// The generation that keeps serving.
-        var generation: Int
-        /// The errors (at most ten), in the order they are displayed.
-        var errors: [Diagnostic]
-    }
-
     case reloaded(Applied)
-    case rejected(Refused)
+    case rejected(RejectedReload)
 
     var isSuccess: Bool {
         if case .reloaded = self { return true }
