@@ -15,27 +15,9 @@ public struct GenerationInputs: Sendable {
     public var readFile: FileReader
     public var includes: IncludeAccess
     public var certificates: CertificateSupply
-    public var options: GenerationOptions
+    public var options = GenerationOptions()
     /// Unix time: certificate expiry is judged against it and a changed document is stamped with it.
     public var now: Double
-
-    public init(
-        configPath: String,
-        configBytes: [UInt8],
-        readFile: @escaping FileReader,
-        includes: IncludeAccess,
-        certificates: CertificateSupply,
-        options: GenerationOptions = GenerationOptions(),
-        now: Double
-    ) {
-        self.configPath = configPath
-        self.configBytes = configBytes
-        self.readFile = readFile
-        self.includes = includes
-        self.certificates = certificates
-        self.options = options
-        self.now = now
-    }
 }
 
 /// How a caller wants its config loaded.
