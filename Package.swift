@@ -25,24 +25,26 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
 
         // Pure: bytes and values in, values out. No Foundation, no OS module, no clocks, no globals.
-        .target(name: "AASA", swiftSettings: strictSettings),
-        .target(name: "HTTP1", swiftSettings: strictSettings),
+        // Small text and byte helpers the other targets share, written once (no dependencies).
+        .target(name: "Support", swiftSettings: strictSettings),
+        .target(name: "AASA", dependencies: ["Support"], swiftSettings: strictSettings),
+        .target(name: "HTTP1", dependencies: ["Support"], swiftSettings: strictSettings),
 
         // Thin: the only code that makes system calls (Posix) or calls zlib (Gzip).
-        .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: strictSettings),
+        .target(name: "Posix", dependencies: ["CLinux", "Support"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
         .target(name: "TLS", dependencies: ["COpenSSL", "Posix"], swiftSettings: strictSettings),
 
         // Composition: the epoll server, built from the pure and thin targets.
-        .target(name: "Server", dependencies: ["AASA", "HTTP1", "Posix", "Gzip", "TLS"], swiftSettings: serverSettings),
+        .target(name: "Server", dependencies: ["AASA", "HTTP1", "Posix", "Gzip", "TLS", "Support"], swiftSettings: serverSettings),
 
         // `check`: its own HTTP/1.1 and TLS client (Posix, TLS) and the pure evaluation of what it saw.
-        .target(name: "Check", dependencies: ["AASA", "HTTP1", "Posix", "TLS", "Gzip"], swiftSettings: strictSettings),
+        .target(name: "Check", dependencies: ["AASA", "HTTP1", "Posix", "TLS", "Gzip", "Support"], swiftSettings: strictSettings),
 
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
         .target(
             name: "CLI",
-            dependencies: ["AASA", "HTTP1", "Server", "Check", "Posix", "TLS"],
+            dependencies: ["AASA", "HTTP1", "Server", "Check", "Posix", "TLS", "Support"],
             swiftSettings: strictSettings,
             plugins: ["BuildInfo"]
         ),
@@ -62,7 +64,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "AASATests",
-            dependencies: ["AASA", "TestSupport"],
+            dependencies: ["AASA", "Support", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,7 @@
 import Gzip
 import HTTP1
 import Posix
+import Support
 import TLS
 
 /// How `check` reaches hosts.
@@ -304,7 +305,7 @@ struct HostProbe: Sendable {
     static func decoded(_ exchange: Exchange) -> Exchange {
         var result = exchange
         guard let response = exchange.response else { return result }
-        let encoding = response.header("Content-Encoding")?.lowercased().trimmingSpaces() ?? ""
+        let encoding = response.header("Content-Encoding")?.lowercased().trimmingSpacesAndTabs() ?? ""
         switch encoding {
         case "", "identity":
             result.decodedBody = response.body
@@ -350,14 +351,5 @@ enum ServerSettingsAddress {
     /// An IP literal needs no DNS.
     static func isLiteral(_ host: String) -> Bool {
         host.contains(":") || (host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." })
-    }
-}
-
-extension String {
-    func trimmingSpaces() -> String {
-        var text = Substring(self)
-        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
-        while text.last == " " || text.last == "\t" { text = text.dropLast() }
-        return String(text)
     }
 }

@@ -1,3 +1,5 @@
+import Support
+
 /// Reads and throws away a request body (GET and HEAD need none, but a client may send one, and its
 /// bytes must not be mistaken for the next request).
 ///
@@ -64,7 +66,7 @@ public struct BodyDiscarder: Sendable {
             index += 1
             switch state {
             case .chunkSize(let value, let digits):
-                if let digit = hexValue(byte) {
+                if let digit = ASCII.hexValue(byte).map(Int.init) {
                     guard digits < 15 else { return .failed(.badRequest("chunk size too large")) }
                     state = .chunkSize(value: value << 4 | digit, digits: digits + 1)
                 } else if digits == 0 {
@@ -119,13 +121,4 @@ public struct BodyDiscarder: Sendable {
     }
 
     private var pendingChunk = 0
-
-    private func hexValue(_ byte: UInt8) -> Int? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return Int(byte - UInt8(ascii: "A") + 10)
-        default: return nil
-        }
-    }
 }

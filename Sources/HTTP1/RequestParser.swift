@@ -1,3 +1,5 @@
+import Support
+
 /// Request methods. Method names are case-sensitive (RFC 9110 §9.1): `get` is unknown, hence 501.
 public enum HTTPMethod: UInt8, Sendable {
     case get, head, post, put, delete, options, patch, trace, connect, unknown
@@ -344,8 +346,8 @@ public struct RequestHeadParser: Sendable {
         guard end - versionStart == 8,
             buffer[versionStart] == UInt8(ascii: "H"), buffer[versionStart + 1] == UInt8(ascii: "T"),
             buffer[versionStart + 2] == UInt8(ascii: "T"), buffer[versionStart + 3] == UInt8(ascii: "P"),
-            buffer[versionStart + 4] == UInt8(ascii: "/"), isDigit(buffer[versionStart + 5]),
-            buffer[versionStart + 6] == UInt8(ascii: "."), isDigit(buffer[versionStart + 7])
+            buffer[versionStart + 4] == UInt8(ascii: "/"), ASCII.isDigit(buffer[versionStart + 5]),
+            buffer[versionStart + 6] == UInt8(ascii: "."), ASCII.isDigit(buffer[versionStart + 7])
         else {
             return .badRequest("malformed HTTP version")
         }
@@ -441,7 +443,6 @@ private func isTokenByteSlow(_ byte: UInt8) -> Bool {
 }
 
 @inline(__always)
-func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
 /// Case-insensitive comparison of a byte range with a lower-case ASCII literal.
 func equalsLowercase(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
@@ -515,7 +516,7 @@ func parseContentLength(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int
     var value = 0
     for position in range {
         let byte = buffer[position]
-        guard isDigit(byte) else { return nil }
+        guard ASCII.isDigit(byte) else { return nil }
         value = value * 10 + Int(byte - UInt8(ascii: "0"))
     }
     return value
@@ -529,7 +530,7 @@ func validateAuthority(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>
     if buffer[index] == UInt8(ascii: "[") {
         while index < range.upperBound && buffer[index] != UInt8(ascii: "]") {
             let byte = buffer[index]
-            if !(isHexByte(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "[")) {
+            if !(ASCII.isHexDigit(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "[")) {
                 return .badRequest("invalid IPv6 literal in Host")
             }
             index += 1
@@ -557,7 +558,7 @@ func validateAuthority(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>
         guard buffer[index] == UInt8(ascii: ":") else { return .badRequest("invalid Host") }
         index += 1
         while index < range.upperBound {
-            guard isDigit(buffer[index]) else { return .badRequest("non-numeric port in Host") }
+            guard ASCII.isDigit(buffer[index]) else { return .badRequest("non-numeric port in Host") }
             index += 1
         }
     }
@@ -565,9 +566,6 @@ func validateAuthority(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>
 }
 
 @inline(__always)
-func isHexByte(_ byte: UInt8) -> Bool {
-    isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
-}
 
 /// Calls `body` with each comma-separated token of a field value, trimmed.
 func forEachToken(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ body: (Range<Int>) -> Void) {
@@ -611,8 +609,8 @@ private func qualityIsPositive(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Ra
         {
             var position = index + 2
             var sawNonZero = false
-            while position < range.upperBound && (isDigit(buffer[position]) || buffer[position] == UInt8(ascii: ".")) {
-                if isDigit(buffer[position]) && buffer[position] != UInt8(ascii: "0") { sawNonZero = true }
+            while position < range.upperBound && (ASCII.isDigit(buffer[position]) || buffer[position] == UInt8(ascii: ".")) {
+                if ASCII.isDigit(buffer[position]) && buffer[position] != UInt8(ascii: "0") { sawNonZero = true }
                 position += 1
             }
             return sawNonZero

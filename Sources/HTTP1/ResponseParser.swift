@@ -1,3 +1,5 @@
+import Support
+
 /// A response as a client received it: the status line, every header as sent, and the body with its
 /// transfer framing removed (content codings such as gzip are left to the caller).
 public struct ParsedResponse: Sendable, Equatable {
@@ -108,7 +110,7 @@ public enum ResponseParser {
             return .complete(response, consumed: bodyStart)
         }
         let encodings = response.headers("Transfer-Encoding").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters() }.filter { !$0.isEmpty }
+            .map { $0.trimmingSpacesAndTabs() }.filter { !$0.isEmpty }
         if let last = encodings.last {
             guard last.lowercased() == "chunked" else {
                 return .failed(ResponseParseError("Transfer-Encoding \(encodings.joined(separator: ", ")) does not end with chunked"))
@@ -127,8 +129,8 @@ public enum ResponseParser {
         }
         let lengths = response.headers("Content-Length")
         if !lengths.isEmpty {
-            let distinct = Set(lengths.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters() } })
-            guard distinct.count == 1, let text = distinct.first, let length = Int(text), length >= 0, text.utf8.allSatisfy(isDigit)
+            let distinct = Set(lengths.flatMap { $0.split(separator: ",").map { $0.trimmingSpacesAndTabs() } })
+            guard distinct.count == 1, let text = distinct.first, let length = Int(text), length >= 0, text.utf8.allSatisfy(ASCII.isDigit)
             else {
                 return .failed(ResponseParseError("invalid Content-Length: \(lengths.joined(separator: ", "))"))
             }
@@ -204,12 +206,12 @@ public enum ResponseParser {
         while true {
             guard let lineEnd = bytes[index...].firstIndex(of: 0x0A) else { return .incomplete }
             var sizeEnd = index
-            while sizeEnd < lineEnd, isHexDigit(bytes[sizeEnd]) { sizeEnd += 1 }
+            while sizeEnd < lineEnd, ASCII.isHexDigit(bytes[sizeEnd]) { sizeEnd += 1 }
             guard sizeEnd > index, sizeEnd - index <= 15 else {
                 return .failed(ResponseParseError("invalid chunk size: \(printable(bytes[index..<lineEnd]))"))
             }
             var size = 0
-            for byte in bytes[index..<sizeEnd] { size = size << 4 | hexValue(byte) }
+            for byte in bytes[index..<sizeEnd] { size = size << 4 | Int(ASCII.hexValue(byte) ?? 0) }
             index = lineEnd + 1
             if size == 0 {
                 // Trailer lines, then the blank line.
@@ -235,16 +237,6 @@ public enum ResponseParser {
         }
     }
 
-    private static func isHexDigit(_ byte: UInt8) -> Bool { isHexByte(byte) }
-
-    private static func hexValue(_ byte: UInt8) -> Int {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(byte - UInt8(ascii: "a") + 10)
-        default: return Int(byte - UInt8(ascii: "A") + 10)
-        }
-    }
-
     /// At most 80 characters of the bytes, with non-printable ones escaped.
     static func printable(_ bytes: ArraySlice<UInt8>) -> String {
         var text = ""
@@ -257,17 +249,4 @@ public enum ResponseParser {
         }
         return (bytes.count > 80 ? text + "…" : text).debugDescription
     }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters() -> String {
-        var text = self
-        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
-        return String(text)
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters() -> String { Substring(self).trimmingCharacters() }
 }

@@ -1,5 +1,6 @@
 internal import CLinux
 internal import Glibc
+import Support
 
 extension Posix {
     /// Hands freed heap memory back to the kernel. glibc keeps freed pages mapped, so without this every
@@ -76,7 +77,7 @@ extension Posix {
         func hex() -> UInt? {
             var value: UInt = 0
             var digits = 0
-            while index < line.count, let digit = hexDigit(line[index]) {
+            while index < line.count, let digit = ASCII.hexValue(line[index]) {
                 value = value << 4 | UInt(digit)
                 index += 1
                 digits += 1
@@ -91,13 +92,5 @@ extension Posix {
         // The path is the last field and starts with '/'.
         guard line.contains(UInt8(ascii: "/")) else { return nil }
         return (start, end)
-    }
-
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        default: return nil
-        }
     }
 }

@@ -1,3 +1,4 @@
+import Support
 import Testing
 
 @testable import AASA
@@ -248,10 +249,10 @@ struct AssetLinksCorpusTests {
     static func index() throws -> [(String, String, [String])] {
         let text = String(decoding: try Fixtures.read(directory + "/index.md"), as: UTF8.self)
         return text.split(separator: "\n").compactMap { line -> (String, String, [String])? in
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { String($0).trimmingSpaces() }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { String($0).trimmingSpacesAndTabs() }
             guard cells.count >= 6, cells[1].hasPrefix("`") else { return nil }
             let rules =
-                cells[4] == "—" ? [] : cells[4].split(separator: ",").map { String($0).trimmingSpaces().replacingAll("`", with: "") }
+                cells[4] == "—" ? [] : cells[4].split(separator: ",").map { String($0).trimmingSpacesAndTabs().replacingAll("`", with: "") }
             return (cells[1].replacingAll("`", with: ""), cells[3], rules)
         }
     }

@@ -76,9 +76,9 @@ struct HostIndexTests {
                 sites.append(
                     LoadedSite(
                         site: Site(
-                            hosts: hosts.enumerated().map { Located($1, Origin(SourceLocation(offset: $0, line: 1, column: 1), path)) },
+                            hosts: hosts.enumerated().map { Located($1, Provenance(SourceLocation(offset: $0, line: 1, column: 1), path)) },
                             source: .none,
-                            origin: Origin(SourceLocation(offset: 0, line: 1, column: 1), path)
+                            origin: Provenance(SourceLocation(offset: 0, line: 1, column: 1), path)
                         ),
                         document: nil,
                         bytes: [],

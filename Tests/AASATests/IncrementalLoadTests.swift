@@ -1,4 +1,5 @@
 import Dispatch
+import Support
 import Testing
 
 @testable import AASA

@@ -1,3 +1,5 @@
+import Support
+
 /// The two things that name an Android app in a statement: its package name and its signing
 /// certificates' SHA-256 fingerprints, checked as Google's Digital Asset Links parser checks them.
 public enum AndroidIdentity {
@@ -12,11 +14,11 @@ public enum AndroidIdentity {
     /// Google's parser accepts only the canonical form: lower case or missing colons reject the whole
     /// statement list ("malformed cert"), so each is reported with the exact text to write.
     public static func checkFingerprint(_ text: String) -> FingerprintCheck {
-        let trimmed = text.trimmingSpaces()
+        let trimmed = text.trimmingSpacesAndTabs()
         let digits = trimmed.utf8.filter { $0 != UInt8(ascii: ":") }
-        guard !digits.isEmpty, digits.allSatisfy(isHexDigit) else {
+        guard !digits.isEmpty, digits.allSatisfy(ASCII.isHexDigit) else {
             // REPLACE_WITH_…, YOUR_…, TODO: a template's placeholder published as it was.
-            let placeholder = digits.contains { $0 == UInt8(ascii: "_") || isLetter($0) && !isHexDigit($0) }
+            let placeholder = digits.contains { $0 == UInt8(ascii: "_") || ASCII.isLetter($0) && !ASCII.isHexDigit($0) }
             return FingerprintCheck(
                 canonical: nil,
                 problem:
@@ -42,7 +44,7 @@ public enum AndroidIdentity {
         canonical.reserveCapacity(95)
         for (index, digit) in digits.enumerated() {
             if index > 0 && index % 2 == 0 { canonical.append(UInt8(ascii: ":")) }
-            canonical.append(hex[Int(hexValue(digit))])
+            canonical.append(hex[Int(ASCII.hexValue(digit) ?? 0)])
         }
         let canonicalText = String(decoding: canonical, as: UTF8.self)
         if trimmed == canonicalText { return FingerprintCheck(canonical: canonicalText, problem: nil) }
@@ -69,11 +71,11 @@ public enum AndroidIdentity {
             guard let first = segment.utf8.first else {
                 return "\"\(name)\" has an empty segment (a leading, trailing or double '.')"
             }
-            guard isLetter(first) else {
+            guard ASCII.isLetter(first) else {
                 return "\"\(name)\": each segment must start with a letter (\"\(segment)\" does not)"
             }
             if let bad = segment.unicodeScalars.first(where: {
-                !($0.isASCII && (isLetter(UInt8($0.value)) || isDigit(UInt8($0.value)) || $0 == "_"))
+                !($0.isASCII && (ASCII.isLetter(UInt8($0.value)) || ASCII.isDigit(UInt8($0.value)) || $0 == "_"))
             }) {
                 return "\"\(name)\": '\(bad)' is not allowed; package names use letters, digits and '_' between the dots"
             }
@@ -81,27 +83,4 @@ public enum AndroidIdentity {
         return nil
     }
 
-    static func isHexDigit(_ byte: UInt8) -> Bool {
-        isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-    }
-
-    static func hexValue(_ byte: UInt8) -> UInt8 {
-        if isDigit(byte) { return byte - UInt8(ascii: "0") }
-        return (byte | 0x20) - UInt8(ascii: "a") + 10
-    }
-
-    static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
-    static func isLetter(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces (the pure target has no Foundation `trimmingCharacters`).
-    func trimmingSpaces() -> String {
-        let bytes = Array(utf8)
-        guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
-        let last = bytes.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })!
-        return String(decoding: bytes[first...last], as: UTF8.self)
-    }
 }

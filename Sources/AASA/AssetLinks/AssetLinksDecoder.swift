@@ -1,3 +1,5 @@
+import Support
+
 /// Parses and checks a Digital Asset Links statement list (`assetlinks.json`) the way Google's parser
 /// does — which rejects the **whole** file for one malformed statement — and names each problem with its
 /// line:column, JSON path and the fix. Rule ids are `assetlinks.*`.
@@ -121,7 +123,7 @@ public enum AssetLinksDecoder {
                     path.key("include")
                 )
             }
-            return AssetStatement(relations: [], target: nil, include: url, origin: Origin(node.location, path))
+            return AssetStatement(relations: [], target: nil, include: url, origin: Provenance(node.location, path))
         }
         reportNonStandard(members, path, known: statementKeys, context: "statement", &reader)
         var relations: [Located<String>] = []
@@ -144,10 +146,10 @@ public enum AssetLinksDecoder {
                 node.location,
                 path
             )
-            return AssetStatement(relations: relations, target: nil, origin: Origin(node.location, path))
+            return AssetStatement(relations: relations, target: nil, origin: Provenance(node.location, path))
         }
         let target = decodeTarget(targetNode, path.key("target"), &reader)
-        return AssetStatement(relations: relations, target: target, origin: Origin(node.location, path))
+        return AssetStatement(relations: relations, target: target, origin: Provenance(node.location, path))
     }
 
     static func decodeRelations(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> [Located<String>] {
@@ -183,7 +185,7 @@ public enum AssetLinksDecoder {
                 )
                 continue
             }
-            let relation = Located(text, Origin(item.location, path.index(index)))
+            let relation = Located(text, Provenance(item.location, path.index(index)))
             checkRelation(relation, &reader)
             relations.append(relation)
         }
@@ -195,7 +197,8 @@ public enum AssetLinksDecoder {
         if !AssetRelation.isWellFormed(relation.value) {
             let suggestion =
                 AssetRelation.known.first {
-                    $0.hasSuffix("." + relation.value.lowercased()) || $0.lowercased() == relation.value.lowercased().trimmingSpaces()
+                    $0.hasSuffix("." + relation.value.lowercased())
+                        || $0.lowercased() == relation.value.lowercased().trimmingSpacesAndTabs()
                 } ?? AssetRelation.meant(by: relation.value)
             reader.report(
                 .error,
@@ -279,7 +282,7 @@ public enum AssetLinksDecoder {
     }
 
     static func decodeAndroidTarget(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> AssetStatement.Target? {
-        var package = Located("", Origin(node.location, path))
+        var package = Located("", Provenance(node.location, path))
         if let packageNode = node["package_name"], let name = reader.string(packageNode, path.key("package_name")) {
             package = name
             if let problem = AndroidIdentity.packageNameProblem(name.value) {
@@ -317,7 +320,7 @@ public enum AssetLinksDecoder {
                     if let problem = check.problem {
                         reader.report(.error, "assetlinks.fingerprint", problem, item.location, fingerprintsPath.index(index))
                     }
-                    fingerprints.append(Located(text, Origin(item.location, fingerprintsPath.index(index))))
+                    fingerprints.append(Located(text, Provenance(item.location, fingerprintsPath.index(index))))
                 }
             } else {
                 reader.report(
@@ -379,7 +382,7 @@ public enum AssetLinksDecoder {
     }
 
     static func reportDuplicates(_ statements: [AssetStatement], _ reader: inout NodeReader) {
-        var seen: [String: Origin] = [:]
+        var seen: [String: Provenance] = [:]
         for statement in statements {
             guard let target = statement.target else { continue }
             let targetKey: String

@@ -14,9 +14,9 @@ public struct AssetStatement: Sendable {
     public var target: Target?
     /// `{"include": "https://…"}`: statements pulled in from another file (fetched by the verifier).
     public var include: Located<String>?
-    public var origin: Origin
+    public var origin: Provenance
 
-    public init(relations: [Located<String>], target: Target?, include: Located<String>? = nil, origin: Origin = .none) {
+    public init(relations: [Located<String>], target: Target?, include: Located<String>? = nil, origin: Provenance = .none) {
         self.relations = relations
         self.target = target
         self.include = include
@@ -80,9 +80,9 @@ public struct AndroidApp: Sendable, Equatable {
     public var package: Located<String>
     public var fingerprints: [Located<String>]
     public var relations: [Located<String>]
-    public var origin: Origin
+    public var origin: Provenance
 
-    public init(package: Located<String>, fingerprints: [Located<String>], relations: [Located<String>], origin: Origin = .none) {
+    public init(package: Located<String>, fingerprints: [Located<String>], relations: [Located<String>], origin: Provenance = .none) {
         self.package = package
         self.fingerprints = fingerprints
         self.relations = relations

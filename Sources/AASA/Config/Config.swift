@@ -41,7 +41,7 @@ public struct Site: Sendable {
     public var source: Source
     /// `/.well-known/assetlinks.json`; nil: the host has no Android apps (404).
     public var android: AndroidSource?
-    public var origin: Origin
+    public var origin: Provenance
 
     // Boxed: a site is copied as it passes from one reload to the next, and inline payloads make each
     // copy a dozen reference-count updates and a million sites a few hundred megabytes.
@@ -59,7 +59,7 @@ public struct Site: Sendable {
         case file(Located<String>)
     }
 
-    public init(hosts: [Located<HostPattern>], source: Source, android: AndroidSource? = nil, origin: Origin = .none) {
+    public init(hosts: [Located<HostPattern>], source: Source, android: AndroidSource? = nil, origin: Provenance = .none) {
         self.hosts = hosts
         self.source = source
         self.android = android
@@ -83,9 +83,9 @@ public struct GeneratedSite: Sendable {
     public var webcredentials: [Located<String>]?
     public var appclips: [Located<String>]?
     public var activitycontinuation: [Located<String>]?
-    public var webcredentialsOrigin: Origin = .none
-    public var appclipsOrigin: Origin = .none
-    public var activitycontinuationOrigin: Origin = .none
+    public var webcredentialsOrigin: Provenance = .none
+    public var appclipsOrigin: Provenance = .none
+    public var activitycontinuationOrigin: Provenance = .none
 
     public init(
         applinks: AppLinksConfig? = nil,
@@ -105,14 +105,14 @@ public struct AppLinksConfig: Sendable {
     public var defaults: MatchOptions
     public var substitutionVariables: [SubstitutionVariable]
     public var details: [DetailsConfig]
-    public var origin: Origin
+    public var origin: Provenance
 
     public init(
         formats: [AppLinksFormat] = [.modern],
         defaults: MatchOptions = MatchOptions(),
         substitutionVariables: [SubstitutionVariable] = [],
         details: [DetailsConfig] = [],
-        origin: Origin = .none
+        origin: Provenance = .none
     ) {
         self.formats = formats
         self.defaults = defaults
@@ -128,9 +128,9 @@ public struct DetailsConfig: Sendable {
     public var apps: [Located<String>]
     public var components: [Component]
     public var defaults: MatchOptions
-    public var origin: Origin
+    public var origin: Provenance
 
-    public init(apps: [Located<String>], components: [Component], defaults: MatchOptions = MatchOptions(), origin: Origin = .none) {
+    public init(apps: [Located<String>], components: [Component], defaults: MatchOptions = MatchOptions(), origin: Provenance = .none) {
         self.apps = apps
         self.components = components
         self.defaults = defaults

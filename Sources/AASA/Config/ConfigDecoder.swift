@@ -268,13 +268,13 @@ public enum ConfigDecoder {
                 reader.report(.error, "site.source", "\"file\" is empty; give the AASA file's path", fileNode.location, path.key("file"))
                 return nil
             }
-            return Site(hosts: hosts, source: .file(file), android: android, origin: Origin(node.location, path))
+            return Site(hosts: hosts, source: .file(file), android: android, origin: Provenance(node.location, path))
         }
         // Declared Android apps make the site's purpose clear even when none of them resolved (that error is
         // reported where the name is): no second "serves nothing" finding.
         if presentGenerated.isEmpty && (android != nil || node["android"] != nil || node["assetlinksFile"] != nil) {
             // Android only: the AASA paths answer as for an unknown host.
-            return Site(hosts: hosts, source: .none, android: android, origin: Origin(node.location, path))
+            return Site(hosts: hosts, source: .none, android: android, origin: Provenance(node.location, path))
         }
         if presentGenerated.isEmpty {
             reader.report(
@@ -293,17 +293,17 @@ public enum ConfigDecoder {
             case "applinks": generated.applinks = decodeAppLinks(member.value, memberPath, aliases: aliases, &reader)
             case "webcredentials":
                 generated.webcredentials = decodeService(member.value, memberPath, aliases: aliases, &reader)
-                generated.webcredentialsOrigin = Origin(member.value.location, memberPath)
+                generated.webcredentialsOrigin = Provenance(member.value.location, memberPath)
             case "appclips":
                 generated.appclips = decodeService(member.value, memberPath, aliases: aliases, &reader)
-                generated.appclipsOrigin = Origin(member.value.location, memberPath)
+                generated.appclipsOrigin = Provenance(member.value.location, memberPath)
             case "activitycontinuation":
                 generated.activitycontinuation = decodeService(member.value, memberPath, aliases: aliases, &reader)
-                generated.activitycontinuationOrigin = Origin(member.value.location, memberPath)
+                generated.activitycontinuationOrigin = Provenance(member.value.location, memberPath)
             default: break
             }
         }
-        return Site(hosts: hosts, source: .generated(generated), android: android, origin: Origin(node.location, path))
+        return Site(hosts: hosts, source: .generated(generated), android: android, origin: Provenance(node.location, path))
     }
 
     /// A site's `android` list or `assetlinksFile` (one or the other).
@@ -355,7 +355,7 @@ public enum ConfigDecoder {
             return nil
         }
         var apps: [AndroidApp] = []
-        var packages: [String: Origin] = [:]
+        var packages: [String: Provenance] = [:]
         for (index, item) in items.enumerated() {
             guard let app = decodeAndroidApp(item, listPath.index(index), aliases: aliases, allowReference: true, &reader) else { continue }
             if let first = packages[app.package.value] {
@@ -368,7 +368,7 @@ public enum ConfigDecoder {
                     listPath.index(index)
                 )
             } else {
-                packages[app.package.value] = Origin(item.location, listPath.index(index))
+                packages[app.package.value] = Provenance(item.location, listPath.index(index))
             }
             apps.append(app)
         }
@@ -396,7 +396,7 @@ public enum ConfigDecoder {
             return nil
         }
         if allowReference, let name = node.stringValue {
-            return resolve(Located(name, Origin(node.location, path)))
+            return resolve(Located(name, Provenance(node.location, path)))
         }
         guard
             let members = reader.object(
@@ -406,7 +406,7 @@ public enum ConfigDecoder {
             )
         else { return nil }
         reader.checkKeys(members, path, known: allowReference ? androidKeys : androidKeys.filter { $0 != "app" }, context: "android app")
-        var relations = [Located(AssetRelation.handleAllURLs, Origin(node.location, path))]
+        var relations = [Located(AssetRelation.handleAllURLs, Provenance(node.location, path))]
         if let relationsNode = node["relations"] {
             relations = []
             for relation in reader.stringArray(relationsNode, path.key("relations"), hint: "write [\"handle_all_urls\"]") ?? [] {
@@ -456,7 +456,7 @@ public enum ConfigDecoder {
         var fingerprints: [Located<String>] = []
         if let list = node["sha256"] {
             let texts =
-                list.stringValue.map { [Located($0, Origin(list.location, path.key("sha256")))] }
+                list.stringValue.map { [Located($0, Provenance(list.location, path.key("sha256")))] }
                 ?? reader.stringArray(list, path.key("sha256")) ?? []
             for text in texts {
                 let check = AndroidIdentity.checkFingerprint(text.value)
@@ -485,7 +485,7 @@ public enum ConfigDecoder {
                 path
             )
         }
-        return AndroidApp(package: package, fingerprints: fingerprints, relations: relations, origin: Origin(node.location, path))
+        return AndroidApp(package: package, fingerprints: fingerprints, relations: relations, origin: Provenance(node.location, path))
     }
 
     static func decodeService(
@@ -566,7 +566,7 @@ public enum ConfigDecoder {
     {
         guard let members = reader.object(node, path) else { return nil }
         reader.checkKeys(members, path, known: applinksKeys, context: "applinks")
-        var applinks = AppLinksConfig(origin: Origin(node.location, path))
+        var applinks = AppLinksConfig(origin: Provenance(node.location, path))
         for member in members {
             let memberPath = path.key(member.key)
             switch member.key {
@@ -662,7 +662,7 @@ public enum ConfigDecoder {
                 reader.checkKeys([member], path, known: detailsKeys, context: "details entry")
             }
         }
-        var details = DetailsConfig(apps: [], components: [], origin: Origin(node.location, path))
+        var details = DetailsConfig(apps: [], components: [], origin: Provenance(node.location, path))
         if let appsNode = node["apps"] {
             details.apps = resolveApps(appsNode, owner: path, aliases: aliases, &reader)
         } else {

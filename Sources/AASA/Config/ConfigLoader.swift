@@ -129,7 +129,7 @@ public final class LoadedSite: Sendable {
         -> LoadedSite
     {
         let sitePath = site.origin.path
-        let hosts = site.hosts.map { Located($0.value, Origin($0.origin.location, sitePath)) }
+        let hosts = site.hosts.map { Located($0.value, Provenance($0.origin.location, sitePath)) }
         let source: Site.Source
         switch site.source {
         case .generated: source = Self.servingGenerated

@@ -1,3 +1,5 @@
+import Support
+
 /// A host a site serves: an exact name or a `*.suffix` wildcard (which does not cover the apex).
 public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
     case exact(String)

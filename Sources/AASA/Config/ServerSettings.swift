@@ -94,9 +94,9 @@ public struct ServerSettings: Sendable, Equatable {
         public var hosts: [String]
         public var certificate: String
         public var key: String
-        public var origin: Origin
+        public var origin: Provenance
 
-        public init(hosts: [String], certificate: String, key: String, origin: Origin = .none) {
+        public init(hosts: [String], certificate: String, key: String, origin: Provenance = .none) {
             self.hosts = hosts
             self.certificate = certificate
             self.key = key
@@ -348,7 +348,7 @@ extension ConfigDecoder {
                             hosts: hosts,
                             certificate: certificate.value,
                             key: key.value,
-                            origin: Origin(item.location, itemPath)
+                            origin: Provenance(item.location, itemPath)
                         )
                     )
                 }

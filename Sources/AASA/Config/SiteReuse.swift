@@ -1,3 +1,5 @@
+import Support
+
 /// What a loaded config keeps so that loading an edited version of the same file redoes only the sites
 /// whose bytes changed.
 ///

@@ -1,3 +1,5 @@
+import Support
+
 /// One `com.apple.developer.associated-domains` entry, e.g. `applinks:example.com?mode=developer`.
 public struct AssociatedDomain: Sendable, Equatable {
     public var service: String
@@ -38,7 +40,7 @@ public enum EntitlementsValidator {
         var offset = 0
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let leading = line.prefix { $0 == " " || $0 == "\t" }.count
-            let trimmed = line.trimmingCharacters(in: " \t\r")
+            let trimmed = line.trimming(" \t\r")
             if !trimmed.isEmpty && !trimmed.hasPrefix("#") {
                 entries.append((trimmed, SourceLocation(offset: offset + leading, line: index + 1, column: leading + 1)))
             }
@@ -274,13 +276,5 @@ public enum EntitlementsValidator {
                 at: domain.location
             )
         ]
-    }
-}
-
-extension StringProtocol {
-    func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        let trimmedStart = drop { characters.contains($0) }
-        return String(String(trimmedStart.reversed()).drop { characters.contains($0) }.reversed())
     }
 }

@@ -1,3 +1,5 @@
+import Support
+
 /// What a parse produced: the tree (nil when the syntax is broken) and every finding along the way.
 public struct JSONParseResult: Sendable {
     public var root: JSONNode?
@@ -391,31 +393,30 @@ public struct JSONParser {
 
     private mutating func parseNumber() throws(SyntaxError) -> String {
         let begin = index
-        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < bytes.count, isDigit(bytes[index]) else { throw unexpected(expecting: "a digit") }
+        guard index < bytes.count, ASCII.isDigit(bytes[index]) else { throw unexpected(expecting: "a digit") }
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
-            if index < bytes.count && isDigit(bytes[index]) {
+            if index < bytes.count && ASCII.isDigit(bytes[index]) {
                 throw unexpected(expecting: "'.' or the end of the number (JSON numbers have no leading zeros)")
             }
         } else {
-            while index < bytes.count && isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count && ASCII.isDigit(bytes[index]) { index += 1 }
         }
         if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
             index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw unexpected(expecting: "a digit after '.'") }
-            while index < bytes.count && isDigit(bytes[index]) { index += 1 }
+            guard index < bytes.count, ASCII.isDigit(bytes[index]) else { throw unexpected(expecting: "a digit after '.'") }
+            while index < bytes.count && ASCII.isDigit(bytes[index]) { index += 1 }
         }
         if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
             index += 1
             if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
                 index += 1
             }
-            guard index < bytes.count, isDigit(bytes[index]) else {
+            guard index < bytes.count, ASCII.isDigit(bytes[index]) else {
                 throw unexpected(expecting: "a digit in the exponent")
             }
-            while index < bytes.count && isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count && ASCII.isDigit(bytes[index]) { index += 1 }
         }
         return String(decoding: bytes[begin..<index], as: UTF8.self)
     }
@@ -456,8 +457,8 @@ public struct JSONParser {
                     diagnostic: Diagnostic(
                         .error,
                         "json.syntax",
-                        "control character U+\(hex(UInt32(byte), width: 4)) inside a string; write it as an escape "
-                            + "such as \\t or \\u\(hex(UInt32(byte), width: 4))",
+                        "control character U+\(ASCII.hex(UInt32(byte), width: 4)) inside a string; write it as an escape "
+                            + "such as \\t or \\u\(ASCII.hex(UInt32(byte), width: 4))",
                         at: location()
                     )
                 )
@@ -486,7 +487,7 @@ public struct JSONParser {
                     .error,
                     "json.smart-quote",
                     "the string opened at line \(opening.line):\(opening.column) is never closed: "
-                        + "\(scalar) (U+\(hex(scalar.value, width: 4))) is a typographic quote, not a JSON quote. "
+                        + "\(scalar) (U+\(ASCII.hex(scalar.value, width: 4))) is a typographic quote, not a JSON quote. "
                         + "Replace it with a straight \" (editors and word processors substitute these)",
                     at: quoteLocation
                 )
@@ -534,18 +535,21 @@ public struct JSONParser {
             if (0xD800..<0xDC00).contains(high) {
                 guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
                 else {
-                    throw invalidEscape(at: escapeStart, "a high surrogate \\u\(hex(high, width: 4)) must be followed by a low surrogate")
+                    throw invalidEscape(
+                        at: escapeStart,
+                        "a high surrogate \\u\(ASCII.hex(high, width: 4)) must be followed by a low surrogate"
+                    )
                 }
                 index += 2
                 let low = try parseHex4(escapeStart: escapeStart)
                 guard (0xDC00..<0xE000).contains(low) else {
-                    throw invalidEscape(at: escapeStart, "\\u\(hex(low, width: 4)) is not a low surrogate")
+                    throw invalidEscape(at: escapeStart, "\\u\(ASCII.hex(low, width: 4)) is not a low surrogate")
                 }
                 let combined = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
                 return Unicode.Scalar(combined) ?? "\u{FFFD}"
             }
             guard let scalar = Unicode.Scalar(high) else {
-                throw invalidEscape(at: escapeStart, "\\u\(hex(high, width: 4)) is a lone low surrogate")
+                throw invalidEscape(at: escapeStart, "\\u\(ASCII.hex(high, width: 4)) is a lone low surrogate")
             }
             return scalar
         default:
@@ -612,7 +616,7 @@ public struct JSONParser {
             diagnostic: Diagnostic(
                 .error,
                 "json.encoding",
-                "byte 0x\(hex(UInt32(bytes[index]), width: 2)) is not valid UTF-8; JSON must be UTF-8 encoded "
+                "byte 0x\(ASCII.hex(UInt32(bytes[index]), width: 2)) is not valid UTF-8; JSON must be UTF-8 encoded "
                     + "(was the file saved as Latin-1 or UTF-16?)",
                 at: location()
             )
@@ -700,7 +704,7 @@ public struct JSONParser {
                     diagnostic: Diagnostic(
                         .error,
                         "json.smart-quote",
-                        "\(scalar) (U+\(hex(scalar.value, width: 4))) is a typographic quote; JSON needs a straight \" "
+                        "\(scalar) (U+\(ASCII.hex(scalar.value, width: 4))) is a typographic quote; JSON needs a straight \" "
                             + "(editors and word processors substitute these)",
                         at: here
                     )
@@ -730,15 +734,10 @@ public struct JSONParser {
     private func describeCurrent() -> String {
         guard index < bytes.count else { return "the end of the file" }
         let byte = bytes[index]
-        if byte < 0x20 { return "control character U+\(hex(UInt32(byte), width: 4))" }
+        if byte < 0x20 { return "control character U+\(ASCII.hex(UInt32(byte), width: 4))" }
         if byte < 0x80 { return "'\(Character(Unicode.Scalar(byte)))'" }
         var probe = self
-        if let scalar = try? probe.decodeUTF8() { return "'\(Character(scalar))' (U+\(hex(scalar.value, width: 4)))" }
-        return "byte 0x\(hex(UInt32(byte), width: 2))"
+        if let scalar = try? probe.decodeUTF8() { return "'\(Character(scalar))' (U+\(ASCII.hex(scalar.value, width: 4)))" }
+        return "byte 0x\(ASCII.hex(UInt32(byte), width: 2))"
     }
-}
-
-func hex(_ value: some BinaryInteger, width: Int) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, width - digits.count)) + digits
 }

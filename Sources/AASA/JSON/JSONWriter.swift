@@ -1,3 +1,5 @@
+import Support
+
 /// A JSON value with members in the exact order they will be written.
 ///
 /// Generated documents are built as `JSONOutput` in a fixed key order, so the same config always
@@ -112,7 +114,7 @@ public enum JSONWriter {
             case 0x0A: out.append(contentsOf: "\\n".utf8)
             case 0x0D: out.append(contentsOf: "\\r".utf8)
             case 0x09: out.append(contentsOf: "\\t".utf8)
-            case 0x00..<0x20: out.append(contentsOf: "\\u\(hex(UInt32(byte), width: 4))".utf8)
+            case 0x00..<0x20: out.append(contentsOf: "\\u\(ASCII.hex(UInt32(byte), width: 4))".utf8)
             default: out.append(byte)
             }
         }

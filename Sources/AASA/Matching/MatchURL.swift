@@ -1,3 +1,5 @@
+import Support
+
 /// A URL split the way the matcher compares it (spec §3, §8).
 ///
 /// Our readings where Apple is silent (README "Matching semantics"): an empty path is `/` (what a
@@ -185,17 +187,9 @@ func percentDecode<Bytes: Collection<UInt8>>(_ source: Bytes) -> String? {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(source.count)
     var iterator = Array(source)[...]
-    func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
     while let byte = iterator.first {
         if byte == UInt8(ascii: "%"), iterator.count >= 3,
-            let high = hexValue(iterator[iterator.startIndex + 1]), let low = hexValue(iterator[iterator.startIndex + 2])
+            let high = ASCII.hexValue(iterator[iterator.startIndex + 1]), let low = ASCII.hexValue(iterator[iterator.startIndex + 2])
         {
             bytes.append(high << 4 | low)
             iterator = iterator.dropFirst(3)

@@ -14,9 +14,9 @@ public final class RuleReference: Sendable, Equatable {
     /// The rule as written: a component as compact JSON, a legacy path as its string.
     public let pattern: String
     public let exclude: Bool
-    public let origin: Origin
+    public let origin: Provenance
 
-    init(detailsIndex: Int, ruleIndex: Int, kind: Kind, pattern: String, exclude: Bool, origin: Origin) {
+    init(detailsIndex: Int, ruleIndex: Int, kind: Kind, pattern: String, exclude: Bool, origin: Provenance) {
         self.detailsIndex = detailsIndex
         self.ruleIndex = ruleIndex
         self.kind = kind

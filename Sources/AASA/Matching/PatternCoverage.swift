@@ -1,3 +1,5 @@
+import Support
+
 /// Whether one URL pattern matches everything another matches: the question behind "this later rule
 /// never decides" when the two are not simply equal (`/platform/*` before `NOT /platform/login`).
 ///

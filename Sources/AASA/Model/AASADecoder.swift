@@ -83,16 +83,16 @@ public enum AASADecoder {
                 node.location,
                 path
             )
-            return ServiceApps(apps: [], origin: Origin(node.location, path))
+            return ServiceApps(apps: [], origin: Provenance(node.location, path))
         }
         let apps = reader.stringArray(appsNode, path.key("apps")) ?? []
-        return ServiceApps(apps: apps, origin: Origin(node.location, path))
+        return ServiceApps(apps: apps, origin: Provenance(node.location, path))
     }
 
     static func decodeAppLinks(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> AppLinks? {
         guard let members = reader.object(node, path) else { return nil }
         reader.checkKeys(members, path, known: applinksKeys, context: "applinks")
-        var applinks = AppLinks(details: [], origin: Origin(node.location, path))
+        var applinks = AppLinks(details: [], origin: Provenance(node.location, path))
         var sawDetails = false
         for member in members {
             let memberPath = path.key(member.key)
@@ -101,7 +101,7 @@ public enum AASADecoder {
                 applinks.apps = reader.stringArray(member.value, memberPath, hint: "it should be an empty array []")
             case "defaults":
                 applinks.defaults = decodeDefaults(member.value, memberPath, &reader)
-                applinks.defaultsOrigin = Origin(member.value.location, memberPath)
+                applinks.defaultsOrigin = Provenance(member.value.location, memberPath)
             case "substitutionVariables":
                 applinks.substitutionVariables = decodeVariables(member.value, memberPath, &reader)
             case "details":
@@ -166,7 +166,7 @@ public enum AASADecoder {
             let memberPath = path.key(member.key)
             guard let values = reader.stringArray(member.value, memberPath) else { continue }
             variables.append(
-                SubstitutionVariable(name: member.key, values: values, origin: Origin(member.keyLocation, memberPath))
+                SubstitutionVariable(name: member.key, values: values, origin: Provenance(member.keyLocation, memberPath))
             )
         }
         return variables
@@ -175,7 +175,7 @@ public enum AASADecoder {
     static func decodeDetails(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> AppLinksDetails? {
         guard let members = reader.object(node, path) else { return nil }
         reader.checkKeys(members, path, known: detailsKeys, context: "details entry")
-        var details = AppLinksDetails(origin: Origin(node.location, path))
+        var details = AppLinksDetails(origin: Provenance(node.location, path))
         for member in members {
             let memberPath = path.key(member.key)
             switch member.key {
@@ -235,7 +235,7 @@ public enum AASADecoder {
             context: "component",
             explanation: ". An unknown key is ignored, which can make the rule match every URL"
         )
-        var component = Component(origin: Origin(node.location, path))
+        var component = Component(origin: Provenance(node.location, path))
         // Member paths are made only where something keeps them or a finding names them: components are
         // most of a large config's values.
         for member in members {
@@ -261,7 +261,7 @@ public enum AASADecoder {
                                 QueryItemPattern(
                                     name: item.key,
                                     pattern: value.value,
-                                    origin: Origin(item.keyLocation, itemPath)
+                                    origin: Provenance(item.keyLocation, itemPath)
                                 )
                             )
                         }

@@ -1,34 +1,3 @@
-/// Where a model value came from: its position in the source and its JSON path.
-///
-/// Generated documents carry the origin of the *config* value they were made from, so a finding
-/// about a generated rule points at the line the user wrote.
-public struct Origin: Sendable, Hashable {
-    public var location: SourceLocation?
-    public var path: JSONPath
-
-    public init(_ location: SourceLocation?, _ path: JSONPath) {
-        self.location = location
-        self.path = path
-    }
-
-    public static let none = Origin(nil, .root)
-}
-
-/// A value and its origin.
-public struct Located<Value: Sendable>: Sendable {
-    public var value: Value
-    public var origin: Origin
-
-    public init(_ value: Value, _ origin: Origin = .none) {
-        self.value = value
-        self.origin = origin
-    }
-}
-
-extension Located: Equatable where Value: Equatable {
-    public static func == (lhs: Located, rhs: Located) -> Bool { lhs.value == rhs.value }
-}
-
 /// An apple-app-site-association document (docs/aasa-format.md §1–§6).
 public struct AASADocument: Sendable {
     public var applinks: AppLinks?
@@ -76,9 +45,9 @@ public struct MatchOptions: Sendable, Hashable {
 public struct SubstitutionVariable: Sendable {
     public var name: String
     public var values: [Located<String>]
-    public var origin: Origin
+    public var origin: Provenance
 
-    public init(name: String, values: [Located<String>], origin: Origin = .none) {
+    public init(name: String, values: [Located<String>], origin: Provenance = .none) {
         self.name = name
         self.values = values
         self.origin = origin
@@ -90,18 +59,18 @@ public struct AppLinks: Sendable {
     /// Legacy; must be empty when present (spec §2.1). Nil when the key is absent.
     public var apps: [Located<String>]?
     public var defaults: MatchOptions
-    public var defaultsOrigin: Origin?
+    public var defaultsOrigin: Provenance?
     public var substitutionVariables: [SubstitutionVariable]
     public var details: [AppLinksDetails]
-    public var origin: Origin
+    public var origin: Provenance
 
     public init(
         apps: [Located<String>]? = nil,
         defaults: MatchOptions = MatchOptions(),
-        defaultsOrigin: Origin? = nil,
+        defaultsOrigin: Provenance? = nil,
         substitutionVariables: [SubstitutionVariable] = [],
         details: [AppLinksDetails],
-        origin: Origin = .none
+        origin: Provenance = .none
     ) {
         self.apps = apps
         self.defaults = defaults
@@ -119,7 +88,7 @@ public struct AppLinksDetails: Sendable {
     public var components: [Component]?
     public var paths: [Located<String>]?
     public var defaults: MatchOptions
-    public var origin: Origin
+    public var origin: Provenance
 
     public init(
         appID: Located<String>? = nil,
@@ -127,7 +96,7 @@ public struct AppLinksDetails: Sendable {
         components: [Component]? = nil,
         paths: [Located<String>]? = nil,
         defaults: MatchOptions = MatchOptions(),
-        origin: Origin = .none
+        origin: Provenance = .none
     ) {
         self.appID = appID
         self.appIDs = appIDs
@@ -159,9 +128,9 @@ public enum QueryPattern: Sendable, Equatable {
 public struct QueryItemPattern: Sendable, Equatable {
     public var name: String
     public var pattern: String
-    public var origin: Origin
+    public var origin: Provenance
 
-    public init(name: String, pattern: String, origin: Origin = .none) {
+    public init(name: String, pattern: String, origin: Provenance = .none) {
         self.name = name
         self.pattern = pattern
         self.origin = origin
@@ -180,7 +149,7 @@ public struct Component: Sendable {
     public var exclude: Bool
     public var options: MatchOptions
     public var comment: String?
-    public var origin: Origin
+    public var origin: Provenance
 
     public init(
         path: String? = nil,
@@ -189,7 +158,7 @@ public struct Component: Sendable {
         exclude: Bool = false,
         options: MatchOptions = MatchOptions(),
         comment: String? = nil,
-        origin: Origin = .none
+        origin: Provenance = .none
     ) {
         self.path = path
         self.query = query
@@ -214,9 +183,9 @@ public struct Component: Sendable {
 /// `webcredentials`, `appclips`, `activitycontinuation`: `{ "apps": [...] }` (spec §6).
 public struct ServiceApps: Sendable {
     public var apps: [Located<String>]
-    public var origin: Origin
+    public var origin: Provenance
 
-    public init(apps: [Located<String>], origin: Origin = .none) {
+    public init(apps: [Located<String>], origin: Provenance = .none) {
         self.apps = apps
         self.origin = origin
     }

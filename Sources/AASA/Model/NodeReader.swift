@@ -86,7 +86,7 @@ struct NodeReader {
             typeMismatch(node, path, expected: "a string", hint: hint)
             return nil
         }
-        return Located(text, Origin(node.location, path))
+        return Located(text, Provenance(node.location, path))
     }
 
     /// The string value of an object's member; the member's path is made only for a finding.

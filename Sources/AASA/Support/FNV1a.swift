@@ -1,3 +1,5 @@
+import Support
+
 /// FNV-1a, 64-bit, and a word-at-a-time variant (``wordHash(_:seed:)``, behind the served documents'
 /// strong ETags): content hashes for "did these bytes change" checks (not a security boundary: every
 /// input they see is public or the server's own).
@@ -30,5 +32,5 @@ public enum FNV1a {
     }
 
     /// 16 lower-case hex digits.
-    public static func hex(_ value: UInt64) -> String { AASA.hex(value, width: 16).lowercased() }
+    public static func hex(_ value: UInt64) -> String { ASCII.hex(value, width: 16).lowercased() }
 }

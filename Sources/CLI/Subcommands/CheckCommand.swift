@@ -192,28 +192,17 @@ enum CheckCommand {
         let config = loaded
         let reports: [HostReport]
         do {
-            reports = try Checker.run(targets, options: options, trustAnchors: arguments.all("--cacert")) { [apps, packages] target in
-                var expectations = CheckExpectations()
-                expectations.apps = apps
-                expectations.packages = packages
-                expectations.android = android
-                expectations.paths = paths
-                expectations.insecure = insecure
-                expectations.plainHTTPIntended = plainHTTPIntended
-                expectations.configPath = configPath
-                if let config {
-                    let site = config.site(forHost: target.host)
-                    // An Android-only site answers the AASA paths as an unknown host does.
-                    expectations.expectedDocument =
-                        site.flatMap { $0.servesApple ? $0.bytes : nil }
-                        ?? (config.config?.unknownHost == .notFound ? nil : LoadedConfig.emptyDocumentBytes)
-                    if let assetLinks = site?.assetLinks {
-                        expectations.expectedAssetLinks = assetLinks.bytes
-                        expectations.android = true
-                    }
-                    if let site, !site.servesApple { expectations.apple = false }
-                }
-                return expectations
+            var common = CheckExpectations()
+            common.apps = apps
+            common.packages = packages
+            common.android = android
+            common.paths = paths
+            common.insecure = insecure
+            common.plainHTTPIntended = plainHTTPIntended
+            common.configPath = configPath
+            let expected = common
+            reports = try Checker.run(targets, options: options, trustAnchors: arguments.all("--cacert")) { target in
+                expected.forHost(target.host, config: config)
             }
         } catch {
             console.err("error: \(error)\n")

@@ -197,8 +197,8 @@ struct ConnectionStateMachine {
     }
 
     /// A read or write failed (reset, TLS error): nothing more can be sent.
-    mutating func failed(_ reason: String?) {
-        abort(reason)
+    mutating func failed() {
+        abort()
     }
 
     private mutating func abort(_ reason: String? = nil) {
@@ -316,11 +316,6 @@ struct ConnectionStateMachine {
     var hasPendingOutput: Bool { !output.isEmpty }
 
     var pendingOutputCount: Int { output.byteCount }
-
-    var isClosed: Bool {
-        if case .closed = phase { return true }
-        return false
-    }
 
     /// How eviction sees this connection: idle ones go first, then those still sending a request (header
     /// or body) — oldest first in each group. Nil for connections being answered, which are never evicted.
@@ -505,13 +500,7 @@ struct ConnectionStateMachine {
                         // Refused before any of it is read.
                         return reject(.payloadTooLarge)
                     case .length, .chunked:
-                        // A client that sent Expect: 100-continue waits for this before sending the body; an
-                        // HTTP/1.0 client does not know the interim answer, and one already sending needs none.
-                        if head.expectsContinue && !head.isHTTP10 && input.count == head.length {
-                            output.append(PreparedResponse.continueInterim, dateLine: [], connection: .none, includeBody: false)
-                        }
-                        phase = .body(BodyDiscarder(head.body, limit: settings.limits.bodyBytes))
-                        bodyStartedAt = clock.now
+                        startBody(of: head)
                     }
                 }
             case .body(var discarder):
@@ -535,6 +524,19 @@ struct ConnectionStateMachine {
             }
         }
         return nil
+    }
+
+    /// A request with a body: its body phase starts. Kept out of line: bodies are rare here, and the loop
+    /// that parses every request stays small.
+    @inline(never)
+    private mutating func startBody(of head: RequestHead) {
+        // A client that sent Expect: 100-continue waits for this before sending the body; an HTTP/1.0
+        // client does not know the interim answer, and one already sending needs none.
+        if head.expectsContinue && !head.isHTTP10 && input.count == head.length {
+            output.append(PreparedResponse.continueInterim, dateLine: [], connection: .none, includeBody: false)
+        }
+        phase = .body(BodyDiscarder(head.body, limit: settings.limits.bodyBytes))
+        bodyStartedAt = clock.now
     }
 
     /// Queues the answer to a request that cannot be served, and closes after it: the framing of

@@ -13,13 +13,6 @@ enum Transport {
         }
     }
 
-    func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> IOResult {
-        switch self {
-        case .plain: return Posix.write(fd, buffer)
-        case .tls(let session): return session.write(buffer)
-        }
-    }
-
     /// TLS only; a plain transport has nothing to negotiate.
     func handshake() -> ConnectionStateMachine.HandshakeStep {
         guard case .tls(let session) = self else { return .done }

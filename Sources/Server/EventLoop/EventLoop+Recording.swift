@@ -1,5 +1,6 @@
 import HTTP1
 import Posix
+import Support
 import Synchronization
 
 /// Counting and logging what a loop answered.
@@ -40,7 +41,7 @@ extension EventLoop {
             if settings.trustForwardedHeaders, let forwarded = head.forwardedForRange,
                 let first = text(forwarded).split(separator: ",").first
             {
-                client = first.trimmingSpaces()
+                client = first.trimmingSpacesAndTabs()
             }
             accessLog.append(
                 AccessLog.Entry(
@@ -84,14 +85,5 @@ extension EventLoop {
 
     private func duration(_ connection: Connection) -> Int64 {
         connection.machine.requestStartedAt.map { max(0, Posix.monotonicMicroseconds() - $0) } ?? 0
-    }
-}
-
-extension Substring {
-    func trimmingSpaces() -> String {
-        var text = self
-        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
-        while text.last == " " || text.last == "\t" { text = text.dropLast() }
-        return String(text)
     }
 }

@@ -134,14 +134,14 @@ final class EventLoop {
                     scratch.withUnsafeBufferPointer { connection.machine.peeked(UnsafeBufferPointer(rebasing: $0[0..<count])) }
                 case .wouldBlock(let readiness): connection.machine.readBlocked(until: .init(readiness))
                 case .closed: connection.machine.readEnded()
-                case .failed: connection.machine.failed(nil)
+                case .failed: connection.machine.failed()
                 }
             case .consumeRaw(let count):
                 // Already peeked, so all of it is in the socket buffer.
                 let result = scratch.withUnsafeMutableBytes {
                     Posix.read(connection.fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]))
                 }
-                if result == .bytes(count) { connection.machine.consumedRaw() } else { connection.machine.failed(nil) }
+                if result == .bytes(count) { connection.machine.consumedRaw() } else { connection.machine.failed() }
             case .answer:
                 answer(connection, connection.machine.request)
             case .rejected(let error, let bytes):
@@ -188,7 +188,7 @@ final class EventLoop {
         case .closed:
             connection.machine.readEnded()
         case .failed:
-            connection.machine.failed(nil)
+            connection.machine.failed()
         }
     }
 
@@ -211,7 +211,7 @@ final class EventLoop {
         switch result {
         case .bytes(let count): connection.machine.wrote(count)
         case .wouldBlock(let readiness): connection.machine.writeBlocked(until: .init(readiness))
-        case .closed, .failed: connection.machine.failed(nil)
+        case .closed, .failed: connection.machine.failed()
         }
     }
 
@@ -245,7 +245,7 @@ final class EventLoop {
                 connection.registered = true
             }
         } catch {
-            connection.machine.failed(nil)
+            connection.machine.failed()
         }
     }
 

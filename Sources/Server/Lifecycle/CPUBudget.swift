@@ -1,3 +1,5 @@
+import Support
+
 /// How many event loops the server starts: one per CPU the process may really use — the affinity mask
 /// (taskset, cpusets) and the cgroup CPU quota (a container's `--cpus`, a Kubernetes limit), rounded up
 /// — never all the host's CPUs. Pure: the files are read by ``CPUBudget/read(affinity:readFile:)``.
@@ -94,14 +96,5 @@ struct CPUBudget: Equatable {
             }
         }
         return decide(affinity: affinity, quotas: quotas)
-    }
-}
-
-extension String {
-    fileprivate func trimmingWhitespace() -> String {
-        var text = Substring(self)
-        while let first = text.first, first.isWhitespace { text = text.dropFirst() }
-        while let last = text.last, last.isWhitespace { text = text.dropLast() }
-        return String(text)
     }
 }

@@ -4,7 +4,9 @@ import Synchronization
 
 /// What the event loops and the supervisor share: the generation in force, counters, the drain flag.
 final class ServerState: Sendable {
-    private let generation: Mutex<ServedGeneration>
+    /// The generation and, beside it, its snapshot: the loops take the snapshot for every batch of events,
+    /// and reading it directly spares them a retain and release of the generation each time.
+    private let serving: Mutex<(generation: ServedGeneration, snapshot: Snapshot)>
     let connections: ConnectionCap
     /// Every loop's handle, by loop index; set once, before the loops start.
     private let handles = Mutex<[LoopHandle]>([])
@@ -22,18 +24,19 @@ final class ServerState: Sendable {
     let supervisorWake: EventFDBox
 
     init(serving generation: ServedGeneration, startedAt: Double) throws(SystemError) {
-        self.generation = Mutex(generation)
+        serving = Mutex((generation, generation.snapshot))
         connections = ConnectionCap(limit: generation.settings.maxConnections)
         self.startedAt = startedAt
         supervisorWake = try EventFDBox()
     }
 
-    var current: ServedGeneration { generation.withLock { $0 } }
+    var current: ServedGeneration { serving.withLock { $0.generation } }
 
     /// What requests are answered from: the current generation's responses.
-    var snapshot: Snapshot { current.snapshot }
+    var snapshot: Snapshot { serving.withLock { $0.snapshot } }
 
-    func publish(_ next: ServedGeneration) { generation.withLock { $0 = next } }
+    /// Swaps in `next`: one atomic step, so a request never mixes two generations.
+    func publish(_ next: ServedGeneration) { serving.withLock { $0 = (next, next.snapshot) } }
 
     var loopHandles: [LoopHandle] {
         get { handles.withLock { $0 } }

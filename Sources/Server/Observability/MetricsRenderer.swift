@@ -1,3 +1,4 @@
+import Support
 import Synchronization
 
 /// Prometheus text exposition (version 0.0.4) of the merged counters.
@@ -75,7 +76,7 @@ enum MetricsRenderer {
 
     /// A Prometheus label value: backslash, quote and newline escaped.
     static func escape(_ value: String) -> String {
-        value.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"").replacingOccurrences("\n", "\\n")
+        value.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"").replacingAll("\n", with: "\\n")
     }
 
     static func format3(_ value: Double) -> String {
@@ -92,11 +93,4 @@ enum MetricsRenderer {
         let text = String(value)
         return String(repeating: "0", count: max(0, width - text.count)) + text
     }
-}
-
-extension String {
-    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
-    }
-
 }

@@ -1,5 +1,6 @@
 import AASA
 import Posix
+import Support
 
 extension AdminPolicy {
     /// The admin listener's policy for `settings`: the token from `adminTokenFile` (at least 16 printable
@@ -21,9 +22,7 @@ extension AdminPolicy {
         case .success(let read): bytes = read
         case .failure(let error): return refuse("cannot read the admin token: \(error.message)")
         }
-        var token = ArraySlice(bytes)
-        while let first = token.first, first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D { token.removeFirst() }
-        while let last = token.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { token.removeLast() }
+        let token = bytes[...].trimmingASCIIWhitespace()
         guard token.count >= 16, token.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return refuse("the admin token must be at least 16 printable characters without spaces (e.g. `openssl rand -hex 32`)")
         }

@@ -125,7 +125,7 @@ enum CertificateLoader {
         for loaded in sites {
             let site = loaded.site
             var uncovered: [String] = []
-            var firstUncovered: Origin?
+            var firstUncovered: Provenance?
             var chosen = 0
             for host in site.hosts {
                 let text = host.value.description

@@ -1,0 +1,35 @@
+/// Byte classes and hex digits, for parsers that read ASCII bytes (HTTP framing, URLs, fingerprints,
+/// `/proc` files): written once here, inlined where they are used.
+public enum ASCII {
+    /// The value of a hex digit (`0-9`, `a-f`, `A-F`), or nil.
+    @inlinable
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte &- UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte &- UInt8(ascii: "a") &+ 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte &- UInt8(ascii: "A") &+ 10
+        default: return nil
+        }
+    }
+
+    @inlinable
+    public static func isHexDigit(_ byte: UInt8) -> Bool { hexValue(byte) != nil }
+
+    @inlinable
+    public static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    @inlinable
+    public static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+    }
+
+    /// Space, tab, CR or LF.
+    @inlinable
+    public static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+    /// `value` in upper-case hex, zero-padded to `width` digits.
+    public static func hex(_ value: some BinaryInteger, width: Int) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+}
