@@ -1,4 +1,4 @@
-public import AASA
+import AASA
 import TLS
 
 /// The certificates of a generation, checked, with the SNI contexts built from them.

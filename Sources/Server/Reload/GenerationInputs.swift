@@ -1,5 +1,4 @@
 public import AASA
-public import Posix
 
 /// Everything a generation is built from, as values and readers: the config's bytes, a reader for every
 /// file it references (documents, certificates, the admin token), how included files are listed, where
