@@ -55,7 +55,6 @@ struct HostProbe: Sendable {
         if !apple { plan.removeAll() }
         if android { plan.append((\.assetLinks, "GET", "/.well-known/assetlinks.json", Self.googleAgent)) }
         var chosen: String?
-        var refusals: [String] = []
         for (index, (slot, method, requestPath, agent)) in plan.enumerated() {
             func attempt(_ address: String) -> Result<(Exchange, SessionFacts?), ConnectionFailure> {
                 exchange(
@@ -68,23 +67,22 @@ struct HostProbe: Sendable {
                     deadline: deadline
                 )
             }
-            var result: Result<(Exchange, SessionFacts?), ConnectionFailure>
+            let result: Result<(Exchange, SessionFacts?), ConnectionFailure>
             if let chosen {
                 result = attempt(chosen)
             } else {
                 // The first request finds an address that answers, as a browser does; the rest use it.
-                result = .failure(.unreachable(message: "no address"))
-                for address in addresses {
-                    result = attempt(address)
-                    guard case .failure(let failure) = result, failure.isConnectFailure else {
-                        chosen = address
-                        break
-                    }
-                    refusals.append("\(Self.hostPort(address, port)): \(failure.words)")
-                    if Posix.monotonicMilliseconds() >= deadline { break }
-                }
-                observation.address = Self.hostPort(chosen ?? addresses[max(0, refusals.count - 1)], port)
-                observation.route = Self.route(name: name, target: target, addresses: addresses, chosen: chosen, refusals: refusals)
+                let first = Self.firstConnecting(addresses, port: port, deadline: deadline, attempt)
+                result = first.result
+                chosen = first.chosen
+                observation.address = Self.hostPort(first.chosen ?? first.lastTried, port)
+                observation.route = Self.route(
+                    name: name,
+                    target: target,
+                    addresses: addresses,
+                    chosen: first.chosen,
+                    refusals: first.refusals
+                )
             }
             switch result {
             case .failure(let failure):
@@ -168,9 +166,8 @@ struct HostProbe: Sendable {
         case .failure(let failure): return Exchange(request: request, failure: failure)
         case .success(let found): addresses = found
         }
-        var last = Exchange(request: request, failure: "no address")
-        for address in addresses {
-            switch exchange(
+        let fetched = Self.firstConnecting(addresses, port: base.port, deadline: deadline) { address in
+            exchange(
                 target: base,
                 address: address,
                 port: base.port,
@@ -178,14 +175,37 @@ struct HostProbe: Sendable {
                 path: "/a/v1/\(target.host)",
                 userAgent: Self.botAgent,
                 deadline: deadline
-            ) {
-            case .success(let (exchange, _)): return exchange
-            case .failure(let failure):
-                last = Exchange(request: request, failure: failure)
-                if !failure.isConnectFailure { return last }
-            }
+            )
         }
-        return last
+        switch fetched.result {
+        case .success(let (exchange, _)): return exchange
+        case .failure(let failure): return Exchange(request: request, failure: failure)
+        }
+    }
+
+    /// Tries `addresses` (never empty) in turn until one connects: a refused or unreachable address, or one
+    /// that does not answer the connection in time, gives way to the next while time is left. `chosen` is
+    /// the address that connected (even if what followed failed); `refusals` says why the others did not.
+    static func firstConnecting<Success>(
+        _ addresses: [String],
+        port: Int,
+        deadline: Int64,
+        _ attempt: (String) -> Result<Success, ConnectionFailure>
+    ) -> (result: Result<Success, ConnectionFailure>, chosen: String?, lastTried: String, refusals: [String]) {
+        var refusals: [String] = []
+        var result = attempt(addresses[0])
+        var lastTried = addresses[0]
+        for address in addresses.dropFirst() {
+            guard case .failure(let failure) = result, failure.isConnectFailure, Posix.monotonicMilliseconds() < deadline else { break }
+            refusals.append("\(hostPort(lastTried, port)): \(failure.words)")
+            lastTried = address
+            result = attempt(address)
+        }
+        if case .failure(let failure) = result, failure.isConnectFailure {
+            if addresses.count > 1 { refusals.append("\(hostPort(lastTried, port)): \(failure.words)") }
+            return (result, nil, lastTried, refusals)
+        }
+        return (result, lastTried, lastTried, refusals)
     }
 
     /// `5` or `2.5`: a time limit as the user wrote it.

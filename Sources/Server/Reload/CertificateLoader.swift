@@ -6,8 +6,6 @@ import TLS
 /// checks each one (key match, chain order, expiry, names) and builds the SNI contexts. Any error means
 /// no contexts. The file-based implementation behind ``CertificateSupply/files(developmentExpected:)``.
 enum CertificateLoader {
-    typealias Loaded = CertificateSet
-
     /// `sites`: every host must get a certificate covering it when a listener serves HTTPS.
     /// `developmentCertificatesExpected`: `dev`, whose own certificate is from its local CA.
     static func load(
@@ -17,8 +15,8 @@ enum CertificateLoader {
         sites: SiteList = [],
         developmentCertificatesExpected: Bool = false,
         readFile: GenerationInputs.FileReader
-    ) -> Loaded {
-        guard !settings.certificates.isEmpty else { return Loaded(contexts: nil, diagnostics: [], fingerprint: nil, files: []) }
+    ) -> CertificateSet {
+        guard !settings.certificates.isEmpty else { return CertificateSet(contexts: nil, diagnostics: [], fingerprint: nil, files: []) }
         var findings: [Diagnostic] = []
         var certificates: [TLSContexts.Certificate] = []
         var fingerprint = FNV1a.offsetBasis
@@ -79,15 +77,15 @@ enum CertificateLoader {
                 return finding
             }
         }
-        guard !findings.hasErrors else { return Loaded(contexts: nil, diagnostics: findings, fingerprint: nil, files: files) }
+        guard !findings.hasErrors else { return CertificateSet(contexts: nil, diagnostics: findings, fingerprint: nil, files: files) }
         do {
             // SNI picks a certificate the way Host picks a document: exact name, then the longest wildcard.
             let table = hosts
             let contexts = try TLSContexts(certificates) { table.lookup($0) }
-            return Loaded(contexts: contexts, diagnostics: findings, fingerprint: fingerprint, files: files)
+            return CertificateSet(contexts: contexts, diagnostics: findings, fingerprint: fingerprint, files: files)
         } catch {
             findings.append(Diagnostic(.error, "tls.context", error.description, file: configPath))
-            return Loaded(contexts: nil, diagnostics: findings, fingerprint: nil, files: files)
+            return CertificateSet(contexts: nil, diagnostics: findings, fingerprint: nil, files: files)
         }
     }
 
