@@ -61,17 +61,31 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Shared by the test targets: the repository root, the built binary, bounded waits, running tools.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["TLS"], path: "Tests/TestSupport"),
         .testTarget(
             name: "AASATests",
             dependencies: ["AASA", "Support", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
+        .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "Check", "AASA", "HTTP1", "Gzip", "TLS", "Posix", "TestSupport"],
+            dependencies: ["Server", "AASA", "HTTP1", "Gzip", "TLS", "Posix", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CheckTests",
+            dependencies: ["Check", "AASA", "HTTP1", "TLS", "TestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strictSettings),
+        .testTarget(name: "DevTests", dependencies: ["TLS", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "DeploymentTests",
+            dependencies: ["Server", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),

@@ -1,4 +1,5 @@
 import Posix
+import Support
 import Synchronization
 public import TLS
 
@@ -12,7 +13,7 @@ public enum Checker {
         expectations: @escaping @Sendable (CheckTarget) -> CheckExpectations
     ) throws(TLSError) -> [HostReport] {
         let probe = HostProbe(options: options, tls: try TLSClientContext(extraAnchors: trustAnchors))
-        let results = ResultSlots(count: targets.count)
+        let results = TaskSlots<HostReport>(count: targets.count)
         let next = Atomic<Int>(0)
         let work: @Sendable () -> Void = {
             while true {
@@ -21,7 +22,7 @@ public enum Checker {
                 let expected = expectations(targets[index])
                 let observation = probe.observe(targets[index], apple: expected.apple, android: expected.android)
                 let findings = HostEvaluation.evaluate(observation, expected)
-                results.set(index, HostReport(target: targets[index], address: observation.address, findings: findings))
+                results[index] = HostReport(target: targets[index], address: observation.address, findings: findings)
             }
         }
         var threads: [Posix.Thread] = []
@@ -30,13 +31,6 @@ public enum Checker {
         }
         if threads.isEmpty { work() }
         for thread in threads { thread.join() }
-        return results.all()
-    }
-
-    private final class ResultSlots: Sendable {
-        private let slots: Mutex<[HostReport?]>
-        init(count: Int) { slots = Mutex([HostReport?](repeating: nil, count: count)) }
-        func set(_ index: Int, _ report: HostReport) { slots.withLock { $0[index] = report } }
-        func all() -> [HostReport] { slots.withLock { $0.compactMap { $0 } } }
+        return results.filled()
     }
 }

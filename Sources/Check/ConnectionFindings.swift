@@ -190,12 +190,5 @@ extension HostEvaluation {
     }
 
     /// `2026-11-30` for a Unix time (UTC).
-    static func day(_ seconds: Int) -> String {
-        let text = HTTPDate.format(unixSeconds: seconds)  // "Mon, 30 Nov 2026 20:42:15 GMT"
-        let parts = text.split(separator: " ")
-        guard parts.count >= 4 else { return text }
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let month = (months.firstIndex(of: String(parts[2])) ?? 0) + 1
-        return "\(parts[3])-\(month < 10 ? "0" : "")\(month)-\(parts[1])"
-    }
+    static func day(_ seconds: Int) -> String { CivilTime(unixSeconds: seconds).isoDay }
 }

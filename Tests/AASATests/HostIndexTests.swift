@@ -63,7 +63,7 @@ struct HostIndexTests {
 
     /// 35,000 sites in 70 files, two hosts each, plus wildcards and hosts claimed twice.
     static func largeList() -> SiteList {
-        var chunks: [SiteList.Chunk] = []
+        var groups: [SiteList.Group] = []
         for file in 0..<70 {
             var sites: [LoadedSite] = []
             for number in file * 500..<(file + 1) * 500 {
@@ -88,9 +88,9 @@ struct HostIndexTests {
                     )
                 )
             }
-            chunks.append(SiteList.Chunk(sites, source: "sites.d/\(file).json"))
+            groups.append(SiteList.Group(sites, source: "sites.d/\(file).json"))
         }
-        return SiteList(chunks: chunks)
+        return SiteList(groups: groups)
     }
 
     @Test("Built in parallel, a 70,000-host table answers every host as the one-by-one build does, with the same duplicate errors")

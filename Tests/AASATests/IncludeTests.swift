@@ -100,10 +100,10 @@ struct IncludeTests {
     }
 
     @Test("A reload takes each unchanged file's sites over as one object; positions and lookups stay right as files come and go")
-    func chunksCarryOver() {
+    func groupsCarryOver() {
         let disk = disk()
         let first = disk.load(servingOnly: true)
-        #expect(first.sites.chunks.map(\.source) == [nil, "/etc/aasa/sites.d/a.json", "/etc/aasa/sites.d/b.json"])
+        #expect(first.sites.groups.map(\.source) == [nil, "/etc/aasa/sites.d/a.json", "/etc/aasa/sites.d/b.json"])
         // Same hosts, another app: b.json is rebuilt; a.json is not even looked into.
         disk.write(
             "/etc/aasa/sites.d/b.json",
@@ -111,15 +111,15 @@ struct IncludeTests {
         )
         let second = disk.load(reusing: first, servingOnly: true)
         #expect(second.diagnostics.isEmpty, "\(second.diagnostics)")
-        #expect(second.sites.chunks[1] === first.sites.chunks[1])
-        #expect(second.sites.chunks[2] !== first.sites.chunks[2])
+        #expect(second.sites.groups[1] === first.sites.groups[1])
+        #expect(second.sites.groups[2] !== first.sites.groups[2])
         #expect(second.sites.locate(3) == (2, 1))
         #expect(second.site(forHost: "b2.example.com") === second.sites[3])
         #expect(String(decoding: second.sites[3].bytes, as: UTF8.self).contains("ABCDE12345.com.other"))
         // A new file before the others: every other file keeps its positions, and every lookup stays right.
         disk.write("/etc/aasa/sites.d/0.json", Self.site("zero.example.com"))
         let third = disk.load(reusing: second, servingOnly: true)
-        #expect(third.sites.chunks[2] === second.sites.chunks[1])
+        #expect(third.sites.groups[2] === second.sites.groups[1])
         for host in ["main.example.com", "zero.example.com", "a.example.com", "b1.example.com", "b2.example.com"] {
             #expect(third.site(forHost: host)?.site.name == host)
         }

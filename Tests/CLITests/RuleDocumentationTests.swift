@@ -78,3 +78,48 @@ struct RuleDocumentationTests {
         #expect(stale.isEmpty, "README lists rule ids no code emits: \(stale)")
     }
 }
+
+/// Comments cite the format document by section (`docs/aasa-format.md §3.3`, `C4`): every cited section
+/// and contested point exists there, so a renumbering cannot leave a comment pointing at nothing.
+@Suite("Source comments cite sections that exist")
+struct FormatCitationTests {
+    @Test("every docs/aasa-format.md § and C-number a source comment cites is a heading or table row")
+    func citationsResolve() throws {
+        let root = TestPaths.repositoryRoot
+        let format = try String(contentsOfFile: root + "/docs/aasa-format.md", encoding: .utf8)
+        let headings = Set(
+            format.split(separator: "\n").compactMap { line -> String? in
+                guard line.hasPrefix("#"), let number = line.split(separator: " ").dropFirst().first else { return nil }
+                return String(number.trimmingCharacters(in: CharacterSet(charactersIn: ".")))
+            }
+        )
+        let contested = Set(
+            format.split(separator: "\n").filter { $0.hasPrefix("| C") }.compactMap {
+                $0.split(separator: "|").first?.trimmingCharacters(in: .whitespaces)
+            }
+        )
+        #expect(headings.contains("3.3") && contested.contains("C11"))
+        let citation = try NSRegularExpression(pattern: #"docs/aasa-format\.md ((?:§[0-9.]+[,–\- ]*|C[0-9]+[, ]*|swcutil|WWDC19|tr)*)"#)
+        let sources = root + "/Sources"
+        let files = FileManager.default.enumerator(atPath: sources)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        var cited = 0
+        for file in files {
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            for match in citation.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                guard let list = Range(match.range(at: 1), in: text).map({ String(text[$0]) }) else { continue }
+                let sections = list.split(whereSeparator: { ", –-".contains($0) }).filter { $0.hasPrefix("§") || $0.hasPrefix("C") }
+                for section in sections {
+                    cited += 1
+                    let name =
+                        section.hasPrefix("§")
+                        ? String(section.dropFirst()).trimmingCharacters(in: CharacterSet(charactersIn: ".")) : String(section)
+                    #expect(
+                        headings.contains(name) || contested.contains(name),
+                        "\(file) cites \(section), which docs/aasa-format.md does not have"
+                    )
+                }
+            }
+        }
+        #expect(cited > 15)
+    }
+}

@@ -1,5 +1,6 @@
 import AASA
 import HTTP1
+import TestSupport
 import Testing
 
 @testable import Server

@@ -122,7 +122,7 @@ struct GenerationTests {
         #expect(served(second, "hosted.example.com") === served(first, "hosted.example.com"))
         #expect(served(second, "tenant.example.com") === served(first, "tenant.example.com"))
         // The loader took the included file's sites over as one object.
-        #expect(second.config.sites.chunks.last === first.config.sites.chunks.last)
+        #expect(second.config.sites.groups.last === first.config.sites.groups.last)
         #expect(second.snapshot.changes.summary.contains("shop.example.com"), "\(second.snapshot.changes.summary)")
     }
 

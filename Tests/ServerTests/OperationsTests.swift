@@ -157,7 +157,9 @@ struct OperationsTests {
         let other = try RawClient(port: quiet.port)
         other.send(Self.request)
         #expect(other.readResponses(1).count == 1)
-        usleep(300_000)
+        // Once the server has exited, everything it would ever have logged is in the file.
+        quiet.signal(SIGTERM)
+        #expect(quiet.waitForExit(5) == 0)
         #expect(quiet.stdout.isEmpty)
     }
 
@@ -210,7 +212,7 @@ struct OperationsTests {
         let idle = try RawClient(port: server.port)
         idle.send(Self.request)
         #expect(idle.readResponses(1).count == 1)
-        usleep(100_000)
+        #expect(server.waitForOpenConnections(2))
         server.signal(SIGTERM)
         #expect(waitUntil(3) { server.stderr.contains("draining") })
         let (_, idleClosed) = idle.read(timeout: 2)
@@ -231,12 +233,12 @@ struct OperationsTests {
     @Test("A stuck client cannot hold the drain past its timeout")
     func drainTimeout() throws {
         let server = try ServerProcess(
-            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "off", "timeouts": {"drain": 1, "header": 30}}"#)
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "timeouts": {"drain": 1, "header": 30}}"#)
         )
         defer { server.stop() }
         let stuck = try RawClient(port: server.port)
         stuck.send("GET / HTTP/1.1\r\n")
-        usleep(100_000)
+        #expect(server.waitForOpenConnections(1))
         let started = monotonicSeconds()
         server.signal(SIGTERM)
         #expect(server.waitForExit(5) == 0)

@@ -397,7 +397,7 @@ struct ServeConnectionTests {
         #expect(idle.readResponses(1).count == 1)
         let busy = try RawClient(port: server.port)
         busy.send("GET / HTTP/1.1\r\n")  // still sending its header
-        usleep(100_000)
+        #expect(server.waitForOpenConnections(2))
         let third = try RawClient(port: server.port)
         third.send(Self.request)
         #expect(third.readResponses(1).first?.status == 200)

@@ -70,7 +70,7 @@ public struct Site: Sendable {
     public var name: String { hosts.first.map { $0.value.description } ?? "(no hosts)" }
 }
 
-/// The document formats `applinks` is generated in (spec §5).
+/// The document formats `applinks` is generated in (docs/aasa-format.md §5).
 public enum AppLinksFormat: String, Sendable, CaseIterable {
     /// `appIDs` + `components` (iOS 13+).
     case modern

@@ -1,3 +1,5 @@
+import Support
+
 /// Builds a loaded config's host → site-position table, and an error for each host a second site claims
 /// (naming the first).
 ///
@@ -11,8 +13,8 @@ enum HostTableBuilder {
 
     static func build(_ sites: SiteList, configPath: String, parallel: ParallelFor?) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
         guard let parallel, sites.hostCount >= parallelThreshold else { return sequential(sites, configPath: configPath) }
-        let chunks = sites.chunks
-        let chunkPositions = chunks.indices.map { sites.position(chunk: $0, offset: 0) }
+        let groups = sites.groups
+        let groupPositions = groups.indices.map { sites.position(group: $0, offset: 0) }
 
         struct Hashed: Sendable {
             let name: String
@@ -27,19 +29,19 @@ enum HostTableBuilder {
         let shardBits = ExactHostIndex<Int>.shardBits(forExpectedCount: sites.hostCount)
         let shardCount = 1 << shardBits
         /// A file's exact hosts grouped by shard (in site order within each), and its wildcards.
-        struct HashedChunk: Sendable {
+        struct HashedGroup: Sendable {
             let exact: [Hashed]
             /// `exact[shardStarts[s]..<shardStarts[s + 1]]` belong to shard `s`.
             let shardStarts: [Int]
             let wildcards: [Wildcard]
         }
-        let hashed = ConfigLoader.Slots<HashedChunk>(count: chunks.count)
-        parallel(chunks.count) { index in
+        let hashed = TaskSlots<HashedGroup>(count: groups.count)
+        parallel(groups.count) { index in
             var exact: [Hashed] = []
             var wildcards: [Wildcard] = []
-            exact.reserveCapacity(chunks[index].hostCount)
+            exact.reserveCapacity(groups[index].hostCount)
             var perShard = [Int](repeating: 0, count: shardCount)
-            for (site, loaded) in chunks[index].sites.enumerated() {
+            for (site, loaded) in groups[index].sites.enumerated() {
                 for (host, pattern) in loaded.site.hosts.enumerated() {
                     switch pattern.value {
                     case .exact(let name):
@@ -63,29 +65,29 @@ enum HostTableBuilder {
                 }
                 initialized = exact.count
             }
-            hashed[index] = HashedChunk(exact: sorted, shardStarts: shardStarts, wildcards: wildcards)
+            hashed[index] = HashedGroup(exact: sorted, shardStarts: shardStarts, wildcards: wildcards)
         }
-        let perChunk = chunks.indices.map { hashed[$0]! }
-        let starts = chunkPositions
+        let perGroup = groups.indices.map { hashed[$0]! }
+        let starts = groupPositions
 
         /// A host a later site claims again: where it is (in site order), and the position of the site
         /// that has it.
         struct Claim: Sendable {
-            let chunk: Int
+            let group: Int
             let site: Int
             let host: Int
             let earlier: Int
         }
-        let built = ConfigLoader.Slots<(shard: ExactHostIndex<Int>.Shard, claims: [Claim])>(count: shardCount)
+        let built = TaskSlots<(shard: ExactHostIndex<Int>.Shard, claims: [Claim])>(count: shardCount)
         parallel(shardCount) { shardIndex in
             var shard = ExactHostIndex<Int>.Shard(expectedCount: sites.hostCount / shardCount * 9 / 8)
             var claims: [Claim] = []
-            for (chunk, entries) in perChunk.enumerated() {
+            for (group, entries) in perGroup.enumerated() {
                 for entry in entries.shardStarts[shardIndex]..<entries.shardStarts[shardIndex + 1] {
                     let host = entries.exact[entry]
-                    let position = starts[chunk] + Int(host.site)
+                    let position = starts[group] + Int(host.site)
                     if let earlier = shard.insertIfAbsent(host.name, hash: host.hash, position) {
-                        claims.append(Claim(chunk: chunk, site: Int(host.site), host: Int(host.host), earlier: earlier))
+                        claims.append(Claim(group: group, site: Int(host.site), host: Int(host.host), earlier: earlier))
                     }
                 }
             }
@@ -95,19 +97,19 @@ enum HostTableBuilder {
 
         var table = HostTable<Int>(exact: ExactHostIndex(shards: shards, shardBits: shardBits))
         var claims = (0..<shardCount).flatMap { built[$0]!.claims }
-        for (chunk, entries) in perChunk.enumerated() {
+        for (group, entries) in perGroup.enumerated() {
             for wildcard in entries.wildcards {
-                let position = starts[chunk] + Int(wildcard.site)
-                let pattern = chunks[chunk].sites[Int(wildcard.site)].site.hosts[Int(wildcard.host)].value
+                let position = starts[group] + Int(wildcard.site)
+                let pattern = groups[group].sites[Int(wildcard.site)].site.hosts[Int(wildcard.host)].value
                 if let earlier = table.insertIfAbsent(pattern, position) {
-                    claims.append(Claim(chunk: chunk, site: Int(wildcard.site), host: Int(wildcard.host), earlier: earlier))
+                    claims.append(Claim(group: group, site: Int(wildcard.site), host: Int(wildcard.host), earlier: earlier))
                 }
             }
         }
         // In site order, as one-by-one insertion reports them.
-        claims.sort { ($0.chunk, $0.site, $0.host) < ($1.chunk, $1.site, $1.host) }
+        claims.sort { ($0.group, $0.site, $0.host) < ($1.group, $1.site, $1.host) }
         let duplicates = claims.map { claim in
-            let site = chunks[claim.chunk].sites[claim.site]
+            let site = groups[claim.group].sites[claim.site]
             return duplicateHost(
                 site.site.hosts[claim.host],
                 in: site,
@@ -121,11 +123,11 @@ enum HostTableBuilder {
     static func sequential(_ sites: SiteList, configPath: String) -> (table: HostTable<Int>, duplicates: [Diagnostic]) {
         var table = HostTable<Int>(capacity: sites.hostCount)
         var duplicates: [Diagnostic] = []
-        for (chunk, sitesOfChunk) in sites.chunks.enumerated() {
-            for (offset, loaded) in sitesOfChunk.sites.enumerated() {
+        for (group, sitesOfGroup) in sites.groups.enumerated() {
+            for (offset, loaded) in sitesOfGroup.sites.enumerated() {
                 let hosts = loaded.site.hosts
                 for index in hosts.indices {
-                    guard let earlier = table.insertIfAbsent(hosts[index].value, sites.position(chunk: chunk, offset: offset)) else {
+                    guard let earlier = table.insertIfAbsent(hosts[index].value, sites.position(group: group, offset: offset)) else {
                         continue
                     }
                     duplicates.append(

@@ -1,3 +1,5 @@
+import Support
+
 /// Sites kept in their own files: `"include": ["sites.d/*.json"]`. Each file holds one site object or an
 /// array of sites, and is checked with its own file:line:column; a team or a provisioning system adds,
 /// edits or removes a tenant by writing one file. A reload reads only the files whose size, time or inode
@@ -20,12 +22,12 @@ struct IncludeState: Sendable {
     final class File: Sendable {
         let stamp: String
         /// The file's sites; the same object for as long as the file is unchanged.
-        let chunk: SiteList.Chunk
+        let group: SiteList.Group
         let findings: [Diagnostic]
 
         init(path: String, stamp: String, sites: [LoadedSite], findings: [Diagnostic]) {
             self.stamp = stamp
-            chunk = SiteList.Chunk(sites, source: path)
+            group = SiteList.Group(sites, source: path)
             self.findings = findings
         }
     }
@@ -37,7 +39,7 @@ struct IncludeState: Sendable {
 enum IncludedSites {
     struct Result {
         /// One per file, in file order.
-        var chunks: [SiteList.Chunk] = []
+        var groups: [SiteList.Group] = []
         var findings: [Diagnostic] = []
         var state = IncludeState(files: [:], aliases: AppTable())
         /// Each pattern as resolved against the config's directory, for watching.
@@ -95,7 +97,7 @@ enum IncludedSites {
         }
         let reusable = previous.flatMap { $0.aliases == aliases ? $0 : nil }
         let stamps = paths.map { access.stamp($0) }
-        let files = ConfigLoader.Slots<IncludeState.File>(count: paths.count)
+        let files = TaskSlots<IncludeState.File>(count: paths.count)
         let loadOne: @Sendable (Int) -> Void = { [paths] index in
             let path = paths[index]
             guard let stamp = stamps[index] else {
@@ -123,7 +125,7 @@ enum IncludedSites {
         }
         for (index, path) in paths.enumerated() {
             guard let file = files[index] else { continue }
-            result.chunks.append(file.chunk)
+            result.groups.append(file.group)
             result.findings += file.findings
             if !file.findings.hasErrors { result.state.files[path] = file }
         }
@@ -164,7 +166,7 @@ enum IncludedSites {
             guard let site else { return }
             var buildFindings: [Diagnostic] = []
             built.sites.append(
-                ConfigLoader.loadSite(
+                SiteBuilder.loadSite(
                     site,
                     configPath: path,
                     readFile: readFile,

@@ -1,12 +1,12 @@
-/// Every site of a loaded config, in chunks: the config's own sites, then one chunk per included file.
+/// Every site of a loaded config, in groups: the config's own sites, then one group per included file.
 ///
-/// A reload builds a new chunk only for a file that changed and takes the others over as the very same
+/// A reload builds a new group only for a file that changed and takes the others over as the very same
 /// objects, so handing a million sites from one load to the next costs a pointer per file, not a
 /// reference-count update (and a cache miss) per site. Positions are flat, as in one array: the host
 /// table maps a host to its site's position.
 public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLiteral {
     /// Sites loaded together from one file; immutable, so the next load may take it over whole.
-    public final class Chunk: Sendable {
+    public final class Group: Sendable {
         public let sites: [LoadedSite]
         /// The included file the sites are written in; nil for the config's own sites.
         public let source: String?
@@ -22,74 +22,74 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
         }
     }
 
-    public let chunks: [Chunk]
-    /// Where each chunk's first site is in the flat order, then the count.
+    public let groups: [Group]
+    /// Where each group's first site is in the flat order, then the count.
     private let starts: [Int]
     public let hostCount: Int
-    /// Each chunk's slot. The host table maps a host to a *position*, `slot << 32 | offset in its
-    /// chunk`: a chunk keeps its slot from one load to the next, so adding or removing a file changes
+    /// Each group's slot. The host table maps a host to a *position*, `slot << 32 | offset in its
+    /// group`: a group keeps its slot from one load to the next, so adding or removing a file changes
     /// no other file's positions, and the table needs updating only for that file's hosts.
     private let slots: [Int]
-    /// Slot → chunk index (-1: free).
-    private let chunkBySlot: [Int]
+    /// Slot → group index (-1: free).
+    private let groupBySlot: [Int]
 
-    /// `previous`: the list these chunks replace. A chunk taken over keeps its slot; a new chunk from a
+    /// `previous`: the list these groups replace. A group taken over keeps its slot; a new group from a
     /// file that had one takes that file's slot; the rest take the lowest free slots.
-    public init(chunks: [Chunk], keepingSlotsOf previous: SiteList? = nil) {
-        self.chunks = chunks
+    public init(groups: [Group], keepingSlotsOf previous: SiteList? = nil) {
+        self.groups = groups
         var starts: [Int] = [0]
-        starts.reserveCapacity(chunks.count + 1)
-        for chunk in chunks { starts.append(starts[starts.count - 1] + chunk.sites.count) }
+        starts.reserveCapacity(groups.count + 1)
+        for group in groups { starts.append(starts[starts.count - 1] + group.sites.count) }
         self.starts = starts
-        hostCount = chunks.reduce(0) { $0 + $1.hostCount }
-        var slots = [Int](repeating: -1, count: chunks.count)
-        if let previous, !previous.chunks.isEmpty {
+        hostCount = groups.reduce(0) { $0 + $1.hostCount }
+        var slots = [Int](repeating: -1, count: groups.count)
+        if let previous, !previous.groups.isEmpty {
             var slotOf: [ObjectIdentifier: Int] = [:]
             var slotOfSource: [String?: Int] = [:]
-            for (index, chunk) in previous.chunks.enumerated() {
-                slotOf[ObjectIdentifier(chunk)] = previous.slots[index]
-                slotOfSource[chunk.source] = previous.slots[index]
+            for (index, group) in previous.groups.enumerated() {
+                slotOf[ObjectIdentifier(group)] = previous.slots[index]
+                slotOfSource[group.source] = previous.slots[index]
             }
             var taken = Set<Int>()
-            for (index, chunk) in chunks.enumerated() {
-                if let slot = slotOf[ObjectIdentifier(chunk)], taken.insert(slot).inserted { slots[index] = slot }
+            for (index, group) in groups.enumerated() {
+                if let slot = slotOf[ObjectIdentifier(group)], taken.insert(slot).inserted { slots[index] = slot }
             }
-            for (index, chunk) in chunks.enumerated() where slots[index] < 0 {
-                if let slot = slotOfSource[chunk.source], taken.insert(slot).inserted { slots[index] = slot }
+            for (index, group) in groups.enumerated() where slots[index] < 0 {
+                if let slot = slotOfSource[group.source], taken.insert(slot).inserted { slots[index] = slot }
             }
             var next = 0
-            for index in chunks.indices where slots[index] < 0 {
+            for index in groups.indices where slots[index] < 0 {
                 while taken.contains(next) { next += 1 }
                 slots[index] = next
                 taken.insert(next)
             }
         } else {
-            slots = Array(chunks.indices)
+            slots = Array(groups.indices)
         }
-        var chunkBySlot = [Int](repeating: -1, count: (slots.max() ?? -1) + 1)
-        for (index, slot) in slots.enumerated() { chunkBySlot[slot] = index }
+        var groupBySlot = [Int](repeating: -1, count: (slots.max() ?? -1) + 1)
+        for (index, slot) in slots.enumerated() { groupBySlot[slot] = index }
         self.slots = slots
-        self.chunkBySlot = chunkBySlot
+        self.groupBySlot = groupBySlot
     }
 
-    /// The host-table position of the site at `offset` in chunk `chunk`.
-    public func position(chunk: Int, offset: Int) -> Int { slots[chunk] << 32 | offset }
+    /// The host-table position of the site at `offset` in group `group`.
+    public func position(group: Int, offset: Int) -> Int { slots[group] << 32 | offset }
 
-    /// The chunk and offset a host-table position stands for.
-    public func locate(position: Int) -> (chunk: Int, offset: Int) {
+    /// The group and offset a host-table position stands for.
+    public func locate(position: Int) -> (group: Int, offset: Int) {
         let slot = position >> 32
-        precondition(slot < chunkBySlot.count && chunkBySlot[slot] >= 0, "site position out of range")
-        return (chunkBySlot[slot], position & 0xFFFF_FFFF)
+        precondition(slot < groupBySlot.count && groupBySlot[slot] >= 0, "site position out of range")
+        return (groupBySlot[slot], position & 0xFFFF_FFFF)
     }
 
     /// The site at a host-table position.
     public func site(atPosition position: Int) -> LoadedSite {
-        let (chunk, offset) = locate(position: position)
-        return chunks[chunk].sites[offset]
+        let (group, offset) = locate(position: position)
+        return groups[group].sites[offset]
     }
 
     public init(_ sites: [LoadedSite]) {
-        self.init(chunks: sites.isEmpty ? [] : [Chunk(sites)])
+        self.init(groups: sites.isEmpty ? [] : [Group(sites)])
     }
 
     public init(arrayLiteral sites: LoadedSite...) { self.init(sites) }
@@ -98,18 +98,18 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
     public var endIndex: Int { starts[starts.count - 1] }
 
     public subscript(position: Int) -> LoadedSite {
-        let (chunk, offset) = locate(position)
-        return chunks[chunk].sites[offset]
+        let (group, offset) = locate(position)
+        return groups[group].sites[offset]
     }
 
-    /// The chunk holding the site at `position`, and its place in that chunk: a binary search over the
-    /// chunks (about ten steps for a thousand files), made on every request by the server.
-    public func locate(_ position: Int) -> (chunk: Int, offset: Int) {
+    /// The group holding the site at `position`, and its place in that group: a binary search over the
+    /// groups (about ten steps for a thousand files), made on every request by the server.
+    public func locate(_ position: Int) -> (group: Int, offset: Int) {
         precondition(position >= 0 && position < endIndex, "site position out of range")
-        if chunks.count == 1 { return (0, position) }
+        if groups.count == 1 { return (0, position) }
         var low = 0
-        var high = chunks.count - 1
-        // The last chunk whose start is at or before `position` (empty chunks share their successor's start).
+        var high = groups.count - 1
+        // The last group whose start is at or before `position` (empty groups share their successor's start).
         while low < high {
             let middle = (low + high + 1) / 2
             if starts[middle] <= position { low = middle } else { high = middle - 1 }
@@ -118,26 +118,26 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
     }
 
     /// The files every site hosts verbatim, in site order.
-    public var hostedFiles: [String] { chunks.flatMap(\.hostedFiles) }
+    public var hostedFiles: [String] { groups.flatMap(\.hostedFiles) }
 
-    public func makeIterator() -> Iterator { Iterator(chunks: chunks) }
+    public func makeIterator() -> Iterator { Iterator(groups: groups) }
 
-    /// Walks chunk by chunk, without a search per site.
+    /// Walks group by group, without a search per site.
     public struct Iterator: IteratorProtocol {
-        private let chunks: [Chunk]
-        private var chunk = 0
+        private let groups: [Group]
+        private var group = 0
         private var offset = 0
 
-        init(chunks: [Chunk]) { self.chunks = chunks }
+        init(groups: [Group]) { self.groups = groups }
 
         public mutating func next() -> LoadedSite? {
-            while chunk < chunks.count {
-                let sites = chunks[chunk].sites
+            while group < groups.count {
+                let sites = groups[group].sites
                 if offset < sites.count {
                     offset += 1
                     return sites[offset - 1]
                 }
-                chunk += 1
+                group += 1
                 offset = 0
             }
             return nil

@@ -11,7 +11,7 @@ public struct AssociatedDomain: Sendable, Equatable {
     public static let modes = ["developer", "managed", "developer+managed"]
 }
 
-/// Reads and checks the Associated Domains entitlement (spec §7.2).
+/// Reads and checks the Associated Domains entitlement (docs/aasa-format.md §7).
 public enum EntitlementsValidator {
     /// What a `?mode=` entry changes, and why it must not reach a release build.
     static func modeWarning(raw: String, mode: String) -> String {

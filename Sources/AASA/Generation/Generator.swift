@@ -1,6 +1,6 @@
 import Support
 
-/// Builds the AASA document of a generated site (spec §5 layout): one `{appIDs, components}` entry per
+/// Builds the AASA document of a generated site (docs/aasa-format.md §5): one `{appIDs, components}` entry per
 /// config details entry for iOS 13+, then separate `{appID, paths}` entries for iOS 12 — never `paths` and
 /// `components` in the same entry.
 public enum Generator {

@@ -16,48 +16,26 @@ public struct JSONParser {
     /// Deeper nesting than any real config or AASA file; stops a hostile input from exhausting the stack.
     public static let maximumDepth = 256
 
-    private let bytes: [UInt8]
-    private var index = 0
-    private var line = 1
-    private var lineStart = 0
+    let bytes: [UInt8]
+    var index = 0
+    var line = 1
+    var lineStart = 0
     // Columns are computed incrementally from the last position asked for, so a 1 MB single-line
     // (minified) document stays linear.
-    private var columnCacheOffset = 0
-    private var columnCacheColumn = 1
+    var columnCacheOffset = 0
+    var columnCacheColumn = 1
     /// Every byte in this range is ASCII, so there a column is a byte count: nearly every config and
     /// AASA file is ASCII, and counting scalars byte by byte was a tenth of parsing one.
-    private var asciiRange: Range<Int> = 0..<0
-    private var depth = 0
-    private var findings: [Diagnostic] = []
-    private let duplicateKeySeverity: Severity
-    private var skips: [Range<Int>] = []
-    private var nextSkip = 0
-    private var topLevelItemSink: ((JSONNode, Int) -> Void)?
+    var asciiRange: Range<Int> = 0..<0
+    var depth = 0
+    var findings: [Diagnostic] = []
+    let duplicateKeySeverity: Severity
+    var skips: [Range<Int>] = []
+    var nextSkip = 0
+    var topLevelItemSink: ((JSONNode, Int) -> Void)?
 
     public static func parse(_ bytes: [UInt8], duplicateKeys: Severity = .error) -> JSONParseResult {
         var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
-        return parser.run()
-    }
-
-    /// Parses `bytes` but steps over each value in `skipping` (sorted byte ranges, each the exact extent
-    /// of a value the caller parsed before from identical bytes), leaving a `null` at its start.
-    ///
-    /// A reload of a 10,000-host config re-parses only the sites that changed this way. The caller must
-    /// check that a skipped range starts where a value starts: a range that no value starts at is ignored.
-    static func parse(_ bytes: [UInt8], duplicateKeys: Severity, skipping: [Range<Int>]) -> JSONParseResult {
-        var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
-        parser.skips = skipping
-        return parser.run()
-    }
-
-    /// Parses `bytes`; when the document is an array, each item goes to `eachItem` (with its index) as
-    /// soon as it is parsed and the returned root is an empty array at the document's start. A caller
-    /// that turns each item into something smaller (an included file's sites) so never holds the
-    /// whole tree: each item is used and freed while it is still in the cache. Items handed over before
-    /// a syntax error are worth nothing: the result then has no root, as with ``parse(_:duplicateKeys:)``.
-    static func parse(_ bytes: [UInt8], duplicateKeys: Severity, eachItem: @escaping (JSONNode, Int) -> Void) -> JSONParseResult {
-        var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
-        parser.topLevelItemSink = eachItem
         return parser.run()
     }
 
@@ -65,54 +43,16 @@ public struct JSONParser {
         parse(Array(text.utf8), duplicateKeys: duplicateKeys)
     }
 
-    /// Parses the one value that spans `span` of `bytes`, as a whole-file parse would see it there:
-    /// `start` is the position of its first byte, `lineStart` the offset of its line's first byte, `depth`
-    /// how deeply it is nested (so the depth limit
-    /// holds as in a whole-file parse). Lets a large config's sites be parsed in parallel; a value that
-    /// does not end exactly at the span's end is a `json.syntax` error.
-    static func parseValue(
-        in bytes: [UInt8],
-        span: Range<Int>,
-        start: SourceLocation,
-        lineStart: Int,
-        depth: Int,
-        duplicateKeys: Severity
-    )
-        -> JSONParseResult
-    {
-        var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
-        parser.index = span.lowerBound
-        parser.line = start.line
-        // The column cache starts at the value, so positions on its first line need no scan back to
-        // the line's start (a minified config is one line).
-        parser.lineStart = lineStart
-        parser.columnCacheOffset = span.lowerBound
-        parser.columnCacheColumn = start.column
-        parser.markASCII(span)
-        parser.depth = depth
-        do throws(SyntaxError) {
-            let value = try parser.parseValue()
-            if parser.index != span.upperBound {
-                throw SyntaxError(
-                    diagnostic: Diagnostic(.error, "json.syntax", "the value does not end where expected", at: parser.location())
-                )
-            }
-            return JSONParseResult(root: value, diagnostics: parser.findings)
-        } catch {
-            return JSONParseResult(root: nil, diagnostics: parser.findings + [error.diagnostic])
-        }
-    }
-
-    private init(bytes: [UInt8], duplicateKeySeverity: Severity) {
+    init(bytes: [UInt8], duplicateKeySeverity: Severity) {
         self.bytes = bytes
         self.duplicateKeySeverity = duplicateKeySeverity
     }
 
-    private struct SyntaxError: Error {
+    struct SyntaxError: Error {
         var diagnostic: Diagnostic
     }
 
-    private mutating func markASCII(_ range: Range<Int>) {
+    mutating func markASCII(_ range: Range<Int>) {
         let isASCII = bytes.withUnsafeBufferPointer { buffer in
             var high: UInt8 = 0
             for offset in range { high |= buffer[offset] }
@@ -121,7 +61,7 @@ public struct JSONParser {
         asciiRange = isASCII ? range : 0..<0
     }
 
-    private mutating func run() -> JSONParseResult {
+    mutating func run() -> JSONParseResult {
         markASCII(0..<bytes.count)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
             findings.append(
@@ -176,7 +116,7 @@ public struct JSONParser {
 
     // MARK: - Positions
 
-    private mutating func location(at offset: Int? = nil) -> SourceLocation {
+    mutating func location(at offset: Int? = nil) -> SourceLocation {
         let offset = offset ?? index
         if offset < columnCacheOffset || columnCacheOffset < lineStart {
             columnCacheOffset = lineStart
@@ -197,14 +137,14 @@ public struct JSONParser {
         return SourceLocation(offset: offset, line: line, column: column)
     }
 
-    private mutating func newline(at offset: Int) {
+    mutating func newline(at offset: Int) {
         line += 1
         lineStart = offset + 1
         columnCacheOffset = lineStart
         columnCacheColumn = 1
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0D: index += 1
@@ -218,7 +158,7 @@ public struct JSONParser {
 
     // MARK: - Values
 
-    private mutating func parseValue() throws(SyntaxError) -> JSONNode {
+    mutating func parseValue() throws(SyntaxError) -> JSONNode {
         guard index < bytes.count else { throw truncated(expecting: "a value") }
         let start = location()
         if nextSkip < skips.count {
@@ -253,7 +193,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseObject(start: SourceLocation) throws(SyntaxError) -> JSONNode {
+    mutating func parseObject(start: SourceLocation) throws(SyntaxError) -> JSONNode {
         try enterNesting(at: start)
         defer { depth -= 1 }
         index += 1
@@ -323,9 +263,9 @@ public struct JSONParser {
         }
     }
 
-    private var lastComma: SourceLocation?
+    var lastComma: SourceLocation?
 
-    private mutating func parseArray(start: SourceLocation) throws(SyntaxError) -> JSONNode {
+    mutating func parseArray(start: SourceLocation) throws(SyntaxError) -> JSONNode {
         try enterNesting(at: start)
         defer { depth -= 1 }
         index += 1
@@ -368,7 +308,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func enterNesting(at start: SourceLocation) throws(SyntaxError) {
+    mutating func enterNesting(at start: SourceLocation) throws(SyntaxError) {
         depth += 1
         if depth > Self.maximumDepth {
             throw SyntaxError(
@@ -382,7 +322,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ word: StaticString) throws(SyntaxError) {
+    mutating func expectLiteral(_ word: StaticString) throws(SyntaxError) {
         let expected = word.withUTF8Buffer { Array($0) }
         if bytes.count - index >= expected.count && Array(bytes[index..<index + expected.count]) == expected {
             index += expected.count
@@ -391,7 +331,7 @@ public struct JSONParser {
         throw unexpected(expecting: "a value (object, array, string, number, true, false or null)")
     }
 
-    private mutating func parseNumber() throws(SyntaxError) -> String {
+    mutating func parseNumber() throws(SyntaxError) -> String {
         let begin = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count, ASCII.isDigit(bytes[index]) else { throw unexpected(expecting: "a digit") }
@@ -421,7 +361,7 @@ public struct JSONParser {
         return String(decoding: bytes[begin..<index], as: UTF8.self)
     }
 
-    private mutating func parseString() throws(SyntaxError) -> String {
+    mutating func parseString() throws(SyntaxError) -> String {
         // Fast path: printable ASCII up to the closing quote (nearly every string in a config) becomes a
         // String in one step; anything else (escapes, UTF-8, mistakes) takes the scalar-by-scalar path.
         var end = index + 1
@@ -474,9 +414,9 @@ public struct JSONParser {
         }
     }
 
-    private static let typographicQuotes: Set<Unicode.Scalar> = ["\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}"]
+    static let typographicQuotes: Set<Unicode.Scalar> = ["\u{201C}", "\u{201D}", "\u{2018}", "\u{2019}"]
 
-    private mutating func unterminatedString(
+    mutating func unterminatedString(
         openedAt opening: SourceLocation,
         typographicQuote: (SourceLocation, Unicode.Scalar)?,
         atEnd: Bool
@@ -515,7 +455,7 @@ public struct JSONParser {
         )
     }
 
-    private mutating func parseEscape() throws(SyntaxError) -> Unicode.Scalar {
+    mutating func parseEscape() throws(SyntaxError) -> Unicode.Scalar {
         let escapeStart = location()
         index += 1
         guard index < bytes.count else { throw truncated(expecting: "an escape character") }
@@ -560,7 +500,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseHex4(escapeStart: SourceLocation) throws(SyntaxError) -> UInt32 {
+    mutating func parseHex4(escapeStart: SourceLocation) throws(SyntaxError) -> UInt32 {
         guard bytes.count - index >= 4 else { throw invalidEscape(at: escapeStart, "\\u needs four hex digits") }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -578,12 +518,12 @@ public struct JSONParser {
         return value
     }
 
-    private func invalidEscape(at location: SourceLocation, _ detail: String) -> SyntaxError {
+    func invalidEscape(at location: SourceLocation, _ detail: String) -> SyntaxError {
         SyntaxError(diagnostic: Diagnostic(.error, "json.syntax", "invalid escape in string: \(detail)", at: location))
     }
 
     /// Decodes one UTF-8 sequence at `index`, rejecting overlong forms and surrogates (RFC 3629).
-    private mutating func decodeUTF8() throws(SyntaxError) -> Unicode.Scalar {
+    mutating func decodeUTF8() throws(SyntaxError) -> Unicode.Scalar {
         let lead = bytes[index]
         let length: Int
         var value: UInt32
@@ -611,7 +551,7 @@ public struct JSONParser {
         return scalar
     }
 
-    private mutating func invalidUTF8() -> SyntaxError {
+    mutating func invalidUTF8() -> SyntaxError {
         SyntaxError(
             diagnostic: Diagnostic(
                 .error,
@@ -621,123 +561,5 @@ public struct JSONParser {
                 at: location()
             )
         )
-    }
-
-    // MARK: - Error explanations
-
-    private func isCommentStart() -> Bool {
-        index + 1 < bytes.count && bytes[index] == UInt8(ascii: "/")
-            && (bytes[index + 1] == UInt8(ascii: "/") || bytes[index + 1] == UInt8(ascii: "*"))
-    }
-
-    private func commentError(at location: SourceLocation) -> SyntaxError {
-        SyntaxError(
-            diagnostic: Diagnostic(
-                .error,
-                "json.comment",
-                "JSON has no comments; remove this \(bytes[index + 1] == UInt8(ascii: "/") ? "//" : "/* */") comment "
-                    + "(in an AASA component, a \"comment\" key is the supported way to annotate)",
-                at: location
-            )
-        )
-    }
-
-    private func trailingComma(at comma: SourceLocation, closer: Character) -> SyntaxError {
-        SyntaxError(
-            diagnostic: Diagnostic(
-                .error,
-                "json.trailing-comma",
-                "trailing comma before '\(closer)': JSON does not allow a comma after the last "
-                    + "\(closer == "}" ? "member" : "element"); remove it",
-                at: comma
-            )
-        )
-    }
-
-    private mutating func truncated(
-        expecting: String,
-        openedAt: SourceLocation? = nil,
-        closer: Character? = nil
-    ) -> SyntaxError {
-        var message = "the file ends where \(expecting) was expected"
-        if let openedAt, let closer {
-            message +=
-                "; the \(closer == "}" ? "object" : "array") opened at line \(openedAt.line):\(openedAt.column) "
-                + "is never closed with '\(closer)'. The document looks cut short"
-        }
-        return SyntaxError(diagnostic: Diagnostic(.error, "json.truncated", message, at: location()))
-    }
-
-    private mutating func unexpected(expecting: String, missingCommaHint: Bool = false) -> SyntaxError {
-        // A number or literal cut off by the end of the file ("-", "1e", "tru"): the file is what is short.
-        guard index < bytes.count else { return truncated(expecting: expecting) }
-        let here = location()
-        if isCommentStart() { return commentError(at: here) }
-        let byte = bytes[index]
-        if byte == UInt8(ascii: "'") {
-            // The whole document in single quotes, as `echo '…'` pasted into a file leaves it.
-            let last = bytes.lastIndex { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }
-            let next = bytes[(index + 1)...].first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }
-            if let last, last > index, bytes[last] == UInt8(ascii: "'"), next == UInt8(ascii: "{") || next == UInt8(ascii: "[") {
-                return SyntaxError(
-                    diagnostic: Diagnostic(
-                        .error,
-                        "json.single-quote",
-                        "the whole document is wrapped in single quotes; remove the quotes around the document",
-                        at: here
-                    )
-                )
-            }
-            return SyntaxError(
-                diagnostic: Diagnostic(
-                    .error,
-                    "json.single-quote",
-                    "JSON strings use double quotes; replace the single quotes with \"",
-                    at: here
-                )
-            )
-        }
-        if byte >= 0x80 {
-            var probe = self
-            if let scalar = try? probe.decodeUTF8(), Self.typographicQuotes.contains(scalar) {
-                return SyntaxError(
-                    diagnostic: Diagnostic(
-                        .error,
-                        "json.smart-quote",
-                        "\(scalar) (U+\(ASCII.hex(scalar.value, width: 4))) is a typographic quote; JSON needs a straight \" "
-                            + "(editors and word processors substitute these)",
-                        at: here
-                    )
-                )
-            }
-        }
-        if index == 0 && bytes.starts(with: [0x1F, 0x8B]) {
-            let message =
-                "the file is gzip-compressed (it starts with the gzip bytes 1f 8b), not JSON: decompress it (gunzip). A server may "
-                + "send it compressed only with Content-Encoding: gzip"
-            return SyntaxError(diagnostic: Diagnostic(.error, "json.syntax", message, at: here))
-        }
-        var message = "expected \(expecting), found \(describeCurrent())"
-        if missingCommaHint && (byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[")) {
-            message += "; is a ',' missing before it?"
-        } else if expecting.hasPrefix("a key") && isIdentifierStart(byte) {
-            message += "; keys must be quoted strings, e.g. \"applinks\""
-        }
-        return SyntaxError(diagnostic: Diagnostic(.error, "json.syntax", message, at: here))
-    }
-
-    private func isIdentifierStart(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || byte == UInt8(ascii: "_")
-    }
-
-    private func describeCurrent() -> String {
-        guard index < bytes.count else { return "the end of the file" }
-        let byte = bytes[index]
-        if byte < 0x20 { return "control character U+\(ASCII.hex(UInt32(byte), width: 4))" }
-        if byte < 0x80 { return "'\(Character(Unicode.Scalar(byte)))'" }
-        var probe = self
-        if let scalar = try? probe.decodeUTF8() { return "'\(Character(scalar))' (U+\(ASCII.hex(scalar.value, width: 4)))" }
-        return "byte 0x\(ASCII.hex(UInt32(byte), width: 2))"
     }
 }

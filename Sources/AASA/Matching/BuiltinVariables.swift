@@ -1,4 +1,4 @@
-/// The predefined substitution variables (spec §3.6).
+/// The predefined substitution variables (docs/aasa-format.md §3.6).
 ///
 /// `$(region)` and `$(lang)` follow ISO 3166-1 alpha-2 and ISO 639-1 (from Debian's iso-codes data).
 /// Apple's lists (`isoRegionCodes`, `isoLanguageCodes`) vary by OS release; these are the standard

@@ -1,6 +1,6 @@
 import Support
 
-/// A URL split the way the matcher compares it (spec §3, §8).
+/// A URL split the way the matcher compares it (docs/aasa-format.md §3, §8).
 ///
 /// Our readings where Apple is silent (README "Matching semantics"): an empty path is `/` (what a
 /// browser requests); non-ASCII characters are percent-encoded as UTF-8 before comparing with

@@ -92,7 +92,7 @@ public struct NearMiss: Sendable {
     public var reason: String
 }
 
-/// Predicts which app iOS opens for a URL under one AASA document (spec §4).
+/// Predicts which app iOS opens for a URL under one AASA document (docs/aasa-format.md §4).
 ///
 /// Walk `details` in order; within an entry try its rules (components, or legacy paths when the entry
 /// has no components) in order; the first rule that matches decides for every app of that entry that
@@ -179,7 +179,7 @@ public struct Matcher: Sendable {
                 continue
             }
             if let components = details.components {
-                // iOS 13+ ignores `paths` when `components` is present (spec §5, WWDC19).
+                // iOS 13+ ignores `paths` when `components` is present (docs/aasa-format.md §5, WWDC19).
                 for (ruleIndex, component) in components.enumerated() {
                     let options = component.options.overriding(details.defaults).overriding(applinks.defaults)
                     let caseSensitive = options.caseSensitive ?? true
@@ -225,7 +225,7 @@ public struct Matcher: Sendable {
         self.entries = entries
     }
 
-    /// Legacy paths: "NOT " excludes; only the path is compared, case-sensitively (spec §4.4, §3.4).
+    /// Legacy paths: "NOT " excludes; only the path is compared, case-sensitively (docs/aasa-format.md §4).
     static func legacyRules(_ paths: [Located<String>], detailsIndex: Int) -> [CompiledRule] {
         paths.enumerated().map { ruleIndex, path in
             let exclude = path.value.hasPrefix("NOT ")
@@ -318,7 +318,7 @@ public struct Matcher: Sendable {
         if let path = rule.path, !path.matches(text.path) { return .path }
         if let query = rule.wholeQuery, !query.matches(text.query) { return .query(nil) }
         for (position, item) in rule.queryItems.enumerated() {
-            // Every occurrence of a repeated name must match; an absent item counts as "" (spec §3.3, C4, C11).
+            // Every occurrence of a repeated name must match; an absent item counts as "" (docs/aasa-format.md §3.3, C4, C11).
             var seen = false
             for candidate in text.items where candidate.name == item.name {
                 seen = true

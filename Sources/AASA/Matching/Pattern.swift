@@ -1,5 +1,5 @@
 /// One of Apple's URL patterns, compiled: `*` (zero or more), `?` (exactly one), literals, and
-/// `$(variable)` substitutions (spec §3.1, §3.6). Patterns are anchored: they must match the whole text.
+/// `$(variable)` substitutions (docs/aasa-format.md §3.1, §3.6). Patterns are anchored: they must match the whole text.
 ///
 /// Text is handled as Unicode scalar values so that `?` is one character even in a decoded
 /// (`percentEncoded: false`) Unicode path.
@@ -55,7 +55,7 @@ final class Pattern: Sendable {
         self.choices = alternatives.map(Pattern.index)
     }
 
-    /// Variable values may hold `*` and `?` but no other variables (spec §3.6).
+    /// Variable values may hold `*` and `?` but no other variables (docs/aasa-format.md §3.6).
     private static func simpleElements(_ text: String, caseSensitive: Bool) -> [Element] {
         text.unicodeScalars.map { element(for: $0, caseSensitive: caseSensitive) }
     }
@@ -81,7 +81,7 @@ final class Pattern: Sendable {
     /// True when the pattern matches every text (`*`, `**`): used to spot catch-all rules.
     var matchesEverything: Bool { !elements.isEmpty && elements.allSatisfy { $0 == .anyRun } }
 
-    /// True when the pattern matches the empty string (the query-dictionary trap of spec §3.3).
+    /// True when the pattern matches the empty string (the query-dictionary trap of docs/aasa-format.md §3.3).
     var matchesEmpty: Bool { matches([]) }
 
     /// The literal text before the first wildcard, for "closest rule" explanations.

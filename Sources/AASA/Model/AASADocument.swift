@@ -21,7 +21,7 @@ public struct AASADocument: Sendable {
     public static let empty = AASADocument(applinks: AppLinks(details: []))
 }
 
-/// `caseSensitive` / `percentEncoded`, at applinks, details or component level (spec §3.5).
+/// `caseSensitive` / `percentEncoded`, at applinks, details or component level (docs/aasa-format.md §3.5).
 public struct MatchOptions: Sendable, Hashable {
     public var caseSensitive: Bool?
     public var percentEncoded: Bool?
@@ -31,7 +31,7 @@ public struct MatchOptions: Sendable, Hashable {
         self.percentEncoded = percentEncoded
     }
 
-    /// The more specific level wins (spec §3.5: component over details over applinks).
+    /// The more specific level wins (docs/aasa-format.md §3.5: component over details over applinks).
     public func overriding(_ general: MatchOptions) -> MatchOptions {
         MatchOptions(
             caseSensitive: caseSensitive ?? general.caseSensitive,
@@ -56,7 +56,7 @@ public struct SubstitutionVariable: Sendable {
 
 /// The `applinks` service.
 public struct AppLinks: Sendable {
-    /// Legacy; must be empty when present (spec §2.1). Nil when the key is absent.
+    /// Legacy; must be empty when present (docs/aasa-format.md §2.1). Nil when the key is absent.
     public var apps: [Located<String>]?
     public var defaults: MatchOptions
     public var defaultsOrigin: Provenance?
@@ -106,7 +106,7 @@ public struct AppLinksDetails: Sendable {
         self.origin = origin
     }
 
-    /// `appID` is ignored when `appIDs` is present, even if empty (spec §2.2, swcutil).
+    /// `appID` is ignored when `appIDs` is present, even if empty (docs/aasa-format.md §2.2, swcutil).
     public var effectiveAppIDs: [String] {
         if let appIDs { return appIDs.map(\.value) }
         return appID.map { [$0.value] } ?? []
@@ -119,7 +119,7 @@ public struct AppLinksDetails: Sendable {
     }
 }
 
-/// The `?` of a component: the whole query string, or a dictionary of item patterns (spec §3.3).
+/// The `?` of a component: the whole query string, or a dictionary of item patterns (docs/aasa-format.md §3.3).
 public enum QueryPattern: Sendable, Equatable {
     case whole(String)
     case items([QueryItemPattern])
@@ -141,7 +141,7 @@ public struct QueryItemPattern: Sendable, Equatable {
     }
 }
 
-/// One iOS 13+ rule (spec §3). Unspecified parts match anything.
+/// One iOS 13+ rule (docs/aasa-format.md §3). Unspecified parts match anything.
 public struct Component: Sendable {
     public var path: String?
     public var query: QueryPattern?
@@ -180,7 +180,7 @@ public struct Component: Sendable {
     }
 }
 
-/// `webcredentials`, `appclips`, `activitycontinuation`: `{ "apps": [...] }` (spec §6).
+/// `webcredentials`, `appclips`, `activitycontinuation`: `{ "apps": [...] }` (docs/aasa-format.md §6).
 public struct ServiceApps: Sendable {
     public var apps: [Located<String>]
     public var origin: Provenance

@@ -1,6 +1,6 @@
 import Support
 
-/// The semantic rules Apple applies to an AASA document (spec §2–§6), run on the decoded model.
+/// The semantic rules Apple applies to an AASA document (docs/aasa-format.md §2–§6), run on the decoded model.
 ///
 /// The same rules run on verbatim files and on documents generated from a config; in the latter case
 /// model origins point into the config, so findings name the line the user wrote.
@@ -8,7 +8,7 @@ public enum AASAValidator {
     /// Where a rule reports a finding: severity, rule id, message and the value's provenance.
     public typealias Reporter = (Severity, String, String, Provenance) -> Void
 
-    /// Apple's documented limit on the uncompressed file (spec §1, C6).
+    /// Apple's documented limit on the uncompressed file (docs/aasa-format.md §1, C6).
     public static let sizeLimit = 128 * 1024
     /// From here on we warn: a file this close to the limit breaks with the next few rules.
     public static let sizeWarningThreshold = 100 * 1024

@@ -4,7 +4,7 @@ extension AASAValidator {
     // MARK: - Reachability
 
     /// Flags components that an earlier component of the same entry always shadows: a catch-all, an
-    /// identical rule, or one whose query condition matches even an absent item (spec §3.3 trap).
+    /// identical rule, or one whose query condition matches even an absent item (docs/aasa-format.md §3.3 trap).
     static func checkReachability(
         _ components: [Component],
         inherited: MatchOptions,

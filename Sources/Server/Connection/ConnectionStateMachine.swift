@@ -8,82 +8,6 @@ import HTTP1
 /// until the answer is ``Action/wait``. Every decision about the connection is made here, so all of
 /// them are tested without a socket (`ConnectionStateMachineTests`).
 struct ConnectionStateMachine {
-    enum Action: Equatable {
-        /// Step the TLS handshake; report with ``handshakeStepped(_:)``.
-        case stepHandshake
-        /// TLS listener with the PROXY protocol: copy what is waiting without consuming it (OpenSSL must
-        /// not see the header); report with ``peeked(_:)``.
-        case peekProxyHeader
-        /// Read and drop exactly this many bytes (the PROXY header just peeked); report with ``consumedRaw()``.
-        case consumeRaw(Int)
-        /// Read once; report with ``received(_:moreBuffered:)``, ``readBlocked(until:)``, ``readEnded()``
-        /// or ``failed(_:)``.
-        case read
-        /// A complete request, ``request`` (body, if any, read and judged): route it, then call
-        /// ``respond(_:)`` or ``respondWithReload()``. Its ranges index ``input``.
-        case answer
-        /// An error answer was queued (count it); nothing to carry out.
-        case rejected(HTTPError, bytes: Int)
-        /// A timeout fired (count it); the actions that follow carry it out.
-        case timedOut(TimeoutKind)
-        /// The TLS handshake failed for this reason (log it); an abort follows.
-        case handshakeFailed(String)
-        /// Hand the reload to the supervisor; its answer comes back through ``respond(_:)``.
-        case submitReload
-        /// Turn off Nagle's algorithm: the connection is kept alive for more requests.
-        case setNoDelay
-        /// Write pending output once; report with ``wrote(_:)``, ``writeBlocked(until:)`` or ``failed(_:)``.
-        case write
-        /// Register or change what the socket is watched for.
-        case setInterest(Interest)
-        /// Everything is answered but the client is still sending: shut our side, keep reading until it closes.
-        case shutdownWrite
-        /// Close gracefully (TLS: close_notify first).
-        case close
-        /// Close at once with a reset; `reason` is logged when present.
-        case abort(reason: String?)
-        /// Nothing to do until the next event.
-        case wait
-    }
-
-    struct Interest: Equatable {
-        var readable: Bool
-        var writable: Bool
-    }
-
-    enum TimeoutKind: String, Equatable, Sendable {
-        case header, body, keepalive, write
-    }
-
-    /// What a TLS handshake step did (the transport's answer, without its types).
-    enum HandshakeStep: Equatable {
-        case done
-        case wouldBlock(Readiness)
-        case failed(String)
-        case closed
-    }
-
-    enum Readiness: Equatable {
-        case readable, writable
-    }
-
-    enum Phase {
-        case proxyHeader
-        case handshake
-        /// Waiting for, or parsing, a request head.
-        case head
-        /// Reading the body of ``request`` before answering it: the head's bytes stay at the start of the
-        /// input (its ranges stay valid), the body's bytes are dropped as they are judged.
-        case body(BodyDiscarder)
-        /// ``Action/answer`` was handed out for ``request``; its head is the first `request.length` bytes
-        /// of the input.
-        case answering
-        case awaitingReload
-        /// Answered and write side shut: reading (and dropping) until the client closes or the linger ends.
-        case lingering
-        case closed
-    }
-
     let settings: ConnectionSettings
     let clock: LoopClock
     let usesTLS: Bool
@@ -99,7 +23,7 @@ struct ConnectionStateMachine {
     /// The client address a PROXY header gave (nil: the socket's peer, or a LOCAL/UNKNOWN header).
     private(set) var proxiedClient: String?
 
-    private var closeAfterWrite = false
+    private(set) var closeAfterWrite = false
     private(set) var peerClosed = false
     private(set) var draining = false
     /// The connection cannot go on: the next action aborts it (with the reason, if there is one to log).
@@ -108,30 +32,20 @@ struct ConnectionStateMachine {
     /// The connection is done without error: the next action closes it.
     private var mustClose = false
 
-    /// A read may make progress now (optimistic at first: the first request is usually already here).
-    private var readReady = true
-    private var readWaitsFor = Readiness.readable
-    private var writeBlocked = false
-    private var writeWaitsFor = Readiness.writable
+    private var socket = SocketInterest()
     /// TLS + PROXY: a partial header was peeked; retried on the next timer tick instead of on readiness
     /// (a peeked socket stays readable, so waiting for readiness would spin).
     private var peekParked = false
-    /// Nil until first registered with epoll.
-    private var registered: Interest?
     private var noDelayPending = false
     private var noDelaySet = false
     private var reloadToSubmit = false
     private var pendingConsume = 0
     private var notices: [Action] = []
 
-    /// Clocks, in the loop clock's microseconds.
-    private var headerStartedAt: Int64
-    private var bodyStartedAt: Int64 = 0
-    private(set) var idleSince: Int64?
-    private var writeStalledSince: Int64?
-    private var lingerStartedAt: Int64 = 0
+    private(set) var clocks: Clocks
+    var idleSince: Int64? { clocks.idleSince }
     /// When the first byte of the current request arrived (access-log durations).
-    private(set) var requestStartedAt: Int64?
+    var requestStartedAt: Int64? { clocks.requestStartedAt }
 
     init(settings: ConnectionSettings, clock: LoopClock, usesTLS: Bool, proxyProtocol: Bool) {
         self.settings = settings
@@ -139,26 +53,23 @@ struct ConnectionStateMachine {
         self.usesTLS = usesTLS
         parser = RequestHeadParser(limits: settings.limits)
         phase = proxyProtocol ? .proxyHeader : usesTLS ? .handshake : .head
-        headerStartedAt = clock.now
+        clocks = Clocks(headerStartedAt: clock.now)
     }
 
     // MARK: - Events
 
     /// The socket has `readable`/`writable` readiness (an epoll event).
     mutating func socketReady(readable: Bool, writable: Bool) {
-        if (readable && readWaitsFor == .readable) || (writable && readWaitsFor == .writable) { readReady = true }
-        if (writable && writeWaitsFor == .writable) || (readable && writeWaitsFor == .readable) { writeBlocked = false }
+        socket.ready(readable: readable, writable: writable)
     }
 
     mutating func handshakeStepped(_ step: HandshakeStep) {
         switch step {
         case .done:
             phase = .head
-            readReady = true
-            readWaitsFor = .readable
+            socket.readReadyAgain()
         case .wouldBlock(let readiness):
-            readReady = false
-            readWaitsFor = readiness
+            socket.readBlocked(until: readiness)
         case .failed(let reason):
             // Plain HTTP on a TLS port, an unsupported protocol version, an unknown SNI name: nothing the
             // client can be told over a connection that never became TLS, but the operator is.
@@ -171,28 +82,17 @@ struct ConnectionStateMachine {
 
     /// Bytes a read returned. `moreBuffered`: the transport holds more already (TLS), so read again.
     mutating func received(_ bytes: UnsafeRawBufferPointer, moreBuffered: Bool = false) {
-        readReady = moreBuffered
-        readWaitsFor = .readable
+        socket.read(moreBuffered: moreBuffered)
         if case .lingering = phase { return }
-        if input.isEmpty {
-            if idleSince != nil {
-                // The first byte of a new request starts its header clock (not reset by later bytes).
-                idleSince = nil
-                headerStartedAt = clock.now
-            }
-            if requestStartedAt == nil { requestStartedAt = clock.now }
-        }
+        if input.isEmpty { clocks.requestBytesArrived(at: clock.now) }
         input.append(contentsOf: bytes)
     }
 
-    mutating func readBlocked(until readiness: Readiness) {
-        readReady = false
-        readWaitsFor = readiness
-    }
+    mutating func readBlocked(until readiness: Readiness) { socket.readBlocked(until: readiness) }
 
     /// The peer closed its side (it may still read our answers).
     mutating func readEnded() {
-        readReady = false
+        socket.readReady = false
         peerClosed = true
     }
 
@@ -210,7 +110,7 @@ struct ConnectionStateMachine {
     mutating func peeked(_ bytes: UnsafeBufferPointer<UInt8>) {
         switch ProxyProtocol.parse(bytes) {
         case .incomplete:
-            readReady = false
+            socket.readReady = false
             peekParked = true
         case .failed(let reason):
             abort("PROXY header: \(reason)")
@@ -226,18 +126,17 @@ struct ConnectionStateMachine {
     mutating func consumedRaw() {
         pendingRawConsume = nil
         phase = .handshake
-        readReady = true
+        socket.readReady = true
     }
 
     mutating func wrote(_ count: Int) {
         output.consume(count)
-        writeStalledSince = nil
+        clocks.writeStalledSince = nil
     }
 
     mutating func writeBlocked(until readiness: Readiness) {
-        writeBlocked = true
-        writeWaitsFor = readiness
-        if writeStalledSince == nil { writeStalledSince = clock.now }
+        socket.writeBlocked(until: readiness)
+        if clocks.writeStalledSince == nil { clocks.writeStalledSince = clock.now }
     }
 
     /// Answers the request handed out by ``Action/answer(_:)`` (or a finished reload). Returns the
@@ -279,11 +178,13 @@ struct ConnectionStateMachine {
         var changed = false
         if peekParked {
             peekParked = false
-            readReady = true
+            socket.readReady = true
             changed = true
         }
-        guard let (deadline, kind) = currentDeadline(), clock.now >= deadline else { return changed }
-        switch kind {
+        let expired = currentDeadline.flatMap { clock.now >= $0.at ? $0.kind : nil }
+        switch expired {
+        case nil:
+            return changed
         case .linger:
             mustClose = true
         case .timeout(.keepalive):
@@ -317,43 +218,6 @@ struct ConnectionStateMachine {
 
     var pendingOutputCount: Int { output.byteCount }
 
-    /// How eviction sees this connection: idle ones go first, then those still sending a request (header
-    /// or body) — oldest first in each group. Nil for connections being answered, which are never evicted.
-    var evictionRank: (group: Int, since: Int64)? {
-        guard !hasPendingOutput, !closeAfterWrite else { return nil }
-        switch phase {
-        case .head:
-            if let idleSince, input.isEmpty, requests > 0 { return (0, idleSince) }
-            return (1, headerStartedAt)
-        case .proxyHeader, .handshake: return (1, headerStartedAt)
-        case .body: return (1, bodyStartedAt)
-        case .answering, .awaitingReload, .lingering, .closed: return nil
-        }
-    }
-
-    private enum DeadlineKind: Equatable {
-        case timeout(TimeoutKind)
-        case linger
-    }
-
-    private func currentDeadline() -> (Int64, DeadlineKind)? {
-        if case .lingering = phase { return (lingerStartedAt + settings.lingerTimeout, .linger) }
-        if hasPendingOutput {
-            return writeStalledSince.map { ($0 + settings.writeTimeout, .timeout(.write)) }
-        }
-        if closeAfterWrite { return nil }
-        switch phase {
-        case .answering, .awaitingReload, .closed, .lingering:
-            return nil
-        case .body:
-            return (bodyStartedAt + settings.bodyTimeout, .timeout(.body))
-        case .head where input.isEmpty && idleSince != nil:
-            return (idleSince! + settings.keepAliveTimeout, .timeout(.keepalive))
-        case .head, .proxyHeader, .handshake:
-            return (headerStartedAt + settings.headerTimeout, .timeout(.header))
-        }
-    }
-
     // MARK: - Deciding
 
     /// What to do now. Call after every event and after carrying out every action, until ``Action/wait``.
@@ -379,60 +243,45 @@ struct ConnectionStateMachine {
             noDelayPending = false
             return .setNoDelay
         }
-        if hasPendingOutput && !writeBlocked { return .write }
-        if !hasPendingOutput {
-            if closeAfterWrite {
-                if case .lingering = phase {
-                } else if input.isEmpty || peerClosed {
-                    phase = .closed
-                    return .close
-                } else {
-                    // Unread request bytes would turn our answer into a reset: linger until the client closes.
-                    phase = .lingering
-                    input = []
-                    lingerStartedAt = clock.now
-                    readReady = true
-                    return .shutdownWrite
-                }
-            }
-            switch phase {
-            case .awaitingReload, .answering:
-                break
-            case .lingering:
-                if peerClosed {
-                    phase = .closed
-                    return .close
-                }
-            default:
-                // A half-closed client is answered; once everything it asked for is written, we close.
-                if peerClosed || (draining && isWaitingForRequest) {
-                    phase = .closed
-                    return .close
-                }
-            }
+        if hasPendingOutput {
+            if !socket.writeBlocked { return .write }
+        } else if let ending = endingAction() {
+            return ending
         }
-        if readReady && wantsToRead {
+        if socket.readReady && wantsToRead {
             switch phase {
             case .handshake: return .stepHandshake
             case .proxyHeader where usesTLS: return .peekProxyHeader
             default: return .read
             }
         }
-        let wanted = Interest(
-            readable: (wantsToRead && readWaitsFor == .readable) || (hasPendingOutput && writeWaitsFor == .readable),
-            writable: (wantsToRead && readWaitsFor == .writable) || (hasPendingOutput && writeWaitsFor == .writable)
-        )
-        if wanted != registered {
-            registered = wanted
-            return .setInterest(wanted)
-        }
+        if let changed = socket.register(reading: wantsToRead, writing: hasPendingOutput) { return .setInterest(changed) }
         return .wait
     }
 
-    /// Between requests with nothing buffered: what a drain closes at once.
-    private var isWaitingForRequest: Bool {
-        guard case .head = phase else { return false }
-        return input.isEmpty
+    /// With everything written: whether the connection ends now, by phase.
+    private mutating func endingAction() -> Action? {
+        switch phase {
+        case .awaitingReload, .answering, .closed:
+            return nil
+        case .lingering:
+            guard peerClosed else { return nil }
+        case .head, .proxyHeader, .handshake, .body:
+            if closeAfterWrite && !input.isEmpty && !peerClosed {
+                // Unread request bytes would turn our answer into a reset: linger until the client closes.
+                phase = .lingering
+                input = []
+                clocks.lingerStartedAt = clock.now
+                socket.readReady = true
+                return .shutdownWrite
+            }
+            // A half-closed client is answered; once everything it asked for is written, we close.
+            // A drain closes a connection between requests with nothing buffered at once.
+            let waitingForRequest = input.isEmpty && { if case .head = phase { true } else { false } }()
+            guard closeAfterWrite || peerClosed || (draining && waitingForRequest) else { return nil }
+        }
+        phase = .closed
+        return .close
     }
 
     private var wantsToRead: Bool {
@@ -451,14 +300,11 @@ struct ConnectionStateMachine {
         input.removeFirst(pendingConsume)
         pendingConsume = 0
         if input.isEmpty {
-            requestStartedAt = nil
-            if !closeAfterWrite { idleSince = clock.now }
+            clocks.requestAnswered(at: clock.now, idle: !closeAfterWrite)
             // An idle connection keeps no read buffer (10,000 idle connections must stay small).
             input = []
         } else {
-            // The next pipelined request is already here: its clocks start now.
-            headerStartedAt = clock.now
-            requestStartedAt = clock.now
+            clocks.pipelinedRequestStarts(at: clock.now)
         }
     }
 
@@ -536,7 +382,7 @@ struct ConnectionStateMachine {
             output.append(PreparedResponse.continueInterim, dateLine: [], connection: .none, includeBody: false)
         }
         phase = .body(BodyDiscarder(head.body, limit: settings.limits.bodyBytes))
-        bodyStartedAt = clock.now
+        clocks.bodyStartedAt = clock.now
     }
 
     /// Queues the answer to a request that cannot be served, and closes after it: the framing of

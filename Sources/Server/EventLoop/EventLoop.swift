@@ -16,7 +16,7 @@ final class EventLoop {
     let epoll: Epoll
     let state: ServerState
     let settings: LoopSettings
-    let stats: StatsRegistry.Box
+    let stats: StatsRegistry.LoopCounters
     /// What other loops see of this one (its eviction candidate) and may ask of it.
     let handle: LoopHandle
     let registry: StatsRegistry

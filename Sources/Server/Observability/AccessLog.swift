@@ -1,6 +1,7 @@
 import AASA
 import HTTP1
 import Posix
+import Support
 
 /// One JSON line per request on stdout, buffered by each loop and written once per loop iteration.
 struct AccessLog {
@@ -41,11 +42,5 @@ struct AccessLog {
     }
 
     /// `2026-11-30T13:00:00` for a Unix second (UTC).
-    static func isoTimestamp(_ second: Int) -> String {
-        let http = HTTPDate.format(unixSeconds: second)  // "Sun, 06 Nov 1994 08:49:37 GMT"
-        let parts = http.split(separator: " ")
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let month = (months.firstIndex(of: String(parts[2])) ?? 0) + 1
-        return "\(parts[3])-\(month < 10 ? "0" : "")\(month)-\(parts[1])T\(parts[4])"
-    }
+    static func isoTimestamp(_ second: Int) -> String { CivilTime(unixSeconds: second).isoSecond }
 }

@@ -104,13 +104,13 @@ struct PendingStats {
 /// Every loop's counters, so the admin listener can merge them.
 final class StatsRegistry: Sendable {
     /// A Mutex cannot live in an array (it is not copyable), so each sits in its own box.
-    final class Box: Sendable {
+    final class LoopCounters: Sendable {
         let stats = Mutex(LoopStats())
     }
 
-    let loops: [Box]
+    let loops: [LoopCounters]
 
-    init(count: Int) { loops = (0..<count).map { _ in Box() } }
+    init(count: Int) { loops = (0..<count).map { _ in LoopCounters() } }
 
     func merged() -> LoopStats {
         var total = LoopStats()

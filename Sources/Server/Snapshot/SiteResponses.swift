@@ -113,13 +113,13 @@ struct PreparedDocument: Sendable {
     }
 }
 
-/// The responses of one chunk of sites (the config's own, or one included file's), in its order: carried
-/// whole into the next snapshot when the loader took the chunk over.
-final class ResponseChunk: Sendable {
-    let builtFrom: SiteList.Chunk
+/// The responses of one group of sites (the config's own, or one included file's), in its order: carried
+/// whole into the next snapshot when the loader took the group over.
+final class ResponseGroup: Sendable {
+    let builtFrom: SiteList.Group
     let responses: [SiteResponses]
 
-    init(builtFrom: SiteList.Chunk, responses: [SiteResponses]) {
+    init(builtFrom: SiteList.Group, responses: [SiteResponses]) {
         self.builtFrom = builtFrom
         self.responses = responses
     }

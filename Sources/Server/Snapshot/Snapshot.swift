@@ -11,9 +11,9 @@ final class Snapshot: Sendable {
     let generation: Int
     let loadedAt: Double
     let hosts: HostTable<Int>
-    /// One per chunk of the config's sites, in the same order: a reload carries every chunk the loader
+    /// One per group of the config's sites, in the same order: a reload carries every group the loader
     /// took over into the next snapshot as it is.
-    let chunks: [ResponseChunk]
+    let groups: [ResponseGroup]
     /// The sites these responses were built from: positions (the host table's values) are theirs.
     let layout: SiteList
     let cacheControl: String
@@ -31,8 +31,8 @@ final class Snapshot: Sendable {
 
     /// The responses of the site at `position` (a host table value).
     func site(at position: Int) -> SiteResponses {
-        let (chunk, offset) = layout.locate(position: position)
-        return chunks[chunk].responses[offset]
+        let (group, offset) = layout.locate(position: position)
+        return groups[group].responses[offset]
     }
 
     /// Builds every response for `config`. `previous` supplies `Last-Modified` for documents that did not
@@ -54,7 +54,7 @@ final class Snapshot: Sendable {
         layout = config.sites
         hosts = config.hostTable
         let built = Self.build(config.sites, cacheControl: settings.cacheControl, previous: previous, now: now)
-        chunks = built.chunks
+        groups = built.groups
         changes = built.changes
         if config.config?.unknownHost == .notFound {
             unknownHost = nil
@@ -75,27 +75,27 @@ final class Snapshot: Sendable {
         }
     }
 
-    /// The responses for every chunk of `sites`. A chunk the loader took over (the same object) keeps its
+    /// The responses for every group of `sites`. A group the loader took over (the same object) keeps its
     /// responses without looking into it, so a reload where one included file changed costs that file's
-    /// sites, whatever the number of hosts. Every other chunk is compared site by site with the previous
-    /// chunk of the same file: a site that is the same object, or has the same hosts and bytes, keeps its
+    /// sites, whatever the number of hosts. Every other group is compared site by site with the previous
+    /// group of the same file: a site that is the same object, or has the same hosts and bytes, keeps its
     /// prepared responses (and their gzip); the rest are built, in parallel when there are many.
     private static func build(
         _ sites: SiteList,
         cacheControl: String,
         previous: Snapshot?,
         now: Double
-    ) -> (chunks: [ResponseChunk], changes: SnapshotChanges) {
-        let previousChunks = previous?.chunks ?? []
+    ) -> (groups: [ResponseGroup], changes: SnapshotChanges) {
+        let previousGroups = previous?.groups ?? []
         // Responses carry over only with the same headers; with others only Last-Modified does.
         let sameHeaders = previous?.cacheControl == cacheControl
         var previousByIdentity: [ObjectIdentifier: Int] = [:]
         var previousBySource: [String?: Int] = [:]
-        for (index, chunk) in previousChunks.enumerated() {
-            previousByIdentity[ObjectIdentifier(chunk.builtFrom)] = index
-            if previousBySource[chunk.builtFrom.source] == nil { previousBySource[chunk.builtFrom.source] = index }
+        for (index, group) in previousGroups.enumerated() {
+            previousByIdentity[ObjectIdentifier(group.builtFrom)] = index
+            if previousBySource[group.builtFrom.source] == nil { previousBySource[group.builtFrom.source] = index }
         }
-        var previousUsed = [Bool](repeating: false, count: previousChunks.count)
+        var previousUsed = [Bool](repeating: false, count: previousGroups.count)
 
         struct ToBuild: Sendable {
             let label: String
@@ -109,14 +109,14 @@ final class Snapshot: Sendable {
             /// Nothing to compare with (the first load, a new file): everything is worked out in parallel.
             case fresh(LoadedSite)
         }
-        /// A chunk compared site by site: its plans, and what it was compared with.
+        /// A group compared site by site: its plans, and what it was compared with.
         struct Rebuilt {
-            let chunk: Int
+            let group: Int
             let plans: Range<Int>
             let previousSites: [SiteResponses]
             let previousCarried: [Bool]
         }
-        var carriedChunks: [ResponseChunk?] = Array(repeating: nil, count: sites.chunks.count)
+        var carriedGroups: [ResponseGroup?] = Array(repeating: nil, count: sites.groups.count)
         var rebuilt: [Rebuilt] = []
         var plans: [Plan] = []
         // Most sites share one Last-Modified (the load time): the header lines of each distinct second are
@@ -128,24 +128,24 @@ final class Snapshot: Sendable {
             headerBlocks[stamp] = block
             return block
         }
-        for (chunkIndex, chunk) in sites.chunks.enumerated() {
-            let candidate = previousByIdentity[ObjectIdentifier(chunk)] ?? previousBySource[chunk.source]
+        for (groupIndex, group) in sites.groups.enumerated() {
+            let candidate = previousByIdentity[ObjectIdentifier(group)] ?? previousBySource[group.source]
             let match = candidate.flatMap { previousUsed[$0] ? nil : $0 }
             if let match { previousUsed[match] = true }
-            if let match, sameHeaders, previousChunks[match].builtFrom === chunk {
-                carriedChunks[chunkIndex] = previousChunks[match]
+            if let match, sameHeaders, previousGroups[match].builtFrom === group {
+                carriedGroups[groupIndex] = previousGroups[match]
                 continue
             }
             let first = plans.count
             guard let match else {
-                for loaded in chunk.sites { plans.append(.fresh(loaded)) }
-                rebuilt.append(Rebuilt(chunk: chunkIndex, plans: first..<plans.count, previousSites: [], previousCarried: []))
+                for loaded in group.sites { plans.append(.fresh(loaded)) }
+                rebuilt.append(Rebuilt(group: groupIndex, plans: first..<plans.count, previousSites: [], previousCarried: []))
                 continue
             }
-            let previousSites = previousChunks[match].responses
+            let previousSites = previousGroups[match].responses
             var previousCarried = [Bool](repeating: false, count: previousSites.count)
             var previousByLabel: [String: Int]?
-            for (position, loaded) in chunk.sites.enumerated() {
+            for (position, loaded) in group.sites.enumerated() {
                 // A site the loader carried over unchanged is the very same object: its responses carry over.
                 if sameHeaders, position < previousSites.count, previousSites[position].builtFrom === loaded {
                     plans.append(.carried(previousSites[position]))
@@ -182,7 +182,7 @@ final class Snapshot: Sendable {
                 }
             }
             rebuilt.append(
-                Rebuilt(chunk: chunkIndex, plans: first..<plans.count, previousSites: previousSites, previousCarried: previousCarried)
+                Rebuilt(group: groupIndex, plans: first..<plans.count, previousSites: previousSites, previousCarried: previousCarried)
             )
         }
 
@@ -215,30 +215,30 @@ final class Snapshot: Sendable {
         var changes = SnapshotChanges()
         var unmatchedBefore: [SiteResponses] = []
         var unmatchedAfter: [SiteResponses] = []
-        for chunk in rebuilt {
-            let chunkResponses = Array(responses[chunk.plans])
-            carriedChunks[chunk.chunk] = ResponseChunk(builtFrom: sites.chunks[chunk.chunk], responses: chunkResponses)
+        for group in rebuilt {
+            let groupResponses = Array(responses[group.plans])
+            carriedGroups[group.group] = ResponseGroup(builtFrom: sites.groups[group.group], responses: groupResponses)
             guard previous != nil else { continue }
-            var paired = chunk.previousCarried
-            for (position, site) in chunkResponses.enumerated() {
-                if case .carried = plans[chunk.plans.lowerBound + position] { continue }
-                if position < chunk.previousSites.count, !paired[position], chunk.previousSites[position].hosts == site.hosts {
+            var paired = group.previousCarried
+            for (position, site) in groupResponses.enumerated() {
+                if case .carried = plans[group.plans.lowerBound + position] { continue }
+                if position < group.previousSites.count, !paired[position], group.previousSites[position].hosts == site.hosts {
                     paired[position] = true
-                    if chunk.previousSites[position].contentHash != site.contentHash {
+                    if group.previousSites[position].contentHash != site.contentHash {
                         for host in site.hosts { changes.changed.add(host.description) }
                     }
                 } else {
                     unmatchedAfter.append(site)
                 }
             }
-            unmatchedBefore += zip(chunk.previousSites, paired).filter { !$0.1 }.map(\.0)
+            unmatchedBefore += zip(group.previousSites, paired).filter { !$0.1 }.map(\.0)
         }
         if previous != nil {
             // A file removed: its hosts are gone, or moved to another file.
-            for (index, chunk) in previousChunks.enumerated() where !previousUsed[index] { unmatchedBefore += chunk.responses }
+            for (index, group) in previousGroups.enumerated() where !previousUsed[index] { unmatchedBefore += group.responses }
             changes.compare(before: unmatchedBefore, after: unmatchedAfter)
         }
-        return (carriedChunks.map { $0! }, changes)
+        return (carriedGroups.map { $0! }, changes)
     }
 
     /// What an unknown host gets (unless `unknownHost` is "404").

@@ -9,7 +9,7 @@ import Testing
 /// curl, and systemd's readiness protocol.
 @Suite("Deployment support")
 struct DeploymentTests {
-    static let fixtures = TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/cgroup/"
+    static let fixtures = TestPaths.repositoryRoot + "/Tests/DeploymentTests/Fixtures/cgroup/"
 
     static func fixture(_ name: String) -> String { (try? String(contentsOfFile: fixtures + name, encoding: .utf8)) ?? "" }
 
@@ -131,7 +131,7 @@ struct DeploymentTests {
         // While draining, /readyz says 503.
         let busy = try RawClient(port: server.port)
         busy.send("GET / HTTP/1.1\r\n")
-        usleep(100_000)
+        #expect(server.waitForOpenConnections(1))
         server.signal(SIGTERM)
         #expect(waitUntil(3) { (try? runTool([TestPaths.serverExecutable, "healthcheck", "--admin", admin, "--ready"]).status) == 1 })
     }

@@ -58,7 +58,7 @@ def answer(mode, method, path, headers):
         return response(200, [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body)))], body, head)
     if mode == "gzip-unlabelled" and path in (WELL_KNOWN, "/apple-app-site-association"):
         # A pre-compressed file served as if it were plain: no Content-Encoding, on both AASA paths.
-        body = gzip.compress(GOOD)
+        body = gzip.compress(GOOD, mtime=0)  # the same bytes on every request, as a stored file would be
         return response(200, json_headers(body), body, head)
     if path != WELL_KNOWN:
         return response(404, [("Content-Type", "text/plain"), ("Content-Length", "9")], b"not found", head)
@@ -83,7 +83,7 @@ def answer(mode, method, path, headers):
     if mode == "gzip-oversized":
         components = [{"/": f"/collection-{i}/*", "comment": f"collection {i} pages in the catalogue"} for i in range(3000)]
         document = json.dumps({"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": components}]}}).encode()
-        body = gzip.compress(document)
+        body = gzip.compress(document, mtime=0)
         return response(200, [("Content-Type", "application/json"), ("Content-Encoding", "gzip"), ("Content-Length", str(len(body)))],
                         body, head)
     return response(200, json_headers(GOOD), GOOD, head)

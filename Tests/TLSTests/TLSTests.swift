@@ -4,36 +4,6 @@ import TLS
 import TestSupport
 import Testing
 
-/// Certificates made fresh per run with the dev CA code (nothing in the repository can expire).
-struct TestPKI {
-    let authority: DevCertificates.PEMPair
-    let shop: DevCertificates.PEMPair
-    let other: DevCertificates.PEMPair
-
-    init() throws {
-        authority = try DevCertificates.makeAuthority(commonName: "aasa-server test CA")
-        shop = try DevCertificates.makeLeaf(hosts: ["example.com", "www.example.com", "*.tenant.example.com"], authority: authority)
-        other = try DevCertificates.makeLeaf(hosts: ["other.example.org"], authority: authority)
-    }
-
-    var files: [String: String] {
-        [
-            "ca.pem": String(decoding: authority.certificate, as: UTF8.self),
-            "shop.pem": String(decoding: shop.certificate, as: UTF8.self),
-            "shop-key.pem": String(decoding: shop.key, as: UTF8.self),
-            "other.pem": String(decoding: other.certificate, as: UTF8.self),
-            "other-key.pem": String(decoding: other.key, as: UTF8.self),
-        ]
-    }
-
-    static let serverSection = #"""
-        {"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "off",
-         "certificates": [
-           {"hosts": ["example.com", "www.example.com", "*.tenant.example.com"], "certificate": "shop.pem", "key": "shop-key.pem"},
-           {"hosts": ["other.example.org"], "certificate": "other.pem", "key": "other-key.pem"}]}
-        """#
-}
-
 @Suite("serve over TLS", .serialized)
 struct TLSTests {
     func start(_ pki: TestPKI) throws -> ServerProcess {
@@ -161,7 +131,7 @@ struct TLSTests {
         // Eight records in one TCP write: the server reads them in one go, and every record past the
         // first must be processed without a socket event announcing it.
         let result = try runTool(
-            ["python3", TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/tls-records.py", "\(server.proxyPort)", "8", "3"],
+            ["python3", TestPaths.repositoryRoot + "/Tests/TLSTests/Fixtures/tls-records.py", "\(server.proxyPort)", "8", "3"],
             timeout: 10
         )
         #expect(String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "8", "\(result.stderr)")

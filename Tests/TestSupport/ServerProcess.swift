@@ -1,22 +1,20 @@
 import Foundation
 import Glibc
-import TestSupport
-import Testing
 
 /// The real binary on ephemeral loopback ports. stdout and stderr go to files, so a chatty server can
 /// never block on a full pipe, and the tests read them whenever they like.
-final class ServerProcess {
-    let process = Process()
-    let directory: String
-    let stdoutPath: String
-    let stderrPath: String
-    private(set) var port = 0
-    private(set) var adminPort = 0
-    private(set) var proxyPort = 0
+public final class ServerProcess {
+    public let process = Process()
+    public let directory: String
+    public let stdoutPath: String
+    public let stderrPath: String
+    public private(set) var port = 0
+    public private(set) var adminPort = 0
+    public private(set) var proxyPort = 0
 
     /// Writes `config` (JSON text) to a fresh directory and starts `serve` on 127.0.0.1:0.
     /// `command` replaces `serve --config <dir>/config.json` (for `dev`); "{dir}" in it is the temp directory.
-    init(
+    public init(
         config: String,
         files: [String: String] = [:],
         extraArguments: [String] = [],
@@ -61,7 +59,7 @@ final class ServerProcess {
         }
     }
 
-    static func ports(in text: String) -> (main: [Int], admin: Int?) {
+    public static func ports(in text: String) -> (main: [Int], admin: Int?) {
         var main: [Int] = []
         var admin: Int?
         for line in text.split(separator: "\n") {
@@ -73,20 +71,36 @@ final class ServerProcess {
         return (main, admin)
     }
 
-    var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
-    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
-    var pid: Int32 { process.processIdentifier }
+    public var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+    public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    public var pid: Int32 { process.processIdentifier }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    /// `aasa_open_connections` from the admin listener's `/metrics`: the client connections the server
+    /// holds (nil when there is no admin listener or it does not answer).
+    public func openConnections() -> Int? {
+        guard adminPort > 0, let client = try? RawClient(port: adminPort, timeout: 2) else { return nil }
+        client.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        guard let body = client.readResponses(1, timeout: 2).first?.bodyText else { return nil }
+        let line = body.split(separator: "\n").first { $0.hasPrefix("aasa_open_connections ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") }
+    }
+
+    /// Waits (bounded) until the server holds `count` client connections: a client that sent bytes
+    /// has been accepted and read, so what follows cannot overtake it.
+    public func waitForOpenConnections(_ count: Int, timeout: Double = 5) -> Bool {
+        waitUntil(timeout) { openConnections() == count }
+    }
+
+    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
     /// Waits for exit (bounded); returns the status, or nil if it did not exit in time.
-    func waitForExit(_ timeout: Double = 15) -> Int32? {
+    public func waitForExit(_ timeout: Double = 15) -> Int32? {
         guard waitUntil(timeout, { !process.isRunning }) else { return nil }
         return process.terminationStatus
     }
 
     /// SIGTERM, a bounded wait, then SIGKILL: nothing outlives the test.
-    func stop() {
+    public func stop() {
         if process.isRunning {
             signal(SIGTERM)
             if waitForExit(5) == nil {
@@ -100,16 +114,16 @@ final class ServerProcess {
     deinit { stop() }
 
     /// Open descriptors of the server process (leak checks).
-    var openDescriptorCount: Int {
+    public var openDescriptorCount: Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
     }
 }
 
 /// A blocking loopback TCP client whose every read has a deadline.
-final class RawClient: @unchecked Sendable {
-    let fd: Int32
+public final class RawClient: @unchecked Sendable {
+    public let fd: Int32
 
-    init(port: Int, timeout: Double = 5) throws {
+    public init(port: Int, timeout: Double = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket failed") }
         var address = sockaddr_in()
@@ -127,9 +141,9 @@ final class RawClient: @unchecked Sendable {
 
     deinit { Glibc.close(fd) }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    public func send(_ text: String) { send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -138,10 +152,10 @@ final class RawClient: @unchecked Sendable {
         }
     }
 
-    func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
     /// Reads whatever arrives within `timeout`; stops at EOF. Returns (bytes, sawEOF).
-    func read(timeout: Double = 5, until stop: ([UInt8]) -> Bool = { _ in false }) -> (bytes: [UInt8], closed: Bool) {
+    public func read(timeout: Double = 5, until stop: ([UInt8]) -> Bool = { _ in false }) -> (bytes: [UInt8], closed: Bool) {
         var received: [UInt8] = []
         let deadline = monotonicSeconds() + timeout
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -159,7 +173,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// Reads until `count` complete responses (by Content-Length) have arrived.
-    func readResponses(_ count: Int, timeout: Double = 5, headRequests: Int = 0) -> [HTTPResponse] {
+    public func readResponses(_ count: Int, timeout: Double = 5, headRequests: Int = 0) -> [HTTPResponse] {
         var responses: [HTTPResponse] = []
         _ = read(timeout: timeout) { bytes in
             responses = HTTPResponse.parseAll(bytes, headRequests: headRequests)
@@ -170,19 +184,19 @@ final class RawClient: @unchecked Sendable {
 }
 
 /// A response as the tests see it.
-struct HTTPResponse {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
+public struct HTTPResponse {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
-    var bodyText: String { String(decoding: body, as: UTF8.self) }
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
     /// Splits a byte stream into complete responses. The first `headRequests` have no body.
-    static func parseAll(_ bytes: [UInt8], headRequests: Int = 0) -> [HTTPResponse] {
+    public static func parseAll(_ bytes: [UInt8], headRequests: Int = 0) -> [HTTPResponse] {
         var responses: [HTTPResponse] = []
         var offset = 0
         let separator: [UInt8] = [13, 10, 13, 10]
@@ -209,7 +223,7 @@ struct HTTPResponse {
 }
 
 /// A config serving example.com / www.example.com with a document big enough to be gzipped.
-func testConfig(
+public func testConfig(
     server: String = #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0"}"#,
     unknownHost: String = "empty",
     extraSites: String = ""
@@ -228,7 +242,7 @@ func testConfig(
 }
 
 /// A loopback port free at the time of asking, for a helper process that cannot be told to pick one (nginx).
-func freeLoopbackPort() throws -> Int {
+public func freeLoopbackPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw TestFailure("socket failed") }
     defer { close(fd) }

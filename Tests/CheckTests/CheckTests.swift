@@ -13,7 +13,7 @@ final class BrokenServer {
     init(mode: String, certificate: DevCertificates.PEMPair? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-broken-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var arguments = [TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/broken-server.py", "--mode", mode]
+        var arguments = [TestPaths.repositoryRoot + "/Tests/CheckTests/Fixtures/broken-server.py", "--mode", mode]
         if let certificate {
             try Data(certificate.certificate).write(to: URL(fileURLWithPath: directory + "/cert.pem"))
             try Data(certificate.key).write(to: URL(fileURLWithPath: directory + "/key.pem"))

@@ -1,0 +1,113 @@
+import Support
+
+/// Finds the site for a request's host: exact names first, then the longest matching wildcard.
+public struct HostTable<Value: Sendable>: Sendable {
+    private var exact: ExactHostIndex<Value>
+    /// Sorted longest suffix first, so the most specific wildcard wins.
+    private var wildcards: [(suffix: String, value: Value)] = []
+    private var wildcardBySuffix: [String: Value] = [:]
+
+    public init() { exact = ExactHostIndex() }
+
+    init(capacity: Int) { exact = ExactHostIndex(expectedCount: capacity) }
+
+    /// Exact names indexed already (built in parallel), wildcards still to insert.
+    init(exact: ExactHostIndex<Value>) { self.exact = exact }
+
+    /// Inserts `value` for `pattern` unless the pattern is there already; then returns what it maps to.
+    package mutating func insertIfAbsent(_ pattern: HostPattern, _ value: Value) -> Value? {
+        switch pattern {
+        case .exact(let name): return exact.insertIfAbsent(name, value)
+        case .wildcard(let suffix):
+            if let existing = wildcardBySuffix[suffix] { return existing }
+        }
+        insert(pattern, value)
+        return nil
+    }
+
+    public mutating func insert(_ pattern: HostPattern, _ value: Value) {
+        switch pattern {
+        case .exact(let name): exact.set(name, value)
+        case .wildcard(let suffix):
+            if wildcardBySuffix[suffix] == nil { wildcardBySuffix[suffix] = value }
+            // After every wildcard at least as long, so equal lengths keep the order written; a binary
+            // search, because sorting on each insert made 5,000 wildcard hosts quadratic.
+            let length = suffix.utf8.count
+            var low = 0
+            var high = wildcards.count
+            while low < high {
+                let middle = (low + high) / 2
+                if wildcards[middle].suffix.utf8.count >= length { low = middle + 1 } else { high = middle }
+            }
+            wildcards.insert((suffix, value), at: low)
+        }
+    }
+
+    /// Removes `pattern` when it maps to `value` (the site that is going away still has it).
+    package mutating func remove(_ pattern: HostPattern, ifAt value: Value) where Value: Equatable {
+        switch pattern {
+        case .exact(let name): exact.remove(name) { $0 == value }
+        case .wildcard(let suffix):
+            guard wildcardBySuffix[suffix] == value else { return }
+            wildcardBySuffix[suffix] = nil
+            if let index = wildcards.firstIndex(where: { $0.suffix == suffix && $0.value == value }) { wildcards.remove(at: index) }
+        }
+    }
+
+    /// `host` may carry a port, a trailing dot and any letter case (a Host header as received).
+    public func lookup(_ host: String) -> Value? {
+        lookup(normalized: HostTable.normalize(host))
+    }
+
+    /// For a name already lower-cased, without port or trailing dot (the server normalises bytes itself).
+    /// Specialised for the server's table (site positions): it runs on every request.
+    @_specialize(exported:true,where Value == Int)
+    public func lookup(normalized name: String) -> Value? {
+        if let value = exact.lookup(name) { return value }
+        if wildcards.count > 8, !name.hasPrefix(".") {
+            // Many wildcards: try each parent domain, longest first, instead of every wildcard in turn.
+            var rest = Substring(name)
+            while let dot = rest.utf8.firstIndex(of: UInt8(ascii: ".")) {
+                rest = rest[rest.index(after: dot)...]
+                if rest.isEmpty { break }
+                if let value = wildcardBySuffix[String(rest)] { return value }
+            }
+            return nil
+        }
+        for wildcard in wildcards {
+            let suffix = wildcard.suffix
+            if name.utf8.count > suffix.utf8.count + 1, name.hasSuffix(suffix),
+                name.utf8[name.utf8.index(name.utf8.endIndex, offsetBy: -(suffix.utf8.count + 1))] == UInt8(ascii: ".")
+            {
+                return wildcard.value
+            }
+        }
+        return nil
+    }
+
+    /// Lower-cases and strips the port and one trailing dot; keeps IPv6 literals in brackets intact.
+    public static func normalize(_ host: String) -> String {
+        var host = host
+        return host.withUTF8 { normalize(bytes: $0) }
+    }
+
+    /// The one host normaliser (config lookups, Host headers, TLS server names): ASCII lower case, no
+    /// port, no trailing dot, built from the bytes in one step.
+    public static func normalize(bytes: UnsafeBufferPointer<UInt8>) -> String {
+        guard !bytes.isEmpty else { return "" }
+        var end = bytes.count
+        if bytes[0] == UInt8(ascii: "[") {
+            if let close = bytes.firstIndex(of: UInt8(ascii: "]")) { end = close + 1 }
+        } else if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
+            end = colon
+        }
+        if end > 0 && bytes[end - 1] == UInt8(ascii: ".") { end -= 1 }
+        return String(unsafeUninitializedCapacity: end) { output in
+            for offset in 0..<end {
+                let byte = bytes[offset]
+                output[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            }
+            return end
+        }
+    }
+}

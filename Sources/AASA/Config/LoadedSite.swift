@@ -1,0 +1,169 @@
+/// Why a referenced file could not be read (the CLI and server fill this in from the OS error).
+public struct FileReadError: Error, Sendable {
+    public var message: String
+    /// The file's size, when it was not read because it is over the limit.
+    public var size: Int?
+    public init(_ message: String) { self.message = message }
+}
+
+/// One site, ready to serve: the exact bytes and the document they encode.
+///
+/// A class, immutable: a reload hands thousands of these from one load to the next.
+public final class LoadedSite: Sendable {
+    public let site: Site
+    /// Nil when the site's document could not be built (its errors are in the diagnostics).
+    public var document: AASADocument? { model?.document }
+    /// What is served: canonical compact JSON for generated sites, the file's bytes for verbatim ones.
+    /// Held once, at a fixed address: the server's prepared response points at it.
+    public let served: ImmutableBytes
+    /// A copy of ``served``.
+    public var bytes: [UInt8] { served.array }
+    /// The verbatim file's path as resolved against the config's directory.
+    public let file: String?
+    var verbatimRoot: JSONNode? { model?.verbatimRoot }
+    /// What only the command line reads, boxed: a million serving-form sites then pay one pointer each
+    /// for it, not the inline space of every optional field.
+    private let model: Model?
+
+    final class Model: Sendable {
+        let document: AASADocument?
+        let verbatimRoot: JSONNode?
+
+        init(document: AASADocument?, verbatimRoot: JSONNode?) {
+            self.document = document
+            self.verbatimRoot = verbatimRoot
+        }
+    }
+    /// False for an Android-only site: its hosts get the unknown-host answer on the AASA paths.
+    public var servesApple: Bool { if case .none = site.source { return false } else { return true } }
+    /// `/.well-known/assetlinks.json`, when the site has Android apps.
+    public let assetLinks: AssetLinks?
+
+    /// A site's Android statement list: what is served and what it says.
+    public final class AssetLinks: Sendable {
+        public let bytes: [UInt8]
+        /// Nil when a hosted file could not be parsed (its errors are in the diagnostics).
+        public let statements: [AssetStatement]?
+        /// The hosted file, resolved against the config's directory.
+        public let file: String?
+        let verbatimRoot: JSONNode?
+
+        init(bytes: [UInt8], statements: [AssetStatement]?, file: String?, verbatimRoot: JSONNode?) {
+            self.bytes = bytes
+            self.statements = statements
+            self.file = file
+            self.verbatimRoot = verbatimRoot
+        }
+
+        /// The statement list indented for reading (`generate --pretty`).
+        public func prettyBytes() -> [UInt8] {
+            if let verbatimRoot { return JSONWriter.bytes(JSONOutput(verbatimRoot), pretty: true) }
+            if let statements { return JSONWriter.bytes(AssetLinksGenerator.render(statements), pretty: true) }
+            return bytes
+        }
+    }
+
+    /// How logs and metrics name the site: its first host (``Site/name``), without copying the site.
+    public var label: String { site.hosts.first?.value.description ?? site.name }
+
+    /// True once ``forServing()`` dropped what only the command line needs.
+    public let isServingForm: Bool
+    /// The included file the site is written in; nil for the config itself.
+    public let definedIn: String?
+
+    convenience init(
+        site: Site,
+        document: AASADocument?,
+        bytes: [UInt8],
+        file: String?,
+        verbatimRoot: JSONNode?,
+        assetLinks: AssetLinks? = nil,
+        definedIn: String? = nil
+    ) {
+        self.init(
+            site: site,
+            document: document,
+            served: bytes.isEmpty ? .empty : ImmutableBytes(bytes),
+            file: file,
+            verbatimRoot: verbatimRoot,
+            assetLinks: assetLinks,
+            definedIn: definedIn
+        )
+    }
+
+    init(
+        site: Site,
+        document: AASADocument?,
+        served: ImmutableBytes,
+        file: String?,
+        verbatimRoot: JSONNode?,
+        assetLinks: AssetLinks? = nil,
+        isServingForm: Bool = false,
+        definedIn: String? = nil
+    ) {
+        self.site = site
+        model = document == nil && verbatimRoot == nil ? nil : Model(document: document, verbatimRoot: verbatimRoot)
+        self.served = served
+        self.file = file
+        self.assetLinks = assetLinks
+        self.isServingForm = isServingForm
+        self.definedIn = definedIn
+    }
+
+    /// What serving and the next reload need, and nothing else: the served bytes, the hosts (their
+    /// positions sharing the site's path), where hosted files live. The decoded config and the
+    /// document model — most of a site's memory — are dropped; `match` and `check` load the full form.
+    public func forServing() -> LoadedSite {
+        if isServingForm { return self }
+        return Self.servingForm(site: site, served: served, file: file, assetLinks: assetLinks, definedIn: definedIn)
+    }
+
+    /// A site built straight into its serving form (``forServing()``), without the full form first.
+    static func servingForm(
+        site: Site,
+        served: ImmutableBytes,
+        file: String?,
+        assetLinks: AssetLinks?,
+        definedIn: String?
+    )
+        -> LoadedSite
+    {
+        let sitePath = site.origin.path
+        let hosts = site.hosts.map { Located($0.value, Provenance($0.origin.location, sitePath)) }
+        let source: Site.Source
+        switch site.source {
+        case .generated: source = Self.servingGenerated
+        case .file(let reference): source = .file(reference)
+        case .none: source = .none
+        }
+        let android: Site.AndroidSource?
+        switch site.android {
+        case .generated: android = .generated([])
+        case .file(let reference): android = .file(reference)
+        case nil: android = nil
+        }
+        return LoadedSite(
+            site: Site(hosts: hosts, source: source, android: android, origin: site.origin),
+            document: nil,
+            served: served,
+            file: file,
+            verbatimRoot: nil,
+            assetLinks: assetLinks.map {
+                $0.statements == nil && $0.verbatimRoot == nil
+                    ? $0 : AssetLinks(bytes: $0.bytes, statements: nil, file: $0.file, verbatimRoot: nil)
+            },
+            isServingForm: true,
+            definedIn: definedIn
+        )
+    }
+
+    /// One box for every serving-form generated site: what was generated is in ``bytes``.
+    private static let servingGenerated = Site.Source.generated(GeneratedSite())
+
+    /// The document indented for reading (`generate --pretty`); same content as ``bytes``.
+    public func prettyBytes() -> [UInt8] {
+        if let verbatimRoot { return JSONWriter.bytes(JSONOutput(verbatimRoot), pretty: true) }
+        if let document { return AASARenderer.bytes(document, pretty: true) }
+        return bytes
+    }
+}

@@ -1,0 +1,174 @@
+/// Builds one site: its AASA document (generated, or a hosted file read and checked) and its Android
+/// statement list, with the findings of each.
+enum SiteBuilder {
+    static func loadSite(
+        _ site: Site,
+        configPath: String,
+        readFile: ConfigLoader.FileReader,
+        findings: inout [Diagnostic],
+        definedIn: String? = nil,
+        pool: DocumentPool? = nil,
+        servingOnly: Bool = false
+    ) -> LoadedSite {
+        let apple = loadApple(site, configPath: configPath, readFile: readFile, findings: &findings)
+        let served = apple.bytes.isEmpty ? ImmutableBytes.empty : ImmutableBytes(apple.bytes)
+        let assetLinks = loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
+        if servingOnly {
+            return LoadedSite.servingForm(
+                site: site,
+                served: pool?.intern(served) ?? served,
+                file: apple.file,
+                assetLinks: assetLinks,
+                definedIn: definedIn
+            )
+        }
+        return LoadedSite(
+            site: site,
+            document: apple.document,
+            served: pool?.intern(served) ?? served,
+            file: apple.file,
+            verbatimRoot: apple.verbatimRoot,
+            assetLinks: assetLinks,
+            definedIn: definedIn
+        )
+    }
+
+    /// A site's AASA document as built: what is served and what it says.
+    struct AppleDocument {
+        var document: AASADocument?
+        var bytes: [UInt8]
+        /// The hosted file, resolved against the config's directory.
+        var file: String?
+        var verbatimRoot: JSONNode?
+    }
+
+    /// The site's Android statement list: generated from its apps, or a hosted file read and checked.
+    static func loadAssetLinks(
+        _ site: Site,
+        configPath: String,
+        readFile: ConfigLoader.FileReader,
+        findings: inout [Diagnostic]
+    ) -> LoadedSite.AssetLinks? {
+        switch site.android {
+        case nil: return nil
+        case .generated(let apps):
+            let statements = AssetLinksGenerator.statements(for: apps)
+            return LoadedSite.AssetLinks(
+                bytes: JSONWriter.bytes(AssetLinksGenerator.render(statements)),
+                statements: statements,
+                file: nil,
+                verbatimRoot: nil
+            )
+        case .file(let reference):
+            let path = ConfigLoader.resolve(reference.value, relativeTo: configPath)
+            guard let bytes = readHosted(path, reference, what: "assetlinks", site: site, configPath: configPath, readFile, &findings)
+            else {
+                return LoadedSite.AssetLinks(bytes: [], statements: nil, file: path, verbatimRoot: nil)
+            }
+            let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
+            var fileFindings = parsed.diagnostics
+            var statements: [AssetStatement]?
+            if let root = parsed.root {
+                let decoded = AssetLinksDecoder.decode(root)
+                fileFindings += decoded.diagnostics
+                statements = decoded.statements
+            }
+            findings += fileFindings.inFile(path)
+            return LoadedSite.AssetLinks(bytes: bytes, statements: statements, file: path, verbatimRoot: parsed.root)
+        }
+    }
+
+    /// A file a site hosts verbatim; nil (with the finding) when it cannot be read.
+    static func readHosted(
+        _ path: String,
+        _ reference: Located<String>,
+        what: String,
+        site: Site,
+        configPath: String,
+        _ readFile: ConfigLoader.FileReader,
+        _ findings: inout [Diagnostic]
+    ) -> [UInt8]? {
+        switch readFile(path) {
+        case .success(let bytes): return bytes
+        case .failure(let error):
+            findings.append(
+                Diagnostic(
+                    .error,
+                    "file.unreadable",
+                    "cannot read the \(what) file \"\(path)\" for site \(site.name): \(error.message)",
+                    at: reference.origin.location,
+                    path: reference.origin.path.description,
+                    file: configPath
+                )
+            )
+            return nil
+        }
+    }
+
+    /// What the AASA paths serve for the site.
+    static func loadApple(
+        _ site: Site,
+        configPath: String,
+        readFile: ConfigLoader.FileReader,
+        findings: inout [Diagnostic]
+    ) -> AppleDocument {
+        switch site.source {
+        case .none:
+            return AppleDocument(document: nil, bytes: [], file: nil, verbatimRoot: nil)
+        case .generated(let generated):
+            let output = Generator.document(for: generated)
+            var siteFindings = output.diagnostics
+            siteFindings += AASAValidator.validate(output.document)
+            if let appclips = generated.appclips, !appclips.isEmpty, let finding = appclipsOnWildcardHost(site, generated.appclipsOrigin) {
+                siteFindings.append(finding)
+            }
+            let bytes = AASARenderer.bytes(output.document)
+            // The breakdown costs a second rendering, so only documents near the limit pay for it.
+            siteFindings += AASAValidator.validateSize(
+                bytes.count,
+                contributors: bytes.count >= AASAValidator.sizeWarningThreshold ? AASAValidator.sizeContributors(output.document) : [],
+                origin: site.origin
+            )
+            findings += siteFindings.inFile(configPath)
+            return AppleDocument(document: output.document, bytes: bytes, file: nil, verbatimRoot: nil)
+
+        case .file(let reference):
+            let path = ConfigLoader.resolve(reference.value, relativeTo: configPath)
+            guard let bytes = readHosted(path, reference, what: "AASA", site: site, configPath: configPath, readFile, &findings) else {
+                return AppleDocument(document: nil, bytes: [], file: path, verbatimRoot: nil)
+            }
+            let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
+            var fileFindings = parsed.diagnostics
+            var document: AASADocument?
+            if let root = parsed.root {
+                let decoded = AASADecoder.decode(root)
+                fileFindings += decoded.diagnostics
+                document = decoded.document
+                if let document { fileFindings += AASAValidator.validate(document) }
+            }
+            fileFindings += AASAValidator.validateSize(bytes.count, of: document)
+            if document?.appclips.map({ !$0.apps.isEmpty }) == true, let finding = appclipsOnWildcardHost(site, hostedIn: path) {
+                findings += [finding].inFile(configPath)
+            }
+            findings += fileFindings.inFile(path)
+            return AppleDocument(document: document, bytes: bytes, file: path, verbatimRoot: parsed.root)
+        }
+    }
+
+    /// App Clip associated domains cannot be wildcards (docs/aasa-format.md §6): one finding for a
+    /// site that serves appclips on a wildcard host, at the appclips key when the config wrote them,
+    /// else at the wildcard host (the appclips are in the hosted file).
+    static func appclipsOnWildcardHost(_ site: Site, _ appclipsOrigin: Provenance? = nil, hostedIn file: String? = nil) -> Diagnostic? {
+        guard let wildcard = site.hosts.first(where: { $0.value.isWildcard }) else { return nil }
+        let origin = appclipsOrigin ?? wildcard.origin
+        let subject = file.map { "\"\($0)\" has \"appclips\" but is" } ?? "\"appclips\" is"
+        return Diagnostic(
+            .error,
+            "appclips.wildcard-host",
+            "\(subject) served on the wildcard host \"\(wildcard.value)\", but App Clip associated domains cannot be "
+                + "wildcards; move appclips to a site with exact hosts",
+            at: origin.location,
+            path: origin.path.description
+        )
+    }
+}

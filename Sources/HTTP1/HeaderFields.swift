@@ -1,0 +1,150 @@
+import Support
+
+/// Byte-level helpers for header fields: line ends, tokens, names compared without case, and the
+/// values the parser checks (Content-Length, Host, comma lists).
+/// The index of the first LF at or after `start`, eight bytes at a time (the head of a request is
+/// scanned once, and this is most of the scanning).
+@inline(__always)
+func firstLineFeed(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    var index = start
+    let count = buffer.count
+    if let base = buffer.baseAddress {
+        let raw = UnsafeRawPointer(base)
+        // A word has a zero byte where it had a LF after XOR: the classic "has zero byte" test.
+        while index + 8 <= count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
+            let found = (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+            if found != 0 { return index + found.trailingZeroBitCount / 8 }
+            index += 8
+        }
+    }
+    while index < count {
+        if buffer[index] == 0x0A { return index }
+        index += 1
+    }
+    return nil
+}
+
+/// tchar (RFC 9110 §5.6.2).
+@inline(__always)
+func isTokenByte(_ byte: UInt8) -> Bool { tokenBytes[Int(byte)] }
+
+private let tokenBytes: [Bool] = (0...255).map { isTokenByteSlow(UInt8($0)) }
+
+private func isTokenByteSlow(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        return true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+        UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+        UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        return true
+    default:
+        return false
+    }
+}
+
+/// Case-insensitive comparison of a byte range with a lower-case ASCII literal.
+@inline(__always)
+func equalsLowercase(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+    guard range.count == literal.utf8CodeUnitCount else { return false }
+    let bytes = literal.utf8Start
+    for offset in 0..<range.count {
+        var byte = buffer[range.lowerBound + offset]
+        if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+        if byte != bytes[offset] { return false }
+    }
+    return true
+}
+
+enum KnownHeader {
+    case host, contentLength, transferEncoding, connection, acceptEncoding, userAgent, forwardedFor, origin, contentType, authorization
+    case expect
+    case other
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
+        switch name.count {
+        case 4 where equalsLowercase(buffer, name, "host"): self = .host
+        case 14 where equalsLowercase(buffer, name, "content-length"): self = .contentLength
+        case 17 where equalsLowercase(buffer, name, "transfer-encoding"): self = .transferEncoding
+        case 10 where equalsLowercase(buffer, name, "connection"): self = .connection
+        case 15 where equalsLowercase(buffer, name, "accept-encoding"): self = .acceptEncoding
+        case 15 where equalsLowercase(buffer, name, "x-forwarded-for"): self = .forwardedFor
+        case 10 where equalsLowercase(buffer, name, "user-agent"): self = .userAgent
+        case 6 where equalsLowercase(buffer, name, "origin"): self = .origin
+        case 6 where equalsLowercase(buffer, name, "expect"): self = .expect
+        case 12 where equalsLowercase(buffer, name, "content-type"): self = .contentType
+        case 13 where equalsLowercase(buffer, name, "authorization"): self = .authorization
+        default: self = .other
+        }
+    }
+}
+
+/// `1*DIGIT`, no sign, no list, no overflow (RFC 9110 §8.6).
+func parseContentLength(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+    guard !range.isEmpty, range.count <= 18 else { return nil }
+    var value = 0
+    for position in range {
+        let byte = buffer[position]
+        guard ASCII.isDigit(byte) else { return nil }
+        value = value * 10 + Int(byte - UInt8(ascii: "0"))
+    }
+    return value
+}
+
+/// Host / absolute-form authority: reg-name or IP-literal, optional `:port` of digits (RFC 3986 §3.2).
+/// No userinfo, no spaces, no commas (a list), no 8-bit bytes.
+func validateAuthority(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> HTTPError? {
+    guard !range.isEmpty else { return .badRequest("empty Host") }
+    var index = range.lowerBound
+    if buffer[index] == UInt8(ascii: "[") {
+        while index < range.upperBound && buffer[index] != UInt8(ascii: "]") {
+            let byte = buffer[index]
+            if !(ASCII.isHexDigit(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "[")) {
+                return .badRequest("invalid IPv6 literal in Host")
+            }
+            index += 1
+        }
+        guard index < range.upperBound else { return .badRequest("unterminated IPv6 literal in Host") }
+        index += 1
+    } else {
+        while index < range.upperBound && buffer[index] != UInt8(ascii: ":") {
+            let byte = buffer[index]
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: "!"),
+                UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
+                UInt8(ascii: "+"), UInt8(ascii: ";"), UInt8(ascii: "="):
+                break
+            case UInt8(ascii: "@"): return .badRequest("userinfo ('@') in Host")
+            case UInt8(ascii: ","): return .badRequest("a list of hosts in Host")
+            default: return .badRequest(byte >= 0x80 ? "non-ASCII byte in Host" : "invalid character in Host")
+            }
+            index += 1
+        }
+        if index == range.lowerBound { return .badRequest("empty host name in Host") }
+    }
+    if index < range.upperBound {
+        guard buffer[index] == UInt8(ascii: ":") else { return .badRequest("invalid Host") }
+        index += 1
+        while index < range.upperBound {
+            guard ASCII.isDigit(buffer[index]) else { return .badRequest("non-numeric port in Host") }
+            index += 1
+        }
+    }
+    return nil
+}
+
+/// Calls `body` with each comma-separated token of a field value, trimmed.
+@inline(__always)
+func forEachToken(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ body: (Range<Int>) -> Void) {
+    var start = range.lowerBound
+    for position in range.lowerBound...range.upperBound where position == range.upperBound || buffer[position] == UInt8(ascii: ",") {
+        var a = start
+        var b = position
+        while a < b && (buffer[a] == 0x20 || buffer[a] == 0x09) { a += 1 }
+        while b > a && (buffer[b - 1] == 0x20 || buffer[b - 1] == 0x09) { b -= 1 }
+        if a < b { body(a..<b) }
+        start = position + 1
+    }
+}
