@@ -28,6 +28,8 @@ let package = Package(
         // Small text and byte helpers the other targets share, written once (no dependencies).
         .target(name: "Support", swiftSettings: strictSettings),
         .target(name: "AASA", dependencies: ["Support"], swiftSettings: strictSettings),
+        // Who fetched which version of a host's documents, and when (pure; the server and `status` share it).
+        .target(name: "FetchRecords", dependencies: ["AASA", "Support"], swiftSettings: strictSettings),
         .target(name: "HTTP1", dependencies: ["Support"], swiftSettings: strictSettings),
 
         // Thin: the only code that makes system calls (Posix) or calls zlib (Gzip).
@@ -36,7 +38,11 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL", "Posix"], swiftSettings: strictSettings),
 
         // Composition: the epoll server, built from the pure and thin targets.
-        .target(name: "Server", dependencies: ["AASA", "HTTP1", "Posix", "Gzip", "TLS", "Support"], swiftSettings: serverSettings),
+        .target(
+            name: "Server",
+            dependencies: ["AASA", "FetchRecords", "HTTP1", "Posix", "Gzip", "TLS", "Support"],
+            swiftSettings: serverSettings
+        ),
 
         // `check`: its own HTTP/1.1 and TLS client (Posix, TLS) and the pure evaluation of what it saw.
         .target(name: "Check", dependencies: ["AASA", "HTTP1", "Posix", "TLS", "Gzip", "Support"], swiftSettings: strictSettings),
@@ -44,7 +50,7 @@ let package = Package(
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
         .target(
             name: "CLI",
-            dependencies: ["AASA", "HTTP1", "Server", "Check", "Posix", "TLS", "Support"],
+            dependencies: ["AASA", "FetchRecords", "HTTP1", "Server", "Check", "Posix", "TLS", "Support"],
             swiftSettings: strictSettings,
             plugins: ["BuildInfo"]
         ),
@@ -69,6 +75,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strictSettings),
+        .testTarget(name: "FetchRecordsTests", dependencies: ["FetchRecords", "AASA"], swiftSettings: strictSettings),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",

@@ -33,6 +33,7 @@ public enum CommandLineTool {
         MatchCommand.subcommand,
         CheckCommand.subcommand,
         HealthcheckCommand.subcommand,
+        StatusCommand.subcommand,
         DevCommand.subcommand,
         DevCertCommand.subcommand,
     ]

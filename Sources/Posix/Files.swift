@@ -174,6 +174,24 @@ extension Posix {
 
     public static func removeFile(_ path: String) { _ = unlink(path) }
 
+    /// Appends `bytes` with one write on an `O_APPEND` descriptor (creating the file with `mode`): lines
+    /// appended by several processes to one file interleave whole, and a crash cuts off at most the end.
+    public static func appendToFile(_ bytes: [UInt8], at path: String, mode: UInt32 = 0o644) throws(SystemError) {
+        let fd = try check("open \(path)") { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode) }
+        defer { close(fd) }
+        if let code = bytes.withUnsafeBytes({ writeAll(fd, $0) }) { throw SystemError(call: "write \(path)", code: code) }
+    }
+
+    /// The file's size in bytes; nil when it does not exist.
+    public static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
+
+    public static func renameFile(_ from: String, to: String) throws(SystemError) {
+        if rename(from, to) != 0 { throw SystemError(call: "rename \(from)", code: errno) }
+    }
+
     /// The names in a directory (no `.` and `..`), unsorted; nil if it cannot be read.
     public static func directoryEntries(_ path: String) -> [String]? {
         guard let directory = opendir(path) else { return nil }

@@ -44,7 +44,11 @@ struct DeploymentTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer { process.terminate() }
+        // nginx must not outlive the test: SIGTERM, a bounded wait, then SIGKILL.
+        defer {
+            process.terminate()
+            if !waitUntil(5, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
+        }
         func get(_ path: String) throws -> (status: String, body: String) {
             let result = try runTool([
                 "curl", "-s", "--max-time", "5", "-H", "Host: example.com", "-o", "-", "-w", "\n%{http_code}",

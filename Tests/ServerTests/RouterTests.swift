@@ -9,7 +9,12 @@ import Testing
 /// connection would, then routed against a snapshot built from a config.
 struct RouterHarness {
     let snapshot: Snapshot
-    var view = AdminView(isDraining: false, lastReloadFailed: false, metrics: { "aasa_up 1\n" })
+    var view = AdminView(
+        isDraining: false,
+        lastReloadFailed: false,
+        metrics: { "aasa_up 1\n" },
+        status: { host in host == "example.com" || host == nil ? Array("{\"host\":\"\(host ?? "*")\"}".utf8) : nil }
+    )
 
     init(_ config: String = testConfig(), adminPolicy: AdminPolicy = AdminPolicy()) {
         let loaded = ConfigLoader.load(
@@ -126,6 +131,12 @@ struct RouterTests {
         #expect(try #require(draining.response("GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin)).response.status == 503)
         let metrics = try #require(router.response("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
         #expect(metrics.response.bodyText == "aasa_up 1\n")
+        let all = try #require(router.response("GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
+        #expect(all.response.status == 200 && all.response.bodyText == #"{"host":"*"}"#)
+        let one = try #require(router.response("GET /status/Example.COM:443 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
+        #expect(one.response.bodyText == #"{"host":"example.com"}"#, "the host is normalized as a Host header is")
+        #expect(router.response("GET /status/other.example.net HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin)?.response.status == 404)
+        #expect(router.response("GET /statusx HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin)?.response.status == 404)
         guard case .reload = router.route("POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin) else {
             Issue.record("POST /reload must ask for a reload")
             return
@@ -221,10 +232,12 @@ struct AdminPolicyTests {
         #expect(status(local, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 0)
     }
 
-    @Test("A token guards /metrics and POST /reload (401 with WWW-Authenticate); probes need none")
+    @Test("A token guards /metrics, /status and POST /reload (401 with WWW-Authenticate); probes need none")
     func token() throws {
         let tokened = RouterHarness(adminPolicy: AdminPolicy(token: Array("0123456789abcdef0123".utf8)))
         #expect(status(tokened, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 401)
+        #expect(status(tokened, "GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 401, "/status names hosts, as /metrics does")
+        #expect(status(tokened, "GET /status/example.com HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 401)
         #expect(status(tokened, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong-token-wrong-to\r\n\r\n") == 401)
         #expect(status(tokened, "POST /reload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic 0123456789abcdef0123\r\n\r\n") == 401)
         #expect(status(tokened, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: bearer 0123456789abcdef0123\r\n\r\n") == 200)

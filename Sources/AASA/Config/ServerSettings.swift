@@ -87,6 +87,11 @@ public struct ServerSettings: Sendable, Equatable {
     public var forcePolling = false
     /// Use `X-Forwarded-For` as the client address in the access log (only behind a trusted proxy).
     public var trustForwardedHeaders = false
+    /// Where fetch records are kept across restarts (relative to the config's directory); nil keeps them
+    /// in memory only.
+    public var stateDirectory: String?
+    /// How many versions and how many fetches each host's record keeps.
+    public var fetchHistory = 20
 
     public init() {}
 
@@ -114,7 +119,7 @@ extension ServerSettings {
     static let keys = [
         "certificates", "listen", "admin", "adminExposed", "adminTokenFile", "threads", "maxConnections", "maxRequestsPerConnection",
         "limits", "timeouts", "cacheControl",
-        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "comment",
+        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "comment",
     ]
     static let reloadKeys = ["watch", "pollSeconds"]
     static let listenerKeys = ["address", "port", "proxyProtocol", "tls", "comment"]
@@ -403,6 +408,22 @@ extension ConfigDecoder {
                 }
             case "trustForwardedHeaders":
                 settings.trustForwardedHeaders = reader.bool(value, memberPath) ?? settings.trustForwardedHeaders
+            case "stateDirectory":
+                if let text = reader.string(value, memberPath) {
+                    if text.value.isEmpty {
+                        reader.report(
+                            .error,
+                            "server.state-directory",
+                            "\"stateDirectory\" is empty; name a directory for the fetch records, or leave the key out",
+                            value.location,
+                            memberPath
+                        )
+                    } else {
+                        settings.stateDirectory = text.value
+                    }
+                }
+            case "fetchHistory":
+                settings.fetchHistory = positiveInt(value, memberPath).map { min($0, 10_000) } ?? settings.fetchHistory
             default: break
             }
         }

@@ -163,6 +163,7 @@ enum DevCommand {
         guard case .success(let first) = Generation.first(loaded) else { return ExitStatus.failure }
         return HTTPServer.run(
             initial: first,
+            recording: FetchRecording(configPath: configPath),
             readInputs: { ConfigReader.inputs(path: configPath, certificates: certificates, options: options) },
             bindFailureHint: { error in
                 // Binding to 443 without privilege: say exactly how to fix it.

@@ -29,7 +29,7 @@ enum ServeCommand {
                                     free port.
               --listen-tls ADDR:PORT  Listen here with TLS (certificates from server.certificates); replaces the
                                     config's listeners as --listen does, and combines with it; repeatable.
-              --admin ADDR:PORT     The admin listener (/healthz, /readyz, /metrics), or "off".
+              --admin ADDR:PORT     The admin listener (/healthz, /readyz, /metrics, /status), or "off".
               --check-config        Validate the config, print the result and exit (like nginx -t).
               --help                Show this help.
 
@@ -107,8 +107,9 @@ enum ServeCommand {
             )
             return ExitStatus.success
         }
-        guard case .success(let first) = Generation.first(loaded) else { return ExitStatus.failure }
-        return HTTPServer.run(initial: first) {
+        // Nothing here may keep the first generation alive: the first reload must be able to free it.
+        guard case .success(let first) = Generation.first(consume loaded) else { return ExitStatus.failure }
+        return HTTPServer.run(initial: consume first, recording: FetchRecording(configPath: configPath)) {
             ConfigReader.inputs(path: configPath, certificates: .files(), options: generationOptions)
         }
     }

@@ -1,3 +1,5 @@
+import AASA
+import FetchRecords
 import HTTP1
 import Posix
 import Support
@@ -5,22 +7,15 @@ import Synchronization
 
 /// Counting and logging what a loop answered.
 extension EventLoop {
-    static let botPrefix = Array("AASA-Bot/".utf8)
-    /// Google's Digital Asset Links fetcher, which verifies App Links for Android devices (observed in
-    /// server logs; Google does not document it).
-    static let googlePrefix = Array("GoogleAssociationService".utf8)
-
     func record(_ connection: Connection, _ head: RequestHead, status: Int, bytes: Int, site: String, pathClass: PathClass) {
         connection.machine.input.withUnsafeBufferPointer { buffer in
-            func userAgentStarts(with prefix: [UInt8]) -> Bool {
-                head.userAgentRange.map { range in
-                    range.count >= prefix.count
-                        && Router.equal(UnsafeBufferPointer(rebasing: buffer[range.lowerBound..<(range.lowerBound + prefix.count)]), prefix)
-                } ?? false
-            }
-            let isBot = pathClass == .aasa && userAgentStarts(with: EventLoop.botPrefix)
-            let isGoogle = pathClass == .assetLinks && userAgentStarts(with: EventLoop.googlePrefix)
-            let wallTime = isBot || isGoogle || settings.accessLog ? Posix.unixTime() : 0
+            // Only document requests are looked at: a few byte comparisons for those, nothing for others.
+            let fetcher =
+                pathClass == .aasa || pathClass == .assetLinks
+                ? head.userAgentRange.flatMap { Fetcher.classify(UnsafeBufferPointer(rebasing: buffer[$0])) } : nil
+            let isBot = pathClass == .aasa && fetcher == .appleCDN
+            let isGoogle = pathClass == .assetLinks && fetcher == .googleVerifier
+            let wallTime = fetcher != nil || settings.accessLog ? Posix.unixTime() : 0
             pendingStats.count(LoopStats.RequestKey(site: site, pathClass: pathClass, status: status), bytes: bytes)
             if isBot {
                 pendingStats.add { stats in
@@ -32,6 +27,10 @@ extension EventLoop {
                     stats.googleFetches[site, default: 0] += 1
                     stats.googleLastFetch[site] = wallTime
                 }
+            }
+            if let fetcher, let fetch = fetchRecord(fetcher, connection, head, buffer, status: status, bytes: bytes, time: wallTime) {
+                pendingStats.add { $0.fetches.append(fetch) }
+                state.fetchesWaiting.add(1, ordering: .relaxed)
             }
             guard settings.accessLog else { return }
             func text(_ range: Range<Int>?) -> String {
@@ -57,6 +56,35 @@ extension EventLoop {
                 unixTime: wallTime
             )
         }
+    }
+
+    /// A fetch by a known fetcher of a host the config serves (a Host header nobody serves is not kept:
+    /// records must not grow with what clients make up), with the version it was answered.
+    private func fetchRecord(
+        _ fetcher: Fetcher,
+        _ connection: Connection,
+        _ head: RequestHead,
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        status: Int,
+        bytes: Int,
+        time: Double
+    ) -> FetchRecord? {
+        guard let hostRange = head.hostRange, let snapshot = batchSnapshot else { return nil }
+        let host = HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[hostRange]))
+        let path = String(decoding: UnsafeBufferPointer(rebasing: buffer[head.pathRange]), as: UTF8.self)
+        let document: DocumentKind = path.hasSuffix("assetlinks.json") ? .assetLinks : .aasa
+        guard snapshot.hosts.lookup(normalized: host) != nil else { return nil }
+        let version = status == 200 ? snapshot.version(of: host, document)?.version ?? "" : ""
+        return FetchRecord(
+            time: Int(time * 1000),
+            host: host,
+            fetcher: fetcher,
+            path: path,
+            status: status,
+            bytes: bytes,
+            version: version,
+            client: connection.clientAddress
+        )
     }
 
     /// A request refused before it could be routed (malformed, too large, too slow).

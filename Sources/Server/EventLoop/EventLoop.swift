@@ -32,7 +32,7 @@ final class EventLoop {
     private var lastSweep: Int64 = 0
     private var clockIsFresh = false
     /// The snapshot this batch of events answers from: taken once per batch, not once per request.
-    private var batchSnapshot: Snapshot?
+    private(set) var batchSnapshot: Snapshot?
     /// Counters gathered during a batch, added to the shared ones once at its end (one lock per batch).
     var pendingStats = PendingStats()
     private var observedDraining = false
@@ -271,7 +271,8 @@ final class EventLoop {
         AdminView(
             isDraining: state.draining.load(ordering: .relaxed),
             lastReloadFailed: state.lastReloadFailed.load(ordering: .relaxed),
-            metrics: { [registry, state] in MetricsRenderer.render(registry.merged(), state: state) }
+            metrics: { [registry, state] in MetricsRenderer.render(registry.merged(), state: state) },
+            status: { [state] host in StatusRenderer.json(host: host, log: state.fetchLog, snapshot: state.snapshot) }
         )
     }
 

@@ -31,7 +31,8 @@ public enum HTTPServer {
     /// advice for a listener that cannot be opened; `onListening` learns the listeners as bound (ports
     /// chosen for port 0) before serving.
     public static func run(
-        initial: ServedGeneration,
+        initial: consuming ServedGeneration,
+        recording: FetchRecording,
         readInputs: @escaping @Sendable () -> Result<GenerationInputs, FileError>,
         bindFailureHint: @escaping (SystemError) -> String? = { _ in nil },
         onListening: ([ServerSettings.Listener]) -> Void = { _ in }
@@ -56,7 +57,8 @@ public enum HTTPServer {
         let startedAt = Posix.unixTime()
         let state: ServerState
         do {
-            state = try ServerState(serving: initial, startedAt: startedAt)
+            // Consumed: from here the state holds the first generation alone, so the first reload frees it.
+            state = try ServerState(serving: initial, startedAt: startedAt, recording: recording)
         } catch {
             Log.error("cannot start: \(error)")
             return 1
@@ -111,9 +113,16 @@ public enum HTTPServer {
         // (the event-loop threads, already started, keep the normal priority).
         Posix.lowerCurrentThreadPriority()
         // Watching starts before readiness is announced: a change written right after it is seen.
-        let supervisor = Supervisor(readInputs: readInputs, state: state, loops: loops, signals: signals, mainSockets: bound.main)
+        let supervisor = Supervisor(
+            readInputs: readInputs,
+            state: state,
+            loops: loops,
+            registry: registry,
+            signals: signals,
+            mainSockets: bound.main
+        )
         for line in bound.announcements { Log.info(line) }
-        let sites = initial.config.sites.count
+        let sites = state.current.config.sites.count
         Log.info(
             "serving \(sites) site\(sites == 1 ? "" : "s") with \(threadCount) event loop\(threadCount == 1 ? "" : "s") "
                 + "(\(loopsReason); config generation 1)"

@@ -13,6 +13,9 @@ final class ServerState: Sendable {
     let draining = Atomic<Bool>(false)
     /// Counts batches of events in which a loop did something (the supervisor tells quiet from busy).
     let activity = Atomic<Int>(0)
+    /// Counts fetches the loops recorded; the supervisor collects them when it moved.
+    let fetchesWaiting = Atomic<Int>(0)
+    let fetchLog: FetchLog
     let reloadSuccesses = Atomic<Int>(0)
     let reloadFailures = Atomic<Int>(0)
     let lastReloadFailed = Atomic<Bool>(false)
@@ -23,7 +26,8 @@ final class ServerState: Sendable {
     /// Wakes the supervisor when a loop posts a reload request.
     let supervisorWake: EventFDBox
 
-    init(serving generation: ServedGeneration, startedAt: Double) throws(SystemError) {
+    init(serving generation: ServedGeneration, startedAt: Double, recording: FetchRecording) throws(SystemError) {
+        fetchLog = FetchLog(settings: generation.settings, configPath: recording.configPath, onFetch: recording.onFetch)
         serving = Mutex((generation, generation.snapshot))
         connections = ConnectionCap(limit: generation.settings.maxConnections)
         self.startedAt = startedAt

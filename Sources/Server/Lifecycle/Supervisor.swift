@@ -9,6 +9,8 @@ final class Supervisor {
     private let readInputs: @Sendable () -> Result<GenerationInputs, FileError>
     private let state: ServerState
     private let loops: [EventLoop]
+    private let registry: StatsRegistry
+    private var fetchesCollected = 0
     private let signals: SignalFD
     private var mainSockets: [ListenerSocket]
     private var watch: FileWatch
@@ -20,12 +22,14 @@ final class Supervisor {
         readInputs: @escaping @Sendable () -> Result<GenerationInputs, FileError>,
         state: ServerState,
         loops: [EventLoop],
+        registry: StatsRegistry,
         signals: consuming SignalFD,
         mainSockets: [ListenerSocket]
     ) {
         self.readInputs = readInputs
         self.state = state
         self.loops = loops
+        self.registry = registry
         self.signals = signals
         self.mainSockets = mainSockets
         let current = state.current
@@ -78,6 +82,7 @@ final class Supervisor {
                 memory.released()
             }
             memory.check(now: now, activity: state.activity.load(ordering: .relaxed))
+            collectFetches()
             switch signals.next() {
             case .hangup?:
                 reload(trigger: "SIGHUP")
@@ -89,6 +94,15 @@ final class Supervisor {
                 break
             }
         }
+    }
+
+    /// Takes the fetches the loops recorded into the fetch log (and the state directory). The loops
+    /// publish their counts once per batch, so a fetch is here within one batch and one tick.
+    private func collectFetches() {
+        let waiting = state.fetchesWaiting.load(ordering: .relaxed)
+        guard waiting != fetchesCollected else { return }
+        fetchesCollected = waiting
+        state.fetchLog.collect(registry.takeFetches(), snapshot: state.snapshot)
     }
 
     /// Reads the config again and, if it has no errors, publishes it in one atomic swap; otherwise the
@@ -118,7 +132,10 @@ final class Supervisor {
         case .failure(let rejected):
             outcome = .rejected(rejected)
         case .success(let next):
+            // Fetches answered from the previous generation are recorded against it first.
+            collectFetches()
             state.publish(next)
+            state.fetchLog.published(next.snapshot)
             Log.configure(next.settings.logFormat)
             watch.update(files: next.files, settings: next.settings)
             outcome = .reloaded(

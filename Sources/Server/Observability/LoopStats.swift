@@ -1,3 +1,4 @@
+import FetchRecords
 import Synchronization
 
 /// Counters one event loop updates without contention (its own Mutex), merged when `/metrics` is read.
@@ -17,6 +18,8 @@ struct LoopStats {
     var connectionsAccepted = 0
     var connectionsEvicted = 0
     var timeouts: [String: Int] = [:]
+    /// Fetches by known fetchers since the supervisor last took them (``StatsRegistry/takeFetches()``).
+    var fetches: [FetchRecord] = []
 
     mutating func merge(_ other: LoopStats) {
         requests.merge(other.requests, uniquingKeysWith: +)
@@ -28,6 +31,7 @@ struct LoopStats {
         connectionsAccepted += other.connectionsAccepted
         connectionsEvicted += other.connectionsEvicted
         timeouts.merge(other.timeouts, uniquingKeysWith: +)
+        fetches += other.fetches
     }
 }
 
@@ -111,6 +115,20 @@ final class StatsRegistry: Sendable {
     let loops: [LoopCounters]
 
     init(count: Int) { loops = (0..<count).map { _ in LoopCounters() } }
+
+    /// The fetches every loop recorded since the last call, for the supervisor.
+    func takeFetches() -> [FetchRecord] {
+        var taken: [FetchRecord] = []
+        for loop in loops {
+            loop.stats.withLock { stats in
+                if !stats.fetches.isEmpty {
+                    taken += stats.fetches
+                    stats.fetches = []
+                }
+            }
+        }
+        return taken
+    }
 
     func merged() -> LoopStats {
         var total = LoopStats()

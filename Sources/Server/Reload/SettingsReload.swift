@@ -39,6 +39,8 @@ enum SettingsReload {
             .restart("server.timeouts.drain", \.drainTimeout),
             .restart("server.accessLog", \.accessLog),
             .restart("server.trustForwardedHeaders", \.trustForwardedHeaders),
+            .restart("server.stateDirectory", \.stateDirectory),
+            .restart("server.fetchHistory", \.fetchHistory),
             .applied("server.cacheControl", \.cacheControl),
             .applied("server.healthPath", \.healthPath),
             .applied("server.certificates", \.certificates),

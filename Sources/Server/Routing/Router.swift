@@ -39,6 +39,9 @@ struct AdminView {
     var isDraining: Bool
     var lastReloadFailed: Bool
     var metrics: () -> String
+    /// `/status` (nil: every recorded host) or `/status/<host>` as JSON; nil when the config does not
+    /// serve that host.
+    var status: (String?) -> [UInt8]?
 }
 
 /// Every route of both listeners, in one place, with no I/O: a request head and its bytes in, a decision
@@ -143,7 +146,7 @@ enum Router {
         }
         let isReload = equal(path, reloadPath)
         let resource = AdminResource(path)
-        if let token = policy.token, isReload || resource == .metrics,
+        if let token = policy.token, isReload || resource?.listsHosts == true,
             !bearerMatches(head.authorizationRange.map { UnsafeBufferPointer(rebasing: buffer[$0]) }, token)
         {
             return .respond(AdminResponses.unauthorized, site: "-", pathClass: .admin)
@@ -171,6 +174,11 @@ enum Router {
             return .respond(AdminResponses.readiness(view, generation: snapshot.generation), site: "-", pathClass: .admin)
         case .metrics:
             return .respond(AdminResponses.metrics(admin().metrics()), site: "-", pathClass: .admin)
+        case .status(let host):
+            guard let body = admin().status(host) else {
+                return .respond(AdminResponses.unknownStatusHost, site: "-", pathClass: .admin)
+            }
+            return .respond(AdminResponses.status(body), site: "-", pathClass: .admin)
         }
     }
 
@@ -205,6 +213,15 @@ enum Router {
 
     private enum AdminResource: Equatable {
         case health, readiness, metrics
+        case status(String?)
+
+        /// What names the config's hosts is for the token holder alone, when there is a token.
+        var listsHosts: Bool {
+            switch self {
+            case .metrics, .status: return true
+            case .health, .readiness: return false
+            }
+        }
 
         init?(_ path: UnsafeBufferPointer<UInt8>) {
             if equal(path, Array("/healthz".utf8)) {
@@ -213,6 +230,10 @@ enum Router {
                 self = .readiness
             } else if equal(path, Array("/metrics".utf8)) {
                 self = .metrics
+            } else if equal(path, Array("/status".utf8)) {
+                self = .status(nil)
+            } else if path.count > 8, equal(UnsafeBufferPointer(rebasing: path[0..<8]), Array("/status/".utf8)) {
+                self = .status(HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: path[8...])))
             } else {
                 return nil
             }
@@ -261,6 +282,19 @@ enum AdminResponses {
         return StandardResponses.json(
             status: 200,
             "{\"status\":\"ready\",\"generation\":\(generation),\"lastReloadFailed\":\(view.lastReloadFailed)}"
+        )
+    }
+
+    static let unknownStatusHost = StandardResponses.json(
+        status: 404,
+        #"{"error":"the config serves no such host; /status lists the hosts a known fetcher has fetched"}"#
+    )
+
+    static func status(_ body: [UInt8]) -> PreparedResponse {
+        PreparedResponse(
+            status: 200,
+            headers: [("Server", "aasa-server"), ("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+            body: body
         )
     }
 

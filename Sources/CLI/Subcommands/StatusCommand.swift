@@ -1,0 +1,128 @@
+import AASA
+import FetchRecords
+import HTTP1
+import Posix
+import Server
+
+/// `status`: has Apple (or Google) fetched the current version yet? Asks running servers' admin
+/// listeners, or reads state directories (every replica's records), merges what they saw, and answers
+/// per host in sentences or JSON.
+enum StatusCommand {
+    static let subcommand = CommandLineTool.Subcommand(
+        name: "status",
+        abstract: "Say per host which version Apple's CDN, devices and Google's verifier last fetched.",
+        help: """
+            OVERVIEW: Has Apple picked up my change yet? For each host: the version served now and since when,
+            and for Apple's CDN (AASA-Bot), Apple devices in developer mode (swcd) and Google's verifier
+            (GoogleAssociationService) the last fetch, the version it got and whether that is the current one;
+            with the Cache-Control the server sends and how long ago the document changed. Behind a load
+            balancer each replica sees part of the fetches: name every replica's admin listener, or the state
+            directories, and their records are merged.
+
+            USAGE: aasa-server status [HOST...] [--admin HOST:PORT]... [--state DIR]... [--json] [--timeout SECONDS]
+
+            ARGUMENTS:
+              HOST                The hosts to report (default: every host a known fetcher fetched).
+
+            OPTIONS:
+              --admin HOST:PORT   A running server's admin listener (repeatable; default 127.0.0.1:9090 when no
+                                  --state is given). Its /status answer carries the version served now.
+              --state DIR         A state directory (server.stateDirectory; repeatable). Without a server, the
+                                  current version is the last one recorded there.
+              --json              One JSON object: {"hosts": [...]} with versions and fetches per host.
+              --timeout SECONDS   Per admin listener (default 3).
+              --help              Show this help.
+
+            EXIT STATUS: 0 reported, 1 a source could not be read (the others are still reported), 2 usage error.
+
+            """,
+        spec: ArgumentSpec(options: ["--timeout"], repeatableOptions: ["--admin", "--state"], flags: ["--json"], positionalName: "HOST"),
+        run: run
+    )
+
+    static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
+        let usage = subcommand.help
+        var timeout = 3.0
+        if let text = arguments.value("--timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 60 else {
+                return CommandLineTool.usageError("--timeout takes seconds, from 0.1 to 60", console: console, usage: usage)
+            }
+            timeout = seconds
+        }
+        var admins: [ServerSettings.Listener] = []
+        for text in arguments.all("--admin") {
+            switch ServerSettings.parseListenAddress(text) {
+            case .success(let listener): admins.append(listener)
+            case .failure(let error): return CommandLineTool.usageError("--admin \(error.message)", console: console, usage: usage)
+            }
+        }
+        let states = arguments.all("--state")
+        if admins.isEmpty && states.isEmpty { admins = [ServerSettings.Listener(address: "127.0.0.1", port: 9090)] }
+
+        var merged: [String: HostStatus] = [:]
+        var failed = false
+        func fold(_ status: HostStatus) {
+            guard var known = merged[status.host] else {
+                merged[status.host] = status
+                return
+            }
+            var ledger = FetchLedger(limit: Int.max)
+            for history in [known.history, status.history] {
+                for version in history.versions { ledger.add(version) }
+                for fetch in history.fetches { ledger.add(fetch) }
+            }
+            known.history = ledger.hosts[status.host] ?? known.history
+            // A server's view of what is served now beats a version read from records.
+            for (document, version) in status.current where known.current[document].map({ version.since > $0.since }) ?? true {
+                known.current[document] = version
+            }
+            known.cacheControl = known.cacheControl ?? status.cacheControl
+            merged[status.host] = known
+        }
+        for admin in admins {
+            let address = admin.address == "0.0.0.0" ? "127.0.0.1" : admin.address == "::" ? "::1" : admin.address
+            switch HealthcheckCommand.get(address: address, port: admin.port, path: "/status", timeout: timeout) {
+            case .success(let response) where response.status == 200:
+                let parsed = JSONParser.parse(response.body)
+                for node in parsed.root?["hosts"]?.arrayValue ?? [] {
+                    if let status = HostStatus.parse(node) { fold(status) }
+                }
+            case .success(let response):
+                console.err(
+                    "warning: the admin listener \(admin.description) answered /status with \(response.status) \(response.reason)\n"
+                )
+                failed = true
+            case .failure(let problem):
+                console.err("warning: the admin listener \(admin.description): \(problem)\n")
+                failed = true
+            }
+        }
+        for directory in states {
+            guard Posix.isDirectory(directory) else {
+                console.err("warning: the state directory \(directory) does not exist\n")
+                failed = true
+                continue
+            }
+            let read = RecordStore.read(directory: directory, limit: 10_000)
+            for warning in read.warnings { console.err("warning: \(warning)\n") }
+            for (host, history) in read.ledger.hosts { fold(HostStatus(host: host, history: history)) }
+        }
+        let requested = arguments.positionals.map { HostTable<Int>.normalize($0) }
+        let hosts = requested.isEmpty ? merged.keys.sorted() : requested
+        let now = Int(Posix.unixTime() * 1000)
+        if arguments.has("--json") {
+            let items: [JSONOutput] = hosts.map { merged[$0]?.json ?? HostStatus(host: $0, history: HostHistory()).json }
+            console.out(JSONWriter.string(.object([("hosts", .array(items))]), pretty: true) + "\n")
+        } else if hosts.isEmpty {
+            console.out("no fetch by Apple's CDN, an Apple device or Google's verifier recorded yet\n")
+        } else {
+            for host in hosts {
+                console.out("\(host)\n")
+                let status = merged[host] ?? HostStatus(host: host, history: HostHistory())
+                if merged[host] == nil { console.out("  nothing recorded for this host: no known fetcher has fetched it\n") }
+                for sentence in status.sentences(now: now) { console.out("  \(sentence)\n") }
+            }
+        }
+        return failed ? ExitStatus.failure : ExitStatus.success
+    }
+}

@@ -1,0 +1,109 @@
+/// One fetch by a known fetcher, as the server answered it.
+public struct FetchRecord: Equatable, Hashable, Sendable {
+    /// Unix time in milliseconds.
+    public var time: Int
+    public var host: String
+    public var fetcher: Fetcher
+    public var path: String
+    public var status: Int
+    public var bytes: Int
+    /// The version served: the document's ETag value (the same for its gzip form); empty when no
+    /// document was served (a 404).
+    public var version: String
+    public var client: String
+
+    public init(time: Int, host: String, fetcher: Fetcher, path: String, status: Int, bytes: Int, version: String, client: String) {
+        self.time = time
+        self.host = host
+        self.fetcher = fetcher
+        self.path = path
+        self.status = status
+        self.bytes = bytes
+        self.version = version
+        self.client = client
+    }
+
+    public var document: DocumentKind { path.hasSuffix("assetlinks.json") ? .assetLinks : .aasa }
+}
+
+/// A version of a host's document and when it started being served.
+public struct VersionRecord: Equatable, Hashable, Sendable {
+    public var host: String
+    public var document: DocumentKind
+    public var version: String
+    /// Unix time in milliseconds.
+    public var since: Int
+
+    public init(host: String, document: DocumentKind, version: String, since: Int) {
+        self.host = host
+        self.document = document
+        self.version = version
+        self.since = since
+    }
+}
+
+/// What one host's record holds: its last versions and fetches, oldest first, each list bounded.
+public struct HostHistory: Equatable, Sendable {
+    public private(set) var versions: [VersionRecord] = []
+    public private(set) var fetches: [FetchRecord] = []
+
+    public init() {}
+
+    /// False when it repeats what is already recorded (the same version, or the same fetch seen twice
+    /// when merging replicas' records).
+    @discardableResult
+    mutating func add(_ version: VersionRecord, limit: Int) -> Bool {
+        if let last = versions.last(where: { $0.document == version.document }), last.version == version.version { return false }
+        if versions.contains(version) { return false }
+        let position = versions.lastIndex(where: { $0.since <= version.since }).map { $0 + 1 } ?? 0
+        versions.insert(version, at: position)
+        if versions.count > limit { versions.removeFirst(versions.count - limit) }
+        return true
+    }
+
+    @discardableResult
+    mutating func add(_ fetch: FetchRecord, limit: Int) -> Bool {
+        if fetches.suffix(8).contains(fetch) || (fetches.count <= 64 && fetches.contains(fetch)) { return false }
+        let position = fetches.lastIndex(where: { $0.time <= fetch.time }).map { $0 + 1 } ?? 0
+        fetches.insert(fetch, at: position)
+        if fetches.count > limit { fetches.removeFirst(fetches.count - limit) }
+        return true
+    }
+
+    public func currentVersion(_ document: DocumentKind) -> VersionRecord? { versions.last { $0.document == document } }
+
+    public func lastFetch(by fetcher: Fetcher) -> FetchRecord? { fetches.last { $0.fetcher == fetcher } }
+}
+
+/// Every host's history, for the hosts a known fetcher asked for (and only those: a million hosts of
+/// which ten thousand are fetched keep ten thousand histories).
+public struct FetchLedger: Sendable {
+    /// How many versions and how many fetches each host keeps.
+    public let limit: Int
+    public private(set) var hosts: [String: HostHistory] = [:]
+
+    public init(limit: Int) { self.limit = max(1, limit) }
+
+    /// Records a fetch; false when it was recorded already.
+    @discardableResult
+    public mutating func add(_ fetch: FetchRecord) -> Bool {
+        hosts[fetch.host, default: HostHistory()].add(fetch, limit: limit)
+    }
+
+    /// Records a version; for a host nobody fetched yet only when `always` (the version a first fetch got).
+    @discardableResult
+    public mutating func add(_ version: VersionRecord, always: Bool = true) -> Bool {
+        guard always || hosts[version.host] != nil else { return false }
+        return hosts[version.host, default: HostHistory()].add(version, limit: limit)
+    }
+
+    /// Another replica's (or an earlier run's) records, folded in; repeats are dropped.
+    public mutating func merge(_ other: FetchLedger) {
+        for (host, history) in other.hosts {
+            for version in history.versions { hosts[host, default: HostHistory()].add(version, limit: limit) }
+            for fetch in history.fetches { hosts[host, default: HostHistory()].add(fetch, limit: limit) }
+        }
+    }
+
+    public var sortedHosts: [String] { hosts.keys.sorted() }
+}

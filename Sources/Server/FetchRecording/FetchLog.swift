@@ -1,0 +1,131 @@
+import AASA
+public import FetchRecords
+import Posix
+import Synchronization
+
+/// The fetch records of this server: the supervisor collects the loops' fetches into a ledger the admin
+/// listener reads (`/status`, the console), notes each new version of a fetched host's documents, and
+/// appends both to the state directory when there is one. Nothing here runs on an event loop but the
+/// reading of the ledger for an admin request.
+final class FetchLog: Sendable {
+    private let ledger: Mutex<FetchLedger>
+    private let store: Mutex<RecordStore?>
+    /// Called for each fetch, after it is recorded (`dev` prints a line when the phone fetched).
+    private let onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)?
+
+    init(settings: ServerSettings, configPath: String, onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)? = nil) {
+        self.onFetch = onFetch
+        var ledger = FetchLedger(limit: settings.fetchHistory)
+        var store: RecordStore?
+        if let directory = settings.stateDirectory {
+            let path = ConfigLoader.resolve(directory, relativeTo: configPath)
+            let read = RecordStore.read(directory: path, limit: settings.fetchHistory)
+            ledger = read.ledger
+            for warning in read.warnings { Log.warning("fetch records: \(warning)") }
+            do {
+                store = try RecordStore(directory: path, replica: "\(Posix.hostName())-\(Posix.processID())")
+                let hosts = ledger.hosts.count
+                Log.info("fetch records in \(path): \(hosts) host\(hosts == 1 ? "" : "s") read back")
+            } catch {
+                Log.warning("fetch records: cannot use the state directory \(path) (\(error)); keeping them in memory only")
+            }
+        }
+        self.ledger = Mutex(ledger)
+        self.store = Mutex(store)
+    }
+
+    /// A copy of the ledger, for an admin request.
+    var current: FetchLedger { ledger.withLock { $0 } }
+
+    /// Records fetches the loops answered from `snapshot`'s generation or one before it.
+    func collect(_ fetches: [FetchRecord], snapshot: Snapshot) {
+        guard !fetches.isEmpty else { return }
+        var written: [RecordLine.Entry] = []
+        var recorded: [(FetchRecord, HostStatus)] = []
+        ledger.withLock { ledger in
+            for fetch in fetches {
+                // The version a host's first recorded fetch got starts its history.
+                if ledger.hosts[fetch.host] == nil, let version = snapshot.version(of: fetch.host, fetch.document),
+                    version.version == fetch.version, ledger.add(version)
+                {
+                    written.append(.version(version))
+                }
+                if ledger.add(fetch) { written.append(.fetch(fetch)) }
+                if onFetch != nil, let history = ledger.hosts[fetch.host] {
+                    recorded.append((fetch, status(fetch.host, history: history, snapshot: snapshot)))
+                }
+            }
+        }
+        save(written)
+        for (fetch, status) in recorded { onFetch?(fetch, status) }
+    }
+
+    /// A new generation is served: each recorded host whose document changed gets its new version.
+    func published(_ snapshot: Snapshot) {
+        var written: [RecordLine.Entry] = []
+        ledger.withLock { ledger in
+            for host in ledger.hosts.keys {
+                for document in DocumentKind.allCases {
+                    guard let version = snapshot.version(of: host, document) else { continue }
+                    if ledger.add(version, always: false) { written.append(.version(version)) }
+                }
+            }
+        }
+        save(written)
+    }
+
+    func status(_ host: String, snapshot: Snapshot) -> HostStatus {
+        let history = ledger.withLock { $0.hosts[host] } ?? HostHistory()
+        return status(host, history: history, snapshot: snapshot)
+    }
+
+    private func status(_ host: String, history: HostHistory, snapshot: Snapshot) -> HostStatus {
+        var current: [DocumentKind: VersionRecord] = [:]
+        for document in DocumentKind.allCases { current[document] = snapshot.version(of: host, document) }
+        return HostStatus(host: host, current: current, cacheControl: snapshot.cacheControl, history: history)
+    }
+
+    private func save(_ entries: [RecordLine.Entry]) {
+        guard !entries.isEmpty else { return }
+        store.withLock { store in
+            guard let writer = store else { return }
+            do {
+                try writer.append(entries)
+            } catch {
+                Log.warning("fetch records: cannot write to \(writer.file) (\(error)); keeping them in memory only")
+                store = nil
+            }
+        }
+    }
+}
+
+extension Snapshot {
+    /// The version `host` is served now (its ETag value) and when it started being served; nil when
+    /// the config does not serve that document for the host.
+    func version(of host: String, _ document: DocumentKind) -> VersionRecord? {
+        guard let position = hosts.lookup(normalized: HostTable<Int>.normalize(host)) else { return nil }
+        let site = site(at: position)
+        let hash: UInt64
+        switch document {
+        case .aasa:
+            guard site.servesApple else { return nil }
+            hash = site.bodyHash
+        case .assetLinks:
+            guard let assetLinks = site.assetLinks else { return nil }
+            hash = assetLinks.bodyHash
+        }
+        return VersionRecord(host: host, document: document, version: FNV1a.hex(hash), since: site.lastModified * 1000)
+    }
+}
+
+/// How a server keeps its fetch records: where relative state directories are found, and who hears
+/// of each fetch as it is recorded.
+public struct FetchRecording: Sendable {
+    public var configPath: String
+    public var onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)?
+
+    public init(configPath: String, onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)? = nil) {
+        self.configPath = configPath
+        self.onFetch = onFetch
+    }
+}

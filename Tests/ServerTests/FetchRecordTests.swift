@@ -1,0 +1,179 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The fetch record end to end: the real binary answers fetchers by User-Agent, records which version
+/// each got, keeps the records in its state directory across restarts, and `status` answers from a
+/// running server or from state directories (several replicas' merged).
+@Suite("Fetch records: who fetched which version, and when", .serialized)
+struct FetchRecordTests {
+    static let fingerprint = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+    static let wellKnown = "/.well-known/apple-app-site-association"
+    static let cdn = "AASA-Bot/1.0.0"
+    static let device = "swcd (unknown version) CFNetwork/1496.0.7 Darwin/23.5.0"
+    static let google = "GoogleAssociationService"
+
+    static func config(state: String, productPath: String = "/product/*") -> String {
+        #"""
+        {"version": 1,
+         "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "android": {"package": "com.example.shop", "sha256": ["\#(fingerprint)"]}}},
+         "sites": [{"hosts": ["example.com", "www.example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "\#(productPath)"}]}]},
+                    "android": ["shop"]},
+                   {"hosts": ["other.example.org"], "webcredentials": {"apps": ["shop"]}}],
+         "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false, "stateDirectory": "\#(state)",
+                    "reload": {"watch": false}}}
+        """#
+    }
+
+    func get(_ server: ServerProcess, _ path: String, host: String = "example.com", userAgent: String) throws -> HTTPResponse {
+        let client = try RawClient(port: server.port)
+        client.send("GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: \(userAgent)\r\nConnection: close\r\n\r\n")
+        return try #require(client.readResponses(1).first)
+    }
+
+    func version(_ response: HTTPResponse) -> String {
+        (response.header("ETag") ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "\"")).replacingOccurrences(of: "-gz", with: "")
+    }
+
+    func status(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let result = try runTool([TestPaths.serverExecutable, "status"] + arguments, timeout: 10)
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), result.stderr)
+    }
+
+    func statusJSON(_ arguments: [String]) throws -> [String: [String: Any]] {
+        let result = try status(arguments + ["--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any]
+        let hosts = try #require(object?["hosts"] as? [[String: Any]])
+        return Dictionary(uniqueKeysWithValues: hosts.map { ($0["host"] as? String ?? "", $0) })
+    }
+
+    func reload(_ server: ServerProcess) throws {
+        let answer = try runTool(["curl", "-s", "-X", "POST", "http://127.0.0.1:\(server.adminPort)/reload"])
+        #expect(
+            String(decoding: answer.stdout, as: UTF8.self).contains("\"reloaded\""),
+            "\(String(decoding: answer.stdout, as: UTF8.self))"
+        )
+    }
+
+    @Test("each fetcher's fetch is recorded with the version it got, across a reload that changes the document")
+    func versionsAcrossReload() throws {
+        try withTemporaryDirectory { state in
+            let server = try ServerProcess(config: Self.config(state: state))
+            defer { server.stop() }
+            let admin = ["--admin", "127.0.0.1:\(server.adminPort)"]
+            let before = try get(server, Self.wellKnown, userAgent: Self.cdn)
+            #expect(before.status == 200)
+            let assetLinks = try get(server, "/.well-known/assetlinks.json", userAgent: Self.google)
+            #expect(assetLinks.status == 200)
+            // A browser, and a fetcher asking for a host nobody serves, are not recorded.
+            _ = try get(server, Self.wellKnown, userAgent: "Mozilla/5.0")
+            _ = try get(server, Self.wellKnown, host: "unknown.example.net", userAgent: Self.cdn)
+            #expect(waitUntil(5) { ((try? statusJSON(admin))?["example.com"]?["fetches"] as? [Any])?.count == 2 })
+
+            try Self.config(state: state, productPath: "/item/*").write(
+                toFile: server.directory + "/config.json",
+                atomically: true,
+                encoding: .utf8
+            )
+            try reload(server)
+            let after = try get(server, "/apple-app-site-association", userAgent: Self.device)
+            #expect(version(after) != version(before))
+
+            #expect(waitUntil(5) { ((try? statusJSON(admin))?["example.com"]?["fetches"] as? [Any])?.count == 3 })
+            let hosts = try statusJSON(admin)
+            #expect(Set(hosts.keys) == ["example.com"], "only fetched hosts the config serves are recorded")
+            let host = try #require(hosts["example.com"])
+            let fetchers = try #require(host["fetchers"] as? [String: [String: Any]])
+            let cdnLast = try #require(fetchers["apple-cdn"]?["last"] as? [String: Any])
+            #expect(cdnLast["version"] as? String == version(before))
+            #expect(fetchers["apple-cdn"]?["gotCurrent"] as? Bool == false)
+            #expect((fetchers["apple-device"]?["last"] as? [String: Any])?["version"] as? String == version(after))
+            #expect(fetchers["apple-device"]?["gotCurrent"] as? Bool == true)
+            #expect((fetchers["google-verifier"]?["last"] as? [String: Any])?["version"] as? String == version(assetLinks))
+            #expect(fetchers["google-verifier"]?["gotCurrent"] as? Bool == true, "the reload did not change assetlinks.json")
+            let versions = try #require(host["versions"] as? [[String: Any]])
+            #expect(
+                versions.filter { $0["document"] as? String == "aasa" }.compactMap { $0["version"] as? String } == [
+                    version(before), version(after),
+                ]
+            )
+            let fetches = try #require(host["fetches"] as? [[String: Any]])
+            #expect(fetches.map { $0["status"] as? Int } == [200, 200, 200])
+            #expect(fetches.allSatisfy { $0["client"] as? String == "127.0.0.1" })
+            #expect(fetches.last?["path"] as? String == "/apple-app-site-association")
+
+            // In words: which fetcher has the current version, and what explains a stale CDN.
+            let words = try status(admin + ["example.com"])
+            #expect(words.status == 0, "\(words.err)")
+            #expect(words.out.contains("Apple's CDN last fetched at "))
+            #expect(words.out.contains("and got an earlier version (\(version(before))); the current one, served since "))
+            #expect(words.out.contains("has not been fetched by it yet"))
+            #expect(words.out.contains("An Apple device in developer mode last fetched at "))
+            #expect(words.out.contains("got the current version"))
+            #expect(words.out.contains("the server sends Cache-Control: public, max-age=3600"))
+
+            // The admin listener answers per host, also for a host that nobody fetched; 404 for one it does not serve.
+            let one = try runTool(["curl", "-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(server.adminPort)/status/www.example.com"])
+            let oneText = String(decoding: one.stdout, as: UTF8.self)
+            #expect(oneText.hasSuffix("\n200") && oneText.contains(#""host":"www.example.com""#))
+            let none = try runTool([
+                "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(server.adminPort)/status/nobody.example.net",
+            ])
+            #expect(String(decoding: none.stdout, as: UTF8.self) == "404")
+        }
+    }
+
+    @Test("records survive a restart; two servers' state directories are merged; a truncated record file is skipped")
+    func restartAndReplicas() throws {
+        try withTemporaryDirectory { root in
+            let first = root + "/replica-a"
+            let second = root + "/replica-b"
+            var etag = ""
+            do {
+                let server = try ServerProcess(config: Self.config(state: first))
+                etag = version(try get(server, Self.wellKnown, userAgent: Self.cdn))
+                #expect(
+                    waitUntil(5) {
+                        ((try? String(
+                            contentsOfFile: first + "/" + (FileManager.default.contentsOfDirectory(atPath: first).first ?? ""),
+                            encoding: .utf8
+                        )) ?? "").contains("apple-cdn")
+                    }
+                )
+                server.stop()
+            }
+            // Restarted on the same directory: the fetch from before is there.
+            let restarted = try ServerProcess(config: Self.config(state: first))
+            defer { restarted.stop() }
+            #expect(restarted.stderr.contains("1 host read back"))
+            let afterRestart = try statusJSON(["--admin", "127.0.0.1:\(restarted.adminPort)"])
+            let cdn = ((afterRestart["example.com"]?["fetchers"] as? [String: [String: Any]])?["apple-cdn"]?["last"] as? [String: Any])
+            #expect(cdn?["version"] as? String == etag)
+
+            // A second replica with its own directory sees another fetch.
+            let other = try ServerProcess(config: Self.config(state: second))
+            _ = try get(other, "/.well-known/assetlinks.json", host: "www.example.com", userAgent: Self.google)
+            #expect(
+                waitUntil(5) {
+                    (try? FileManager.default.contentsOfDirectory(atPath: second).contains { $0.hasPrefix("fetches-") }) == true
+                }
+            )
+            #expect(waitUntil(5) { ((try? statusJSON(["--state", second]))?["www.example.com"]) != nil })
+            other.stop()
+            // A record file cut off mid-line, and one that is not records at all.
+            try #"{"type":"fetch","time":17961483"#.write(toFile: second + "/fetches-crashed-1.jsonl", atomically: true, encoding: .utf8)
+            try "not a record\n".write(toFile: second + "/fetches-junk-2.jsonl", atomically: true, encoding: .utf8)
+
+            let merged = try status(["--state", first, "--state", second, "--json"])
+            #expect(merged.status == 0)
+            #expect(merged.err.contains("fetches-crashed-1.jsonl: skipped 1 damaged record line"))
+            #expect(merged.err.contains("fetches-junk-2.jsonl: skipped 1 damaged record line"))
+            let hosts = try statusJSON(["--state", first, "--state", second])
+            #expect(Set(hosts.keys) == ["example.com", "www.example.com"])
+            // And a server starting on the damaged directory starts, and says what it skipped.
+            let survivor = try ServerProcess(config: Self.config(state: second))
+            defer { survivor.stop() }
+            #expect(survivor.stderr.contains("skipped 1 damaged record line"))
+        }
+    }
+}
