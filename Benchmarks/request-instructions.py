@@ -129,7 +129,14 @@ def main():
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--binary", action="append")
     parser.add_argument("--tests", default=",".join(CELLS))
+    parser.add_argument("--user-agent", help="send this User-Agent with every request (e.g. a browser's, or AASA-Bot/1.0.0 "
+                        "to measure the cost of recording a fetch)")
     args = parser.parse_args()
+    if args.user_agent:
+        global REQUEST, CLOSE
+        field = b"Host: example.com\r\nUser-Agent: " + args.user_agent.encode() + b"\r\n"
+        REQUEST = REQUEST.replace(b"Host: example.com\r\n", field)
+        CLOSE = CLOSE.replace(b"Host: example.com\r\n", field)
     work = tempfile.mkdtemp(prefix="aasa-instr-")
     # valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: measure copies without debug info.
     binaries = []

@@ -222,3 +222,51 @@ struct DevTests {
         #expect(try String(contentsOfFile: own, encoding: .utf8) == ownText)
     }
 }
+
+@Suite("dev on a real device's path: QR code, landing page, fetch line", .serialized)
+struct DevDeviceLoopTests {
+    @Test("the CA profile's address as a QR code zbarimg reads exactly; steps over plain HTTP; a line when the device fetches")
+    func closesTheLoop() throws {
+        let command = [
+            "dev", "--host", "dev.example.com", "--port", "0", "--listen", "127.0.0.1", "--public-address", "127.0.0.1",
+            "--state-dir", "{dir}/state", "--app", "ABCDE12345.com.example.dev",
+        ]
+        let server = try ServerProcess(config: "{}", command: command)
+        defer { server.stop() }
+        #expect(waitUntil(5) { server.stdout.contains("for the phone's camera:") })
+        let lines = server.stdout.components(separatedBy: "\n")
+        let heading = try #require(lines.firstIndex { $0.hasPrefix("The CA profile, ") })
+        let url = try #require(lines[heading].split(separator: " ").dropFirst(3).first.map { String($0.dropLast()) })
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/ca.mobileconfig"), "\(lines[heading])")
+        // The block: the lines after the heading's blank line made of half blocks and spaces only.
+        let block = lines[(heading + 2)...].prefix { !$0.isEmpty && $0.allSatisfy { " ▀▄█".contains($0) } }.joined(separator: "\n")
+        let decoded = try withTemporaryDirectory { try PrintedQR.decode(PrintedQR.modules(fromText: block), in: $0) }
+        #expect(decoded == url)
+
+        // Plain HTTP, as a phone that does not trust the CA yet reaches it: the profile and the steps.
+        let profile = try runTool(["curl", "-s", "-D", "-", "-o", "/dev/null", url])
+        #expect(String(decoding: profile.stdout, as: UTF8.self).contains("Content-Type: application/x-apple-aspen-config"))
+        let landing = try runTool(["curl", "-s", url.replacingOccurrences(of: "/ca.mobileconfig", with: "/")])
+        let page = String(decoding: landing.stdout, as: UTF8.self)
+        #expect(page.contains("<a class=\"button\" href=\"/ca.mobileconfig\">") && page.contains("applinks:dev.example.com?mode=developer"))
+
+        // The device in developer mode fetches over HTTPS (swcd): dev says so at once.
+        let state = server.directory + "/state"
+        let https = try #require(
+            ServerProcess.ports(in: server.stderr).main.first { port in !url.contains(":\(port)/") }
+        )
+        let fetched = try runTool([
+            "curl", "-s", "-o", "/dev/null", "-A", "swcd (unknown version) CFNetwork/1496.0.7 Darwin/23.5.0", "--cacert", state + "/ca.pem",
+            "--resolve", "dev.example.com:\(https):127.0.0.1", "https://dev.example.com:\(https)/.well-known/apple-app-site-association",
+        ])
+        #expect(fetched.status == 0)
+        #expect(
+            waitUntil(5) {
+                server.stdout.contains(
+                    "iPhone or iPad (127.0.0.1) fetched apple-app-site-association for dev.example.com: 200, current version — developer mode works"
+                )
+            },
+            "\(server.stdout.suffix(400))"
+        )
+    }
+}

@@ -6,7 +6,8 @@ import Posix
 /// set-ups a phone cannot use. Pure: everything it says comes in as values (tested without a network).
 struct DeviceGuide {
     var hosts: [String]
-    /// The listeners as bound (the real port for `--port 0`).
+    /// The listeners as bound (the real port for `--port 0`): HTTPS for the documents, plain HTTP for the
+    /// landing page and the CA profile (the phone does not trust the CA before it is installed).
     var listening: [ServerSettings.Listener]
     /// The machine's interface addresses.
     var interfaces: [Posix.InterfaceAddress]
@@ -16,7 +17,12 @@ struct DeviceGuide {
     var profilePath: String
     var caFingerprint: String
 
-    var port: Int { listening.first?.port ?? 443 }
+    /// Whether stdout is a terminal: the QR code is then drawn black on white with ANSI colours.
+    var terminal = false
+
+    var secure: [ServerSettings.Listener] { listening.filter(\.tls) }
+    var plain: [ServerSettings.Listener] { listening.filter { !$0.tls } }
+    var port: Int { secure.first?.port ?? 443 }
 
     /// The addresses a phone on the same network can use, each with the port that serves it (with
     /// `--port 0` the IPv4 and IPv6 listeners get different ports): the public ones given, else every
@@ -26,7 +32,7 @@ struct DeviceGuide {
         return interfaces.compactMap { candidate in
             guard !candidate.isLoopback && !candidate.isLinkLocal else { return nil }
             // Our IPv6 sockets are IPv6-only, so "::" covers IPv6 addresses and "0.0.0.0" IPv4 ones.
-            let listener = listening.first { listener in
+            let listener = secure.first { listener in
                 listener.address == candidate.address || listener.address == (candidate.isIPv6 ? "::" : "0.0.0.0")
             }
             return listener.map { (candidate.address, $0.port, candidate.interface) }
@@ -35,21 +41,33 @@ struct DeviceGuide {
 
     /// The address curl on this machine connects to: loopback when a wildcard listener covers it.
     var localAddress: String {
-        guard let listener = listening.first else { return "127.0.0.1" }
+        guard let listener = secure.first else { return "127.0.0.1" }
         switch listener.address {
         case "0.0.0.0": return "127.0.0.1"
-        case "::": return listening.contains { $0.address == "0.0.0.0" } ? "127.0.0.1" : "::1"
+        case "::": return secure.contains { $0.address == "0.0.0.0" } ? "127.0.0.1" : "::1"
         // A specific LAN address: curl from this machine reaches it directly.
         default: return listener.address
         }
     }
 
+    /// The plain-HTTP address of the CA profile on the preferred LAN address (nil without one, or
+    /// without a plain listener covering it).
+    var profileURL: String? {
+        let addresses = reachableAddresses
+        guard let preferred = addresses.first(where: { !$0.address.contains(":") }) ?? addresses.first else { return nil }
+        let v6 = preferred.address.contains(":")
+        let listener = plain.first { $0.address == preferred.address || $0.address == (v6 ? "::" : "0.0.0.0") } ?? plain.first
+        guard let listener else { return nil }
+        let host = v6 ? "[\(preferred.address)]" : preferred.address
+        return "http://\(host)\(listener.port == 80 ? "" : ":\(listener.port)")\(MobileConfig.path)"
+    }
+
     var warnings: [String] {
         var found: [String] = []
-        let loopbackOnly = listening.allSatisfy { $0.address.hasPrefix("127.") || $0.address == "::1" }
+        let loopbackOnly = secure.allSatisfy { $0.address.hasPrefix("127.") || $0.address == "::1" }
         if loopbackOnly && publicAddresses.isEmpty {
             found.append(
-                "listening on loopback only (\(listening.map(\.description).joined(separator: ", "))): a phone cannot "
+                "listening on loopback only (\(secure.map(\.description).joined(separator: ", "))): a phone cannot "
                     + "reach it. Drop --listen, or give a LAN address (or --public-address when a container or NAT sits between)"
             )
         } else if reachableAddresses.isEmpty {
@@ -109,9 +127,10 @@ struct DeviceGuide {
             Developer mode accepts a certificate the device does not trust, but not an invalid one: its names must
             cover the host and it must be within its dates (this one is). Safari and curl on the phone need the CA
             installed:
-              5. In Safari on the phone open https://\(exampleURL)\(MobileConfig.path) (accept the
-                 warning once — this is the CA being installed) and allow the download; or AirDrop or mail
-                 \(profilePath) to the phone.
+              5. Point the phone's camera at the QR code below (or open \(profileURL ?? "http://\(example)\(MobileConfig.path)")
+                 in Safari; https://\(exampleURL)\(MobileConfig.path) works too after accepting the warning once) and
+                 allow the download; or AirDrop or mail \(profilePath) to the phone. The page at / on the same
+                 address lists these steps.
               6. Settings → General → VPN & Device Management → "aasa-server development CA" → Install.
               7. Settings → General → About → Certificate Trust Settings → full trust for
                  "aasa-server development CA". Its SHA-256 fingerprint (shown under More Details) must be
@@ -122,13 +141,18 @@ struct DeviceGuide {
             """
         let local = localAddress
         let wildcard = local.contains(":") ? "::" : "0.0.0.0"
-        let localPort = (listening.first { $0.address == local } ?? listening.first { $0.address == wildcard })?.port ?? port
+        let localPort = (secure.first { $0.address == local } ?? secure.first { $0.address == wildcard })?.port ?? port
         let shownPort = localPort == 443 ? "" : ":\(localPort)"
         let resolveAddress = local.contains(":") ? "[\(local)]" : local
         for host in hosts {
             text +=
                 "    curl --cacert \(caCertificatePath) --resolve \(host):\(localPort):\(resolveAddress) -sI "
                 + "https://\(host)\(shownPort)/.well-known/apple-app-site-association\n"
+        }
+        if let profileURL, let code = QRCode(profileURL) {
+            text += "\nThe CA profile, \(profileURL), for the phone's camera:\n\n" + code.text(ansi: terminal)
+        } else {
+            text += "\n(No QR code: no LAN address with a plain-HTTP listener to put in it.)\n"
         }
         for warning in warnings { text += "\nwarning: \(warning)" }
         return text + "\n\n"

@@ -1,4 +1,5 @@
 import AASA
+import FetchRecords
 import Posix
 import Server
 import TLS
@@ -15,8 +16,10 @@ enum DevCommand {
             changes only its app ID), and a .mobileconfig profile for installing the CA on a device. Once
             listening it prints the entitlement lines, the addresses a phone on the same network can use,
             the device steps, a curl command for the address and port actually bound, and warnings for
-            set-ups a phone cannot use (loopback only, a port other than 443). It serves the documents, and
-            the CA profile at https://ADDRESS/ca.mobileconfig for Safari on the phone.
+            set-ups a phone cannot use (loopback only, a port other than 443). It serves the documents over
+            HTTPS, and over plain HTTP (--http-port) a page with the steps at / and the CA profile at
+            /ca.mobileconfig, whose address it prints as a QR code for the phone's camera. When the device
+            fetches the file it prints a line saying so, with the status and whether that is the current version.
 
             On the device: Developer Mode on (Settings → Privacy & Security), Settings → Developer →
             Associated Domains Development on, install the Debug build, then test a URL in Settings →
@@ -27,7 +30,8 @@ enum DevCommand {
             resolve to this machine on the phone's network, on port 443: entitlements carry no port.
 
             USAGE: aasa-server dev --host HOST [--host HOST]... [--app TEAMID.BUNDLE] [--config FILE]
-                                   [--port 443] [--listen ADDR] [--public-address ADDR]... [--state-dir DIR]
+                                   [--port 443] [--http-port 80] [--listen ADDR] [--public-address ADDR]...
+                                   [--state-dir DIR]
 
             OPTIONS:
               --host HOST            A development host (repeatable), e.g. dev.example.com.
@@ -36,6 +40,8 @@ enum DevCommand {
               --config FILE          Serve this config's sites instead (its listeners and certificates are
                                      replaced by dev's; the file is never modified).
               --port PORT            HTTPS port (default 443; 0 picks a free one).
+              --http-port PORT       Plain-HTTP port for the steps page and the CA profile (default 80 with
+                                     --port 443, else 0: a free one).
               --listen ADDR          Address to listen on (default: all interfaces, IPv4 and IPv6).
               --public-address ADDR  The address a phone uses to reach this server when it is not one of this
                                      machine's (in a container, behind NAT); repeatable.
@@ -48,7 +54,7 @@ enum DevCommand {
 
             """,
         spec: ArgumentSpec(
-            options: ["--config", "--app", "--port", "--listen", "--state-dir"],
+            options: ["--config", "--app", "--port", "--http-port", "--listen", "--state-dir"],
             repeatableOptions: ["--host", "--public-address"]
         ),
         run: run
@@ -63,6 +69,9 @@ enum DevCommand {
         }
         guard let port = Int(arguments.value("--port") ?? "443"), (0...65535).contains(port) else {
             return CommandLineTool.usageError("--port must be a number from 0 to 65535", console: console, usage: usage)
+        }
+        guard let httpPort = Int(arguments.value("--http-port") ?? (port == 443 ? "80" : "0")), (0...65535).contains(httpPort) else {
+            return CommandLineTool.usageError("--http-port must be a number from 0 to 65535", console: console, usage: usage)
         }
         let requestedApp = arguments.value("--app")
         if let requestedApp {
@@ -138,14 +147,19 @@ enum DevCommand {
             certificate: Posix.canonicalPath(files.certificate),
             key: Posix.canonicalPath(files.key)
         )
-        let published = ServerSettings.PublishedFile(path: MobileConfig.path, contentType: MobileConfig.contentType, body: profile)
+        let published = [
+            ServerSettings.PublishedFile(path: MobileConfig.path, contentType: MobileConfig.contentType, body: profile),
+            ServerSettings.PublishedFile(path: "/", contentType: LandingPage.contentType, body: Array(LandingPage.html(hosts: hosts).utf8)),
+        ]
         let options = GenerationOptions(forDevelopment: true) { [addresses] configured in
             var settings = configured
-            settings.listeners = addresses.map { ServerSettings.Listener(address: $0, port: port, tls: true) }
+            settings.listeners =
+                addresses.map { ServerSettings.Listener(address: $0, port: port, tls: true) }
+                + addresses.map { ServerSettings.Listener(address: $0, port: httpPort) }
             settings.listenersConfigured = true
             settings.admin = nil
             settings.certificates = [certificate]
-            settings.publishedFiles = [published]
+            settings.publishedFiles = published
             return settings
         }
         let certificates = CertificateSupply.files(developmentExpected: true)
@@ -163,7 +177,11 @@ enum DevCommand {
         guard case .success(let first) = Generation.first(loaded) else { return ExitStatus.failure }
         return HTTPServer.run(
             initial: first,
-            recording: FetchRecording(configPath: configPath),
+            // Straight to stdout: the supervisor thread reports fetches while the console belongs to this one.
+            recording: FetchRecording(
+                configPath: configPath,
+                onFetch: { fetch, status in Posix.writeAll(1, Array((fetchLine(fetch, status) + "\n").utf8)) }
+            ),
             readInputs: { ConfigReader.inputs(path: configPath, certificates: certificates, options: options) },
             bindFailureHint: { error in
                 // Binding to 443 without privilege: say exactly how to fix it.
@@ -180,11 +198,30 @@ enum DevCommand {
                     publicAddresses: publicAddresses,
                     caCertificatePath: files.caCertificate,
                     profilePath: profilePath,
-                    caFingerprint: fingerprint
+                    caFingerprint: fingerprint,
+                    terminal: console.stdoutIsTerminal
                 )
                 console.out(guide.text)
             }
         )
+    }
+
+    /// What dev prints the moment a fetcher asks for a document: for a device in developer mode, the proof
+    /// that the set-up works (or why not yet).
+    static func fetchLine(_ fetch: FetchRecord, _ status: HostStatus) -> String {
+        let what = "\(fetch.document.fileName) for \(fetch.host)"
+        let current = status.current[fetch.document].map { $0.version == fetch.version } ?? false
+        let version = fetch.status != 200 ? "no document" : current ? "current version" : "an earlier version"
+        switch fetch.fetcher {
+        case .appleDevice:
+            let verdict = fetch.status == 200 && current ? " — developer mode works" : ""
+            return "iPhone or iPad (\(fetch.client)) fetched \(what): \(fetch.status), \(version)\(verdict)"
+        case .appleCDN:
+            return "Apple's CDN (\(fetch.client)) fetched \(what): \(fetch.status), \(version) — a device in developer mode "
+                + "would fetch directly; check that the entitlement ends in ?mode=developer"
+        case .googleVerifier:
+            return "Google's verifier (\(fetch.client)) fetched \(what): \(fetch.status), \(version)"
+        }
     }
 
     /// The config to serve: the user's (never modified; `--app` then only gets a note), or the starter
