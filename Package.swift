@@ -30,6 +30,8 @@ let package = Package(
         .target(name: "AASA", dependencies: ["Support"], swiftSettings: strictSettings),
         // Who fetched which version of a host's documents, and when (pure; the server and `status` share it).
         .target(name: "FetchRecords", dependencies: ["AASA", "Support"], swiftSettings: strictSettings),
+        // The admin console's pages, rendered as pure functions of what is served and recorded.
+        .target(name: "ConsolePages", dependencies: ["FetchRecords", "Support"], swiftSettings: strictSettings),
         .target(name: "HTTP1", dependencies: ["Support"], swiftSettings: strictSettings),
 
         // Thin: the only code that makes system calls (Posix) or calls zlib (Gzip).
@@ -40,7 +42,7 @@ let package = Package(
         // Composition: the epoll server, built from the pure and thin targets.
         .target(
             name: "Server",
-            dependencies: ["AASA", "FetchRecords", "HTTP1", "Posix", "Gzip", "TLS", "Support"],
+            dependencies: ["AASA", "ConsolePages", "FetchRecords", "HTTP1", "Posix", "Gzip", "TLS", "Support"],
             swiftSettings: serverSettings
         ),
 
@@ -76,6 +78,12 @@ let package = Package(
         ),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strictSettings),
         .testTarget(name: "FetchRecordsTests", dependencies: ["FetchRecords", "AASA"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ConsoleTests",
+            dependencies: ["ConsolePages", "FetchRecords", "TestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",

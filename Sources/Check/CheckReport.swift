@@ -1,4 +1,5 @@
 import AASA
+import Support
 
 /// The three ways `check` reports: for people, for programs (`--json`), for CI dashboards (`--junit`).
 public enum CheckReport {
@@ -101,24 +102,5 @@ public enum CheckReport {
         return out + "</testsuites>\n"
     }
 
-    static func xml(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default:
-                // XML 1.0 allows no control characters but tab, LF and CR.
-                if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" && scalar != "\r" {
-                    out += "?"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out
-    }
+    static func xml(_ text: String) -> String { Markup.escape(text) }
 }

@@ -27,6 +27,15 @@ public enum Fetcher: String, CaseIterable, Sendable {
         }
     }
 
+    /// A label for a narrow column or a chart.
+    public var shortName: String {
+        switch self {
+        case .appleCDN: return "Apple CDN"
+        case .appleDevice: return "Apple device"
+        case .googleVerifier: return "Google"
+        }
+    }
+
     /// Which document it fetches.
     public var document: DocumentKind {
         switch self {

@@ -168,6 +168,8 @@ final class TLSContext: @unchecked Sendable {
 public final class TLSContexts: @unchecked Sendable {
     let contexts: [TLSContext]
     private let select: @Sendable (String) -> Int?
+    /// Each certificate's leaf expiry (Unix seconds), in the order given.
+    private let expiries: [Int?]
 
     public struct Certificate: Sendable {
         public var hosts: [String]
@@ -196,6 +198,7 @@ public final class TLSContexts: @unchecked Sendable {
         guard !built.isEmpty else { throw TLSError(call: "no certificates configured", details: []) }
         contexts = built
         self.select = select
+        expiries = certificates.map { CertificateInspector.summary($0.chainPEM)?.notAfter }
         let table = Unmanaged.passUnretained(self).toOpaque()
         for context in built {
             _ = COpenSSL_SSL_CTX_set_tlsext_servername_callback(
@@ -211,6 +214,11 @@ public final class TLSContexts: @unchecked Sendable {
             )
             _ = COpenSSL_SSL_CTX_set_tlsext_servername_arg(context.context, table)
         }
+    }
+
+    /// When the certificate a handshake for `serverName` gets expires (Unix seconds).
+    public func expiry(forServerName serverName: String) -> Int? {
+        expiries[select(serverName) ?? 0]
     }
 
     func context(for serverName: String) -> TLSContext {

@@ -208,16 +208,23 @@ struct DevGuideTests {
 
     @Test("The phone is offered the LAN addresses the listeners cover, never loopback or link-local; warnings for what a phone cannot use")
     func reachable() {
-        let all = guide(listening: [.init(address: "0.0.0.0", port: 443), .init(address: "::", port: 443)])
+        let all = guide(listening: [
+            .init(address: "0.0.0.0", port: 443, tls: true), .init(address: "::", port: 443, tls: true),
+            .init(address: "0.0.0.0", port: 80), .init(address: "::", port: 80),
+        ])
         #expect(all.reachableAddresses.map(\.address) == ["192.168.1.20", "fd00::20"])
         #expect(all.warnings.isEmpty)
         #expect(all.text.contains("https://192.168.1.20/ca.mobileconfig"))
+        // The CA profile over plain HTTP, as a QR code: the phone does not trust the CA yet.
+        #expect(all.profileURL == "http://192.168.1.20/ca.mobileconfig")
+        #expect(all.text.contains("The CA profile, http://192.168.1.20/ca.mobileconfig, for the phone's camera:"))
         #expect(all.text.contains("--resolve dev.example.com:443:127.0.0.1 -sI https://dev.example.com/.well-known"))
-        let v4 = guide(listening: [.init(address: "0.0.0.0", port: 8443)])
+        let v4 = guide(listening: [.init(address: "0.0.0.0", port: 8443, tls: true), .init(address: "0.0.0.0", port: 8080)])
         #expect(v4.reachableAddresses.map(\.address) == ["192.168.1.20"])
         #expect(v4.warnings.count == 1 && v4.warnings[0].contains("port 8443"))
         #expect(v4.text.contains("https://192.168.1.20:8443/ca.mobileconfig"), "a URL carries its port when it is not 443")
-        let loopback = guide(listening: [.init(address: "127.0.0.1", port: 8443)])
+        #expect(v4.profileURL == "http://192.168.1.20:8080/ca.mobileconfig")
+        let loopback = guide(listening: [.init(address: "127.0.0.1", port: 8443, tls: true), .init(address: "127.0.0.1", port: 8080)])
         #expect(loopback.reachableAddresses.isEmpty)
         #expect(loopback.warnings.first?.contains("loopback only") == true)
         // No address found: none is invented (the interfaces' own LAN address is not shown as reachable either).
@@ -225,8 +232,11 @@ struct DevGuideTests {
         #expect(loopback.text.contains("No LAN address of this machine was found; pass the one the phone reaches with --public-address"))
         #expect(loopback.text.contains("https://LAN-ADDRESS:8443/ca.mobileconfig"))
         #expect(loopback.text.contains("address=/dev.example.com/LAN-ADDRESS"))
+        #expect(
+            loopback.profileURL == nil && loopback.text.contains("(No QR code: no LAN address with a plain-HTTP listener to put in it.)")
+        )
         #expect(!all.text.contains("accepts any certificate") && all.text.contains("does not trust, but not an invalid one"))
-        let container = guide(listening: [.init(address: "0.0.0.0", port: 443)], publicAddresses: ["10.1.2.3"])
+        let container = guide(listening: [.init(address: "0.0.0.0", port: 443, tls: true)], publicAddresses: ["10.1.2.3"])
         #expect(container.reachableAddresses.map(\.address) == ["10.1.2.3"])
         #expect(container.text.contains("address=/dev.example.com/10.1.2.3"))
     }

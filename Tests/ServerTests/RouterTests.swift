@@ -13,7 +13,11 @@ struct RouterHarness {
         isDraining: false,
         lastReloadFailed: false,
         metrics: { "aasa_up 1\n" },
-        status: { host in host == "example.com" || host == nil ? Array("{\"host\":\"\(host ?? "*")\"}".utf8) : nil }
+        status: { host in host == "example.com" || host == nil ? Array("{\"host\":\"\(host ?? "*")\"}".utf8) : nil },
+        console: { path, query in
+            path == "/console"
+                ? ConsoleRenderer.Answer(status: 200, contentType: "text/html; charset=utf-8", body: Array("q=\(query)".utf8)) : nil
+        }
     )
 
     init(_ config: String = testConfig(), adminPolicy: AdminPolicy = AdminPolicy()) {

@@ -1,3 +1,5 @@
+import Support
+
 /// The page `dev` serves at `/` over plain HTTP on the LAN: what a phone opens first, before it trusts the
 /// dev CA (so it cannot be HTTPS yet). The steps, the entitlement lines, and the CA profile's link.
 enum LandingPage {
@@ -33,18 +35,5 @@ enum LandingPage {
             """
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { Markup.escape(text) }
 }

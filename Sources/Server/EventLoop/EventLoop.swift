@@ -272,7 +272,16 @@ final class EventLoop {
             isDraining: state.draining.load(ordering: .relaxed),
             lastReloadFailed: state.lastReloadFailed.load(ordering: .relaxed),
             metrics: { [registry, state] in MetricsRenderer.render(registry.merged(), state: state) },
-            status: { [state] host in StatusRenderer.json(host: host, log: state.fetchLog, snapshot: state.snapshot) }
+            status: { [state] host in StatusRenderer.json(host: host, log: state.fetchLog, snapshot: state.snapshot) },
+            console: { [state] path, query in
+                ConsoleRenderer.answer(
+                    path: path,
+                    query: query,
+                    log: state.fetchLog,
+                    snapshot: state.snapshot,
+                    now: Int(Posix.unixTime() * 1000)
+                )
+            }
         )
     }
 

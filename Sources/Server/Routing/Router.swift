@@ -1,4 +1,5 @@
 import AASA
+import ConsolePages
 import HTTP1
 
 /// Which listener a request came in on: the main listeners serve documents, the admin listener serves
@@ -42,6 +43,8 @@ struct AdminView {
     /// `/status` (nil: every recorded host) or `/status/<host>` as JSON; nil when the config does not
     /// serve that host.
     var status: (String?) -> [UInt8]?
+    /// A console page (path, query string); nil when there is no such page or host.
+    var console: (String, String) -> ConsoleRenderer.Answer?
 }
 
 /// Every route of both listeners, in one place, with no I/O: a request head and its bytes in, a decision
@@ -174,6 +177,13 @@ enum Router {
             return .respond(AdminResponses.readiness(view, generation: snapshot.generation), site: "-", pathClass: .admin)
         case .metrics:
             return .respond(AdminResponses.metrics(admin().metrics()), site: "-", pathClass: .admin)
+        case .console(let page):
+            let target = String(decoding: UnsafeBufferPointer(rebasing: buffer[head.targetRange]), as: UTF8.self)
+            let query = target.firstIndex(of: "?").map { String(target[target.index(after: $0)...]) } ?? ""
+            guard let answer = admin().console(page, query) else {
+                return .respond(AdminResponses.noConsolePage, site: "-", pathClass: .admin)
+            }
+            return .respond(AdminResponses.console(answer), site: "-", pathClass: .admin)
         case .status(let host):
             guard let body = admin().status(host) else {
                 return .respond(AdminResponses.unknownStatusHost, site: "-", pathClass: .admin)
@@ -214,11 +224,13 @@ enum Router {
     private enum AdminResource: Equatable {
         case health, readiness, metrics
         case status(String?)
+        /// `/console`, its stylesheet and its host pages.
+        case console(String)
 
         /// What names the config's hosts is for the token holder alone, when there is a token.
         var listsHosts: Bool {
             switch self {
-            case .metrics, .status: return true
+            case .metrics, .status, .console: return true
             case .health, .readiness: return false
             }
         }
@@ -230,6 +242,10 @@ enum Router {
                 self = .readiness
             } else if equal(path, Array("/metrics".utf8)) {
                 self = .metrics
+            } else if equal(path, Array("/console".utf8))
+                || (path.count > 9 && equal(UnsafeBufferPointer(rebasing: path[0..<9]), Array("/console/".utf8)))
+            {
+                self = .console(String(decoding: path, as: UTF8.self))
             } else if equal(path, Array("/status".utf8)) {
                 self = .status(nil)
             } else if path.count > 8, equal(UnsafeBufferPointer(rebasing: path[0..<8]), Array("/status/".utf8)) {
@@ -289,6 +305,25 @@ enum AdminResponses {
         status: 404,
         #"{"error":"the config serves no such host; /status lists the hosts a known fetcher has fetched"}"#
     )
+
+    static let noConsolePage = PreparedResponse(
+        status: 404,
+        headers: [("Server", "aasa-server"), ("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
+        body: Array("no such console page, or the config serves no such host; the hosts are listed at /console\n".utf8)
+    )
+
+    /// Console pages: no script, no outside asset, never framed, never cached (they show live state).
+    static func console(_ answer: ConsoleRenderer.Answer) -> PreparedResponse {
+        PreparedResponse(
+            status: answer.status,
+            headers: [
+                ("Server", "aasa-server"), ("Content-Type", answer.contentType), ("Cache-Control", "no-store"),
+                ("Content-Security-Policy", ConsolePage.contentSecurityPolicy), ("X-Content-Type-Options", "nosniff"),
+                ("Referrer-Policy", "no-referrer"),
+            ],
+            body: answer.body
+        )
+    }
 
     static func status(_ body: [UInt8]) -> PreparedResponse {
         PreparedResponse(

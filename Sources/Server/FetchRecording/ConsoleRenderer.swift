@@ -1,0 +1,132 @@
+import AASA
+import ConsolePages
+import FetchRecords
+import HTTP1
+import TLS
+
+/// The admin listener's console: gathers what the pure pages show from the generation in force and the
+/// fetch log. Searching a million hosts compares bytes, allocates nothing per host, and stops once the
+/// page is full.
+enum ConsoleRenderer {
+    struct Answer {
+        var status: Int
+        var contentType: String
+        var body: [UInt8]
+    }
+
+    static func answer(path: String, query: String, log: FetchLog, snapshot: Snapshot, now: Int) -> Answer? {
+        let parameters = HTML.query(query)
+        if path == ConsolePage.stylesheetPath {
+            return Answer(status: 200, contentType: "text/css; charset=utf-8", body: Array(ConsolePage.stylesheet.utf8))
+        }
+        if path == ConsolePage.iconPath {
+            return Answer(status: 200, contentType: "image/svg+xml", body: Array(ConsolePage.icon.utf8))
+        }
+        if path == "/console" || path == "/console/" {
+            let page = max(1, min(Int(parameters["page"] ?? "1") ?? 1, 1_000_000))
+            let listing = hostListing(query: parameters["q"] ?? "", page: page, log: log, snapshot: snapshot)
+            return html(HostIndexPage.html(listing, now: now))
+        }
+        let prefix = "/console/host/"
+        guard path.hasPrefix(prefix) else { return nil }
+        let host = HostTable<Int>.normalize(HTML.formValue(path.dropFirst(prefix.count)))
+        guard let position = snapshot.hosts.lookup(normalized: host) else { return nil }
+        let site = snapshot.site(at: position)
+        let document = site.servesApple ? Array(UnsafeRawBufferPointer(site.identity.bodyBytes)) : nil
+        let assetLinks = site.assetLinks.map { Array(UnsafeRawBufferPointer($0.identity.bodyBytes)) }
+        var findings: [(severity: String, text: String)] = []
+        var matchAnswer: (url: String, answer: String)?
+        if let document {
+            let decoded = AASADecoder.decode(document)
+            var found = decoded.diagnostics
+            if let model = decoded.document {
+                found += AASAValidator.validate(model)
+                if let url = parameters["url"], !url.isEmpty {
+                    let outcome = Matcher(model).match(url)
+                    let opens = outcome.apps.isEmpty ? "opens no app" : "opens \(outcome.apps.joined(separator: ", "))"
+                    matchAnswer = (url, "\(url) \(opens): \(outcome.reason)")
+                }
+            }
+            findings = found.sortedForDisplay().map { ($0.severity.rawValue, "\($0.message) [\($0.rule)]") }
+        }
+        let content = HostPage.Content(
+            status: log.status(host, snapshot: snapshot),
+            document: document.map(pretty),
+            assetLinks: assetLinks.map(pretty),
+            findings: findings,
+            match: matchAnswer
+        )
+        return html(HostPage.html(content, now: now))
+    }
+
+    static func html(_ text: String) -> Answer { Answer(status: 200, contentType: "text/html; charset=utf-8", body: Array(text.utf8)) }
+
+    static func pretty(_ bytes: [UInt8]) -> String {
+        guard let root = JSONParser.parse(bytes, duplicateKeys: .warning).root else { return String(decoding: bytes, as: UTF8.self) }
+        return JSONWriter.string(JSONOutput(root), pretty: true)
+    }
+
+    /// The hosts on `page` of those whose name contains `query`, in config order.
+    static func hostListing(query: String, page: Int, log: FetchLog, snapshot: Snapshot) -> HostIndexPage.Listing {
+        let needle = Array(query.lowercased().utf8)
+        let skip = (page - 1) * HostIndexPage.pageSize
+        var matched = 0
+        var hosts: [(host: String, position: Int)] = []
+        var hasMore = false
+        var position = 0
+        search: for site in snapshot.layout {
+            for pattern in site.site.hosts {
+                let name: String
+                switch pattern.value {
+                case .exact(let exact): name = exact
+                case .wildcard(let suffix): name = suffix
+                }
+                if needle.isEmpty || contains(name, needle) || (pattern.value.isWildcard && contains("*.", needle)) {
+                    if matched >= skip + HostIndexPage.pageSize {
+                        hasMore = true
+                        break search
+                    }
+                    if matched >= skip { hosts.append((pattern.value.description, position)) }
+                    matched += 1
+                }
+            }
+            position += 1
+        }
+        let rows = hosts.map { entry in
+            let responses = snapshot.site(at: entry.position)
+            var findings = 0
+            if responses.servesApple,
+                let document = AASADecoder.decode(Array(UnsafeRawBufferPointer(responses.identity.bodyBytes))).document
+            {
+                findings = AASAValidator.validate(document).count
+            }
+            return HostIndexPage.Row(
+                host: entry.host,
+                status: log.status(entry.host, snapshot: snapshot),
+                findings: findings,
+                certificateExpiry: snapshot.tls?.expiry(forServerName: entry.host)
+            )
+        }
+        return HostIndexPage.Listing(
+            rows: rows,
+            query: query,
+            page: page,
+            hasMore: hasMore,
+            hostCount: snapshot.layout.hostCount,
+            generation: snapshot.generation
+        )
+    }
+
+    /// Byte search in a host name, without copying it.
+    static func contains(_ name: String, _ needle: [UInt8]) -> Bool {
+        var name = name
+        return name.withUTF8 { haystack in
+            guard haystack.count >= needle.count else { return false }
+            outer: for start in 0...(haystack.count - needle.count) {
+                for offset in 0..<needle.count where haystack[start + offset] != needle[offset] { continue outer }
+                return true
+            }
+            return false
+        }
+    }
+}

@@ -1,0 +1,85 @@
+"""Drives the admin console in Debian's chromium with chromium-driver (selenium): the pages load with no
+console error and no CSP violation, the search finds one host among many, the host page draws its
+timeline and answers the match form, and markup in a request is shown as text. Screenshots go to the
+directory given. Exit status 0 when every check held; each failure is printed."""
+import sys
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+base, wanted, screenshots = sys.argv[1], sys.argv[2], sys.argv[3]
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+
+
+options = Options()
+options.binary_location = "/usr/bin/chromium"
+for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1200,900"):
+    options.add_argument(flag)
+options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver.set_page_load_timeout(30)
+
+
+def console_errors(page):
+    entries = [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
+    for entry in entries:
+        failures.append(f"{page}: browser console: {entry['message']}")
+
+
+try:
+    driver.get(base + "/console")
+    check(driver.title.startswith("Hosts"), f"index title: {driver.title!r}")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "table tbody tr")) == 50, "the first page lists 50 hosts")
+    stylesheet_applied = driver.execute_script("return getComputedStyle(document.querySelector('header')).borderBottomStyle")
+    check(stylesheet_applied == "solid", f"the stylesheet applies (CSP allows 'self'): {stylesheet_applied!r}")
+    console_errors("index")
+    driver.save_screenshot(screenshots + "/console-index.png")
+
+    box = driver.find_element(By.NAME, "q")
+    box.send_keys(wanted)
+    box.submit()
+    rows = driver.find_elements(By.CSS_SELECTOR, "table tbody tr td.host a")
+    check([row.text for row in rows] == [wanted, "www." + wanted], f"search for {wanted}: {[row.text for row in rows]}")
+    console_errors("search")
+
+    rows[0].click()
+    check(driver.find_element(By.TAG_NAME, "h1").text == wanted, "the host page is the host's")
+    circles = driver.find_elements(By.CSS_SELECTOR, "svg.timeline circle")
+    check(len(circles) >= 1, "the timeline shows the recorded fetch")
+    url = driver.find_element(By.NAME, "url")
+    url.clear()
+    url.send_keys(f"https://{wanted}/p/{wanted[4:].split('.')[0]}/shoes")
+    url.submit()
+    answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
+    check(" opens ABCDE12345.com.example.shop: decided by " in answer, f"match answer: {answer!r}")
+    console_errors("host")
+    driver.save_screenshot(screenshots + "/console-host.png")
+
+    # A phone's screen: the table still fits.
+    driver.set_window_size(390, 844)
+    driver.get(base + "/console")
+    overflow = driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    check(overflow <= 0, f"no sideways scrolling on a phone-sized screen ({overflow} px)")
+    driver.save_screenshot(screenshots + "/console-phone.png")
+
+    # Markup in a request is text: no element is made of it, nothing runs.
+    markup = "<script>document.title='owned'</script><img src=x onerror=\"document.title='owned'\">"
+    driver.get(base + "/console?q=" + __import__("urllib.parse").parse.quote(markup))
+    check(driver.title != "owned", "markup in the query ran")
+    check(len(driver.find_elements(By.TAG_NAME, "script")) == 0, "a script element was made from the query")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "main img")) == 0, "an img element was made from the query")
+    check(markup in driver.find_element(By.TAG_NAME, "main").text, "the query is shown as text")
+    console_errors("markup")
+finally:
+    driver.quit()
+
+for failure in failures:
+    print(failure)
+sys.exit(1 if failures else 0)
