@@ -15,6 +15,9 @@ enum PatternCoverage {
     /// Every text `specific` matches is matched by `general` (`*` any run, `?` one character).
     static func covers(_ general: String, _ specific: String, caseSensitive: Bool = true) -> Bool {
         if general == specific { return true }
+        // Most pairs differ in a literal before either has a wildcard (`/admin/*` and `/product/*`): that
+        // settles it without building the table, which every site's validation would otherwise pay for.
+        if literalPrefixesDiffer(general, specific, caseSensitive: caseSensitive) { return false }
         guard !general.containsBytes("$("), !specific.containsBytes("$(") else { return false }
         let wide = symbols(caseSensitive ? general : general.lowercased())
         let narrow = symbols(caseSensitive ? specific : specific.lowercased())
@@ -43,6 +46,28 @@ enum PatternCoverage {
             return result
         }
         return answer(0, 0)
+    }
+
+    /// True when, before the first `*`, `?` or `$` of either, the two differ in a character: then no text
+    /// `specific` matches can match `general`. Bytes beyond ASCII end the comparison (case folding).
+    private static func literalPrefixesDiffer(_ general: String, _ specific: String, caseSensitive: Bool) -> Bool {
+        var general = general
+        var specific = specific
+        return general.withUTF8 { wide in
+            specific.withUTF8 { narrow in
+                for index in 0..<min(wide.count, narrow.count) {
+                    var (a, b) = (wide[index], narrow[index])
+                    if a == UInt8(ascii: "*") || a == UInt8(ascii: "?") || a == UInt8(ascii: "$") || a >= 0x80 { return false }
+                    if b == UInt8(ascii: "*") || b == UInt8(ascii: "?") || b == UInt8(ascii: "$") || b >= 0x80 { return false }
+                    if !caseSensitive {
+                        if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(a) { a |= 0x20 }
+                        if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b) { b |= 0x20 }
+                    }
+                    if a != b { return true }
+                }
+                return false
+            }
+        }
     }
 
     private static func symbols(_ pattern: String) -> [Symbol] {
