@@ -37,22 +37,30 @@ let package = Package(
         // Thin: the only code that makes system calls (Posix) or calls zlib (Gzip).
         .target(name: "Posix", dependencies: ["CLinux", "Support"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
-        .target(name: "TLS", dependencies: ["COpenSSL", "Posix"], swiftSettings: strictSettings),
+        .target(name: "TLS", dependencies: ["COpenSSL", "Posix", "Support"], swiftSettings: strictSettings),
 
         // Composition: the epoll server, built from the pure and thin targets.
         .target(
             name: "Server",
-            dependencies: ["AASA", "ConsolePages", "FetchRecords", "HTTP1", "Posix", "Gzip", "TLS", "Support"],
+            dependencies: ["AASA", "ACME", "ConsolePages", "FetchRecords", "HTTP1", "Posix", "Gzip", "TLS", "Support"],
             swiftSettings: serverSettings
         ),
 
         // `check`: its own HTTP/1.1 and TLS client (Posix, TLS) and the pure evaluation of what it saw.
+        // Outgoing HTTP/1.1 requests (ACME, the on-demand ask URL), blocking, on worker threads.
+        .target(name: "HTTPClient", dependencies: ["HTTP1", "Posix", "TLS"], swiftSettings: strictSettings),
+        // Certificates from an RFC 8555 CA: the protocol, storage shared by replicas, renewal, challenges.
+        .target(
+            name: "ACME",
+            dependencies: ["AASA", "HTTPClient", "HTTP1", "Posix", "TLS", "Support"],
+            swiftSettings: strictSettings
+        ),
         .target(name: "Check", dependencies: ["AASA", "HTTP1", "Posix", "TLS", "Gzip", "Support"], swiftSettings: strictSettings),
 
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
         .target(
             name: "CLI",
-            dependencies: ["AASA", "FetchRecords", "HTTP1", "Server", "Check", "Posix", "TLS", "Support"],
+            dependencies: ["AASA", "ACME", "FetchRecords", "HTTP1", "Server", "Check", "Posix", "TLS", "Support"],
             swiftSettings: strictSettings,
             plugins: ["BuildInfo"]
         ),

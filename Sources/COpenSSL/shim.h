@@ -13,6 +13,8 @@
 #include <openssl/x509v3.h>
 #include <openssl/bio.h>
 #include <openssl/rand.h>
+#include <openssl/hmac.h>
+#include <openssl/core_names.h>
 
 /* Swift cannot import function-like macros or call variadic C functions; each wrapper re-exposes one
  * such OpenSSL API as a real function, named COpenSSL_<original symbol>. */
@@ -52,6 +54,13 @@ static inline long COpenSSL_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx,
 }
 static inline long COpenSSL_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void *arg) {
     return SSL_CTX_set_tlsext_servername_arg(ctx, arg);
+}
+/* EVP_RSA_gen (rsa.h) is a macro over the variadic EVP_PKEY_Q_keygen. */
+static inline EVP_PKEY *COpenSSL_EVP_RSA_gen(unsigned int bits) { return EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits); }
+/* The client hello callback: TLS-ALPN-01 answers are chosen from the offered ALPN before SNI is handled. */
+typedef int (*COpenSSL_client_hello_cb)(SSL *ssl, int *alert, void *arg);
+static inline void COpenSSL_SSL_CTX_set_client_hello_cb(SSL_CTX *ctx, COpenSSL_client_hello_cb cb, void *arg) {
+    SSL_CTX_set_client_hello_cb(ctx, cb, arg);
 }
 /* ERR_GET_REASON is a macro in some OpenSSL 3 builds and an inline function in others. */
 static inline int COpenSSL_ERR_GET_REASON(unsigned long code) { return ERR_GET_REASON(code); }

@@ -40,5 +40,54 @@ public struct CivilTime: Equatable, Sendable {
     /// `2026-11-30T13:05:09` (no zone: callers add `Z` or a fraction first)
     public var isoSecond: String { isoDay + "T" + isoTimeOfDay }
 
+    /// Unix seconds of a UTC calendar time (days-from-civil, the inverse of ``init(unixSeconds:)``).
+    public static func unixSeconds(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + hour * 3600 + minute * 60 + second
+    }
+
+    /// An RFC 3339 timestamp (`2026-12-01T20:00:00Z`, `…T20:00:00.123+01:00`) in Unix seconds; nil if
+    /// malformed. Fractions are dropped.
+    public static func parseRFC3339(_ text: String) -> Int? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20 else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                guard ASCII.isDigit(bytes[index]) else { return nil }
+                value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] | 0x20 == UInt8(ascii: "t"),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+            let minute = number(14..<16), let second = number(17..<19), (1...12).contains(month), (1...31).contains(day), hour < 24,
+            minute < 60, second <= 60
+        else { return nil }
+        var index = 19
+        if bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < bytes.count, ASCII.isDigit(bytes[index]) { index += 1 }
+        }
+        guard index < bytes.count else { return nil }
+        var offset = 0
+        if bytes[index] | 0x20 == UInt8(ascii: "z") {
+            guard index + 1 == bytes.count else { return nil }
+        } else {
+            guard index + 6 == bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-"),
+                bytes[index + 3] == UInt8(ascii: ":"), let hours = number((index + 1)..<(index + 3)),
+                let minutes = number((index + 4)..<(index + 6))
+            else { return nil }
+            offset = (hours * 3600 + minutes * 60) * (bytes[index] == UInt8(ascii: "+") ? 1 : -1)
+        }
+        return unixSeconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second) - offset
+    }
+
     public static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }

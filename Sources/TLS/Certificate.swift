@@ -1,5 +1,6 @@
 internal import COpenSSL
 internal import Glibc
+import Support
 
 /// What load-time certificate checks found; the caller turns these into diagnostics naming the file.
 public struct CertificateFinding: Sendable, Equatable {
@@ -15,6 +16,12 @@ public struct CertificateSummary: Sendable {
     public var names: [String]
     /// `AB:CD:…`, as iOS shows it under the certificate's details.
     public var sha256Fingerprint: String
+    public var notBefore = 0
+    /// The issuer's common name (else its whole name).
+    public var issuer = ""
+    /// RFC 9773's certificate identifier: base64url(authority key identifier) "." base64url(serial DER
+    /// content); nil without an authority key identifier.
+    public var renewalIdentifier: String?
 }
 
 public enum CertificateInspector {
@@ -119,7 +126,23 @@ public enum CertificateInspector {
             let hex = Array("0123456789ABCDEF")
             fingerprint = digest[..<Int(length)].map { String([hex[Int($0 >> 4)], hex[Int($0 & 15)]]) }.joined(separator: ":")
         }
-        return CertificateSummary(serialHex: serial, notAfter: notAfter, names: names(leaf), sha256Fingerprint: fingerprint)
+        var summary = CertificateSummary(serialHex: serial, notAfter: notAfter, names: names(leaf), sha256Fingerprint: fingerprint)
+        if let time = X509_get0_notBefore(leaf) {
+            var parsed = tm()
+            if ASN1_TIME_to_tm(time, &parsed) == 1 { summary.notBefore = Int(timegm(&parsed)) }
+        }
+        summary.issuer = commonName(X509_get_issuer_name(leaf)) ?? ""
+        if let keyIdentifier = X509_get0_authority_key_id(leaf), let number = X509_get_serialNumber(leaf),
+            let keyBytes = ASN1_STRING_get0_data(keyIdentifier), let serialBytes = ASN1_STRING_get0_data(number)
+        {
+            let key = Array(UnsafeBufferPointer(start: keyBytes, count: Int(ASN1_STRING_length(keyIdentifier))))
+            var serialDER = Array(UnsafeBufferPointer(start: serialBytes, count: Int(ASN1_STRING_length(number))))
+            // DER INTEGER content: a leading zero keeps a positive number's high bit from reading as a sign.
+            if let first = serialDER.first, first & 0x80 != 0 { serialDER.insert(0, at: 0) }
+            summary.renewalIdentifier = Base64URL.encode(key) + "." + Base64URL.encode(serialDER)
+        }
+        ERR_clear_error()
+        return summary
     }
 
     static func timeText(_ time: UnsafePointer<ASN1_TIME>) -> String {

@@ -75,11 +75,50 @@ final class TLSContext: @unchecked Sendable {
         + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
     init(chainPEM: [UInt8], keyPEM: [UInt8], hosts: [String]) throws(TLSError) {
-        guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new") }
+        let context = try Self.configured(alpn: TLSContext.http11)
+        do {
+            try Self.install(chainPEM: chainPEM, keyPEM: keyPEM, into: context)
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
         self.context = context
         self.hosts = hosts
+    }
+
+    /// A context with no certificate: the one a handshake starts in when only certificates obtained later
+    /// (ACME) exist; the SNI callback moves it on.
+    init(bare: Void) throws(TLSError) {
+        context = try Self.configured(alpn: TLSContext.http11)
+        hosts = []
+    }
+
+    /// A TLS-ALPN-01 answer (RFC 8737): negotiates only `acme-tls/1`.
+    init(challengeChainPEM: [UInt8], keyPEM: [UInt8]) throws(TLSError) {
+        let context = try Self.configured(alpn: TLSContext.acmeTLS1)
+        do {
+            try Self.install(chainPEM: challengeChainPEM, keyPEM: keyPEM, into: context)
+        } catch {
+            SSL_CTX_free(context)
+            throw error
+        }
+        self.context = context
+        hosts = []
+    }
+
+    static let http11: [UInt8] = Array("http/1.1".utf8)
+    static let acmeTLS1: [UInt8] = Array("acme-tls/1".utf8)
+
+    /// The profile, with ALPN selecting `alpn` when the client offers it.
+    private static func configured(alpn: [UInt8]) throws(TLSError) -> OpaquePointer {
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new") }
+        func fail(_ call: String) -> TLSError {
+            let error = TLSError(call)
+            SSL_CTX_free(context)
+            return error
+        }
         guard COpenSSL_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
-            throw TLSError("SSL_CTX_set_min_proto_version")
+            throw fail("SSL_CTX_set_min_proto_version")
         }
         // NO_TICKET: resumption goes through the server-side session cache (TLS 1.2 session IDs, TLS 1.3
         // stateful tickets) instead of ticket keys that would live as long as the process and so
@@ -97,9 +136,9 @@ final class TLSContext: @unchecked Sendable {
         // records) instead of a header read and a body read per record. What it holds beyond the record
         // being returned is announced by `hasBufferedInput`.
         _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_READ_AHEAD, 1, nil)
-        guard SSL_CTX_set_cipher_list(context, TLSContext.cipherList) == 1 else { throw TLSError("SSL_CTX_set_cipher_list") }
+        guard SSL_CTX_set_cipher_list(context, TLSContext.cipherList) == 1 else { throw fail("SSL_CTX_set_cipher_list") }
         guard COpenSSL_SSL_CTX_set1_groups_list(context, "X25519:P-256:P-384") == 1 else {
-            throw TLSError("SSL_CTX_set1_groups_list")
+            throw fail("SSL_CTX_set1_groups_list")
         }
         _ = COpenSSL_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_SERVER))
         // A small cache: devices and Apple's CDN fetch each host rarely, so resumption helps little, while
@@ -108,44 +147,56 @@ final class TLSContext: @unchecked Sendable {
         _ = COpenSSL_SSL_CTX_sess_set_cache_size(context, 1024)
         let sessionContext: [UInt8] = Array("aasa-server".utf8)
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
+        // The protocol lives as long as the process (a static array), so the callback may point at it.
+        let protocolPointer = alpn == TLSContext.http11 ? TLSContext.http11Pointer : TLSContext.acmeTLS1Pointer
         SSL_CTX_set_alpn_select_cb(
             context,
-            { _, out, outLength, input, inputLength, _ in
-                // Offer http/1.1 when the client lists it; otherwise continue without ALPN.
-                guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
+            { _, out, outLength, input, inputLength, argument in
+                // Select our protocol when the client lists it; otherwise continue without ALPN.
+                guard let input, let out, let outLength, let argument else { return SSL_TLSEXT_ERR_NOACK }
+                let wanted = argument.assumingMemoryBound(to: UInt8.self)
+                let wantedLength = Int(wanted[0])
                 var index = 0
                 while index < Int(inputLength) {
                     let length = Int(input[index])
-                    if index + 1 + length <= Int(inputLength), length == 8 {
-                        let name = String(decoding: UnsafeBufferPointer(start: input + index + 1, count: 8), as: UTF8.self)
-                        if name == "http/1.1" {
-                            out.pointee = UnsafePointer(input + index + 1)
-                            outLength.pointee = 8
-                            return SSL_TLSEXT_ERR_OK
-                        }
+                    if index + 1 + length <= Int(inputLength), length == wantedLength,
+                        memcmp(input + index + 1, wanted + 1, length) == 0
+                    {
+                        out.pointee = UnsafePointer(input + index + 1)
+                        outLength.pointee = UInt8(length)
+                        return SSL_TLSEXT_ERR_OK
                     }
                     index += 1 + length
                 }
                 return SSL_TLSEXT_ERR_NOACK
             },
-            nil
+            UnsafeMutableRawPointer(mutating: protocolPointer)
         )
+        return context
+    }
 
+    /// Length-prefixed protocol names, allocated once for the ALPN callback's argument.
+    nonisolated(unsafe) private static let http11Pointer = lengthPrefixed(http11)
+    nonisolated(unsafe) private static let acmeTLS1Pointer = lengthPrefixed(acmeTLS1)
+    private static func lengthPrefixed(_ name: [UInt8]) -> UnsafePointer<UInt8> {
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: name.count + 1)
+        buffer[0] = UInt8(name.count)
+        for (index, byte) in name.enumerated() { buffer[index + 1] = byte }
+        return UnsafePointer(buffer)
+    }
+
+    private static func install(chainPEM: [UInt8], keyPEM: [UInt8], into context: OpaquePointer) throws(TLSError) {
         let material = PEMMaterial()
         material.chain = PEMMaterial.certificates(chainPEM)
         material.key = PEMMaterial.privateKey(keyPEM)
         guard let leaf = material.chain.first else {
-            SSL_CTX_free(context)
             throw TLSError(call: "certificate", details: ["no PEM certificate found"])
         }
         guard let key = material.key else {
-            SSL_CTX_free(context)
             throw TLSError(call: "key", details: ["no PEM private key found"] + TLSError.drain())
         }
         guard SSL_CTX_use_certificate(context, leaf) == 1 else {
-            let error = TLSError("SSL_CTX_use_certificate")
-            SSL_CTX_free(context)
-            throw error
+            throw TLSError("SSL_CTX_use_certificate")
         }
         for intermediate in material.chain.dropFirst() {
             // add_extra_chain_cert takes ownership; hand it its own reference.
@@ -154,7 +205,6 @@ final class TLSContext: @unchecked Sendable {
         }
         guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
             let error = TLSError("SSL_CTX_use_PrivateKey")
-            SSL_CTX_free(context)
             throw TLSError(call: "the private key does not match the certificate", details: error.details)
         }
     }
@@ -167,9 +217,13 @@ final class TLSContext: @unchecked Sendable {
 /// not know, or no SNI, gets the first certificate.
 public final class TLSContexts: @unchecked Sendable {
     let contexts: [TLSContext]
+    /// Where handshakes start: the first certificate's context, or a bare one when every certificate is
+    /// obtained later.
+    let initial: TLSContext
     private let select: @Sendable (String) -> Int?
     /// Each certificate's leaf expiry (Unix seconds), in the order given.
     private let expiries: [Int?]
+    private let obtained: (any ObtainedCertificates)?
 
     public struct Certificate: Sendable {
         public var hosts: [String]
@@ -185,8 +239,14 @@ public final class TLSContexts: @unchecked Sendable {
         }
     }
 
-    /// `select` maps a server name (as the client sent it) to an index into `certificates`.
-    public init(_ certificates: [Certificate], select: @escaping @Sendable (String) -> Int?) throws(TLSError) {
+    /// `select` maps a server name (as the client sent it) to an index into `certificates`. A name it does
+    /// not map goes to `obtained` (when given), then to the first certificate; with neither, the handshake
+    /// fails with `unrecognized_name`.
+    public init(
+        _ certificates: [Certificate],
+        select: @escaping @Sendable (String) -> Int?,
+        obtained: (any ObtainedCertificates)? = nil
+    ) throws(TLSError) {
         var built: [TLSContext] = []
         for certificate in certificates {
             do {
@@ -195,39 +255,72 @@ public final class TLSContexts: @unchecked Sendable {
                 throw TLSError(call: "\(certificate.label): \(error.call)", details: error.details)
             }
         }
-        guard !built.isEmpty else { throw TLSError(call: "no certificates configured", details: []) }
+        guard !built.isEmpty || obtained != nil else { throw TLSError(call: "no certificates configured", details: []) }
         contexts = built
+        if let first = built.first {
+            initial = first
+        } else {
+            initial = try TLSContext(bare: ())
+        }
         self.select = select
+        self.obtained = obtained
         expiries = certificates.map { CertificateInspector.summary($0.chainPEM)?.notAfter }
         let table = Unmanaged.passUnretained(self).toOpaque()
-        for context in built {
+        for context in built + (built.isEmpty ? [initial] : []) {
             _ = COpenSSL_SSL_CTX_set_tlsext_servername_callback(
                 context.context,
-                { ssl, _, argument in
-                    guard let ssl, let argument, let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else {
-                        return SSL_TLSEXT_ERR_OK
-                    }
+                { ssl, alert, argument in
+                    guard let ssl, let argument else { return SSL_TLSEXT_ERR_OK }
                     let contexts = Unmanaged<TLSContexts>.fromOpaque(argument).takeUnretainedValue()
-                    SSL_set_SSL_CTX(ssl, contexts.context(for: String(cString: name)).context)
+                    // Already moved to a TLS-ALPN-01 answer by the client hello callback.
+                    if SSL_get_SSL_CTX(ssl) != contexts.initial.context { return SSL_TLSEXT_ERR_OK }
+                    let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
+                    guard let chosen = contexts.context(for: name) else {
+                        alert?.pointee = SSL_AD_UNRECOGNIZED_NAME
+                        return SSL_TLSEXT_ERR_ALERT_FATAL
+                    }
+                    if chosen !== contexts.initial { SSL_set_SSL_CTX(ssl, chosen.context) }
                     return SSL_TLSEXT_ERR_OK
                 }
             )
             _ = COpenSSL_SSL_CTX_set_tlsext_servername_arg(context.context, table)
         }
+        if obtained != nil {
+            COpenSSL_SSL_CTX_set_client_hello_cb(
+                initial.context,
+                { ssl, _, argument in
+                    guard let ssl, let argument else { return 1 }
+                    let contexts = Unmanaged<TLSContexts>.fromOpaque(argument).takeUnretainedValue()
+                    guard let hello = ClientHello(ssl), hello.offersOnlyACMETLS, let name = hello.serverName,
+                        let answer = contexts.obtained?.challengeCertificate(forServerName: name)
+                    else { return 1 }
+                    SSL_set_SSL_CTX(ssl, answer.context.context)
+                    return 1
+                },
+                table
+            )
+        }
     }
 
     /// When the certificate a handshake for `serverName` gets expires (Unix seconds).
     public func expiry(forServerName serverName: String) -> Int? {
-        expiries[select(serverName) ?? 0]
+        if let index = select(serverName) { return index < expiries.count ? expiries[index] : nil }
+        if let certificate = obtained?.certificate(forServerName: serverName.lowercased()) { return certificate.notAfter }
+        return expiries.first ?? nil
     }
 
-    func context(for serverName: String) -> TLSContext {
-        select(serverName).flatMap { $0 < contexts.count ? contexts[$0] : nil } ?? contexts[0]
+    /// The context for a handshake naming `serverName` (nil: none sent); nil when there is none to offer.
+    func context(for serverName: String?) -> TLSContext? {
+        if let serverName {
+            if let index = select(serverName), index < contexts.count { return contexts[index] }
+            if let certificate = obtained?.certificate(forServerName: serverName.lowercased()) { return certificate.context }
+        }
+        return contexts.first
     }
 
     /// Starts a server-side TLS session on a connected, non-blocking socket.
     public func session(fd: Int32) -> TLSSession? {
-        guard let ssl = SSL_new(contexts[0].context) else { return nil }
+        guard let ssl = SSL_new(initial.context) else { return nil }
         guard SSL_set_fd(ssl, fd) == 1 else {
             SSL_free(ssl)
             return nil
@@ -335,6 +428,15 @@ public final class TLSSession {
     }
 
     public var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
+
+    /// The handshake answered a TLS-ALPN-01 validation (RFC 8737 §3): nothing else is spoken on it.
+    public var answeredACMEChallenge: Bool {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length == 10 else { return false }
+        return Array(UnsafeBufferPointer(start: data, count: 10)) == TLSContext.acmeTLS1
+    }
 }
 
 /// A TLS failure: OpenSSL's error class and reason code (what decisions use) and its text (what people read).

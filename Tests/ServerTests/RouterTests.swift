@@ -202,6 +202,7 @@ struct AdminPolicyTests {
     func status(_ harness: RouterHarness, _ request: String) -> Int? {
         switch harness.route(request, on: .admin) {
         case .reload: return 0
+        case .acmeChallenge: return nil
         case .respond(let response, _, _): return response.status
         }
     }

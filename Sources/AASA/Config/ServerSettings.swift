@@ -92,6 +92,8 @@ public struct ServerSettings: Sendable, Equatable {
     public var stateDirectory: String?
     /// How many versions and how many fetches each host's record keeps.
     public var fetchHistory = 20
+    /// Certificates obtained and renewed from an ACME CA (nil: only the files of `certificates`).
+    public var acme: ACMESettings?
 
     public init() {}
 
@@ -119,7 +121,7 @@ extension ServerSettings {
     static let keys = [
         "certificates", "listen", "admin", "adminExposed", "adminTokenFile", "threads", "maxConnections", "maxRequestsPerConnection",
         "limits", "timeouts", "cacheControl",
-        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "comment",
+        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "acme", "comment",
     ]
     static let reloadKeys = ["watch", "pollSeconds"]
     static let listenerKeys = ["address", "port", "proxyProtocol", "tls", "comment"]
@@ -424,6 +426,7 @@ extension ConfigDecoder {
                 }
             case "fetchHistory":
                 settings.fetchHistory = positiveInt(value, memberPath).map { min($0, 10_000) } ?? settings.fetchHistory
+            case "acme": settings.acme = decodeACME(value, memberPath, &reader)
             default: break
             }
         }
@@ -460,11 +463,12 @@ extension ConfigDecoder {
                 )
             }
         }
-        if settings.listeners.contains(where: \.tls) && settings.certificates.isEmpty {
+        if settings.listeners.contains(where: \.tls) && settings.certificates.isEmpty && node["acme"] == nil {
             reader.report(
                 .error,
                 "server.tls-certificates",
-                "a listener has \"tls\": true but \"certificates\" is empty; add [{\"hosts\": [...], \"certificate\": \"chain.pem\", \"key\": \"key.pem\"}]",
+                "a listener has \"tls\": true but \"certificates\" is empty; add [{\"hosts\": [...], \"certificate\": \"chain.pem\", \"key\": \"key.pem\"}], "
+                    + "or let the server obtain certificates itself with \"acme\"",
                 node.location,
                 path
             )

@@ -1,4 +1,5 @@
 import AASA
+import ACME
 import Posix
 import Server
 
@@ -82,7 +83,10 @@ enum ServeCommand {
 
         // --check-config quotes source lines; the server keeps only what serving needs.
         let generationOptions = GenerationOptions(servingOnly: !arguments.has("--check-config"), adjustSettings: options.apply)
-        guard let loaded = CommandLineTool.loadConfig(configPath, certificates: .files(), options: generationOptions, console: console)
+        // Certificates from ACME join the TLS contexts through this slot once the manager exists.
+        let obtained = CertificateManagerSlot()
+        let certificates = CertificateSupply.files(obtained: obtained)
+        guard let loaded = CommandLineTool.loadConfig(configPath, certificates: certificates, options: generationOptions, console: console)
         else { return ExitStatus.usage }
         let findings = loaded.diagnostics.sortedForDisplay()
         let errorCount = loaded.diagnostics.errorCount
@@ -107,10 +111,20 @@ enum ServeCommand {
             )
             return ExitStatus.success
         }
+        var manager: CertificateManager?
+        if let acme = loaded.settings.acme {
+            do {
+                manager = try ACMESetup.manager(acme, settings: loaded.settings, configPath: configPath)
+            } catch {
+                Log.error("\(error)")
+                return ExitStatus.failure
+            }
+            if let manager { obtained.set(manager) }
+        }
         // Nothing here may keep the first generation alive: the first reload must be able to free it.
         guard case .success(let first) = Generation.first(consume loaded) else { return ExitStatus.failure }
-        return HTTPServer.run(initial: consume first, recording: FetchRecording(configPath: configPath)) {
-            ConfigReader.inputs(path: configPath, certificates: .files(), options: generationOptions)
+        return HTTPServer.run(initial: consume first, recording: FetchRecording(configPath: configPath), acme: manager) {
+            ConfigReader.inputs(path: configPath, certificates: certificates, options: generationOptions)
         }
     }
 }

@@ -17,7 +17,8 @@ enum Transport {
     func handshake() -> ConnectionStateMachine.HandshakeStep {
         guard case .tls(let session) = self else { return .done }
         switch session.handshake() {
-        case .done: return .done
+        // A TLS-ALPN-01 validation ends with its handshake (RFC 8737 §3): no request follows.
+        case .done: return session.answeredACMEChallenge ? .closed : .done
         case .wouldBlock(let readiness): return .wouldBlock(ConnectionStateMachine.Readiness(readiness))
         case .failed(let failure): return .failed(failure.description)
         case .closed: return .closed

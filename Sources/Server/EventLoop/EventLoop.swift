@@ -1,4 +1,5 @@
 import AASA
+import ACME
 import HTTP1
 import Posix
 import Synchronization
@@ -258,6 +259,12 @@ final class EventLoop {
         switch route {
         case .reload:
             connection.machine.respondWithReload()
+        case .acmeChallenge(let token):
+            // Plain listeners only: the CA validates HTTP-01 over port 80; over TLS the path is like any other.
+            let answer = connection.machine.usesTLS ? nil : state.acme?.httpChallengeAnswer(token: token)
+            let response = answer.map(StandardResponses.acmeChallenge) ?? StandardResponses.notFound
+            let bytes = connection.machine.respond(response)
+            record(connection, head, status: response.status, bytes: bytes, site: "-", pathClass: .other)
         case .respond(let response, let site, let pathClass):
             let bytes = connection.machine.respond(response)
             // The request's bytes stay in the input until the next action, so they can be logged now.

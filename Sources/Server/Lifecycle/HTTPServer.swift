@@ -1,4 +1,5 @@
 public import AASA
+public import ACME
 public import Posix
 import Synchronization
 
@@ -33,6 +34,7 @@ public enum HTTPServer {
     public static func run(
         initial: consuming ServedGeneration,
         recording: FetchRecording,
+        acme: CertificateManager? = nil,
         readInputs: @escaping @Sendable () -> Result<GenerationInputs, FileError>,
         bindFailureHint: @escaping (SystemError) -> String? = { _ in nil },
         onListening: ([ServerSettings.Listener]) -> Void = { _ in }
@@ -58,7 +60,7 @@ public enum HTTPServer {
         let state: ServerState
         do {
             // Consumed: from here the state holds the first generation alone, so the first reload frees it.
-            state = try ServerState(serving: initial, startedAt: startedAt, recording: recording)
+            state = try ServerState(serving: initial, startedAt: startedAt, recording: recording, acme: acme)
         } catch {
             Log.error("cannot start: \(error)")
             return 1
@@ -122,6 +124,14 @@ public enum HTTPServer {
             mainSockets: bound.main
         )
         for line in bound.announcements { Log.info(line) }
+        if let acme {
+            state.tellACME(state.current)
+            do {
+                try acme.start()
+            } catch {
+                Log.error("\(error)")
+            }
+        }
         let sites = state.current.config.sites.count
         Log.info(
             "serving \(sites) site\(sites == 1 ? "" : "s") with \(threadCount) event loop\(threadCount == 1 ? "" : "s") "
@@ -135,6 +145,7 @@ public enum HTTPServer {
             loop.epoll.wake()
         }
         for thread in threads { thread.join() }
+        acme?.stop()
         supervisor.closeListeners()
         if let admin = bound.admin { Posix.close(admin.fd) }
         Log.info("stopped")

@@ -1,4 +1,5 @@
 import AASA
+import ACME
 import Posix
 import Synchronization
 
@@ -25,8 +26,16 @@ final class ServerState: Sendable {
     let reloads = ReloadMailbox()
     /// Wakes the supervisor when a loop posts a reload request.
     let supervisorWake: EventFDBox
+    /// Certificates obtained from an ACME CA (nil without `server.acme`).
+    let acme: CertificateManager?
 
-    init(serving generation: ServedGeneration, startedAt: Double, recording: FetchRecording) throws(SystemError) {
+    init(
+        serving generation: ServedGeneration,
+        startedAt: Double,
+        recording: FetchRecording,
+        acme: CertificateManager? = nil
+    ) throws(SystemError) {
+        self.acme = acme
         fetchLog = FetchLog(settings: generation.settings, configPath: recording.configPath, onFetch: recording.onFetch)
         serving = Mutex((generation, generation.snapshot))
         connections = ConnectionCap(limit: generation.settings.maxConnections)
@@ -40,7 +49,17 @@ final class ServerState: Sendable {
     var snapshot: Snapshot { serving.withLock { $0.snapshot } }
 
     /// Swaps in `next`: one atomic step, so a request never mixes two generations.
-    func publish(_ next: ServedGeneration) { serving.withLock { $0 = (next, next.snapshot) } }
+    func publish(_ next: ServedGeneration) {
+        serving.withLock { $0 = (next, next.snapshot) }
+        tellACME(next)
+    }
+
+    /// Gives the certificate manager the hosts it obtains certificates for, and which names are served.
+    func tellACME(_ generation: ServedGeneration) {
+        guard let acme else { return }
+        let snapshot = generation.snapshot
+        acme.update(configHosts: generation.acmeHosts) { name in snapshot.hosts.lookup(normalized: name) != nil }
+    }
 
     var loopHandles: [LoopHandle] {
         get { handles.withLock { $0 } }

@@ -14,9 +14,12 @@ enum CertificateLoader {
         now: Int,
         sites: SiteList = [],
         developmentCertificatesExpected: Bool = false,
+        obtained: (any ObtainedCertificates)? = nil,
         readFile: GenerationInputs.FileReader
     ) -> CertificateSet {
-        guard !settings.certificates.isEmpty else { return CertificateSet(contexts: nil, diagnostics: [], fingerprint: nil, files: []) }
+        guard !settings.certificates.isEmpty || settings.acme != nil else {
+            return CertificateSet(contexts: nil, diagnostics: [], fingerprint: nil, files: [])
+        }
         var findings: [Diagnostic] = []
         var certificates: [TLSContexts.Certificate] = []
         var fingerprint = FNV1a.offsetBasis
@@ -61,7 +64,13 @@ enum CertificateLoader {
             }
             certificates.append(TLSContexts.Certificate(hosts: entry.hosts, chainPEM: chain, keyPEM: key, label: certificatePath))
         }
-        if settings.listeners.contains(where: \.tls), !findings.hasErrors {
+        var acmeHosts: [String] = []
+        if let acme = settings.acme {
+            let names = certificates.map { CertificateInspector.leafNames($0.chainPEM) ?? [] }
+            let assignment = ACMEAssignment.assign(sites, acme: acme, fileNames: names, table: hosts, configPath: configPath)
+            acmeHosts = assignment.hosts
+            findings += assignment.diagnostics
+        } else if settings.listeners.contains(where: \.tls), !findings.hasErrors {
             // In `dev`, the hosts given on its command line get its certificate; other sites of a config it
             // serves only warn (they are not what is being developed).
             findings += uncoveredHosts(
@@ -78,11 +87,16 @@ enum CertificateLoader {
             }
         }
         guard !findings.hasErrors else { return CertificateSet(contexts: nil, diagnostics: findings, fingerprint: nil, files: files) }
+        // `validate` has no certificate manager: with ACME and no files there is nothing to build.
+        guard !certificates.isEmpty || (obtained != nil && settings.acme != nil) else {
+            return CertificateSet(contexts: nil, diagnostics: findings, fingerprint: nil, files: files, acmeHosts: acmeHosts)
+        }
         do {
-            // SNI picks a certificate the way Host picks a document: exact name, then the longest wildcard.
+            // SNI picks a certificate the way Host picks a document: exact name, then the longest wildcard;
+            // a name no file covers goes to the certificates ACME obtained.
             let table = hosts
-            let contexts = try TLSContexts(certificates) { table.lookup($0) }
-            return CertificateSet(contexts: contexts, diagnostics: findings, fingerprint: fingerprint, files: files)
+            let contexts = try TLSContexts(certificates, select: { table.lookup($0) }, obtained: settings.acme != nil ? obtained : nil)
+            return CertificateSet(contexts: contexts, diagnostics: findings, fingerprint: fingerprint, files: files, acmeHosts: acmeHosts)
         } catch {
             findings.append(Diagnostic(.error, "tls.context", error.description, file: configPath))
             return CertificateSet(contexts: nil, diagnostics: findings, fingerprint: nil, files: files)

@@ -1,5 +1,5 @@
 import AASA
-import TLS
+public import TLS
 
 /// The certificates of a generation, checked, with the SNI contexts built from them.
 public struct CertificateSet: Sendable {
@@ -9,6 +9,8 @@ public struct CertificateSet: Sendable {
     var fingerprint: UInt64?
     /// Every file read, to watch.
     var files: [String]
+    /// The config's hosts no certificate file covers, which ACME obtains certificates for.
+    var acmeHosts: [String] = []
 
     static let none = CertificateSet(contexts: nil, diagnostics: [], fingerprint: nil, files: [])
 }
@@ -33,7 +35,8 @@ public struct CertificateSupply: Sendable {
 
     /// The certificate and key files `server.certificates` names, read and checked (`serve`, `validate`).
     /// `developmentExpected`: `dev`, whose certificate is from its local CA.
-    public static func files(developmentExpected: Bool = false) -> CertificateSupply {
+    /// `obtained`: the certificates ACME gets (`serve` with `server.acme`), for hosts no file covers.
+    public static func files(developmentExpected: Bool = false, obtained: (any ObtainedCertificates)? = nil) -> CertificateSupply {
         CertificateSupply { request in
             CertificateLoader.load(
                 request.settings,
@@ -41,6 +44,7 @@ public struct CertificateSupply: Sendable {
                 now: request.now,
                 sites: request.sites,
                 developmentCertificatesExpected: developmentExpected,
+                obtained: obtained,
                 readFile: request.readFile
             )
         }

@@ -135,7 +135,8 @@ public enum Generation {
                 files: candidate.files,
                 loadMicroseconds: candidate.microseconds,
                 needsRestart: needsRestart,
-                certificatesReplaced: previous != nil && fingerprint != nil && fingerprint != previous?.certificateFingerprint
+                certificatesReplaced: previous != nil && fingerprint != nil && fingerprint != previous?.certificateFingerprint,
+                acmeHosts: candidate.certificates.acmeHosts
             )
         )
     }

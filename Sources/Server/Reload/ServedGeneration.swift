@@ -22,6 +22,8 @@ public final class ServedGeneration: Sendable {
     let needsRestart: [String]
     /// The certificates differ from the previous generation's.
     let certificatesReplaced: Bool
+    /// The hosts ACME obtains certificates for (no certificate file covers them).
+    let acmeHosts: [String]
 
     init(
         number: Int,
@@ -32,7 +34,8 @@ public final class ServedGeneration: Sendable {
         files: [String],
         loadMicroseconds: Int,
         needsRestart: [String],
-        certificatesReplaced: Bool
+        certificatesReplaced: Bool,
+        acmeHosts: [String] = []
     ) {
         self.number = number
         self.config = config
@@ -43,6 +46,7 @@ public final class ServedGeneration: Sendable {
         self.loadMicroseconds = loadMicroseconds
         self.needsRestart = needsRestart
         self.certificatesReplaced = certificatesReplaced
+        self.acmeHosts = acmeHosts
     }
 }
 

@@ -41,6 +41,7 @@ enum SettingsReload {
             .restart("server.trustForwardedHeaders", \.trustForwardedHeaders),
             .restart("server.stateDirectory", \.stateDirectory),
             .restart("server.fetchHistory", \.fetchHistory),
+            .restart("server.acme", \.acme),
             .applied("server.cacheControl", \.cacheControl),
             .applied("server.healthPath", \.healthPath),
             .applied("server.certificates", \.certificates),

@@ -33,6 +33,9 @@ enum Route {
     case respond(PreparedResponse, site: String, pathClass: PathClass)
     /// `POST /reload` on the admin listener: answered once the reload is done.
     case reload
+    /// `GET /.well-known/acme-challenge/<token>`: answered from the certificate manager's waiting orders
+    /// (RFC 8555 §8.3), on plain connections only.
+    case acmeChallenge(token: String)
 }
 
 /// What the admin routes report, read only when an admin request asks for it.
@@ -54,6 +57,7 @@ enum Router {
     static let rootPath: [UInt8] = Array("/apple-app-site-association".utf8)
     static let assetLinksPath: [UInt8] = Array("/.well-known/assetlinks.json".utf8)
     static let reloadPath: [UInt8] = Array("/reload".utf8)
+    static let acmeChallengePrefix: [UInt8] = Array("/.well-known/acme-challenge/".utf8)
 
     static func route(
         _ head: RequestHead,
@@ -123,6 +127,14 @@ enum Router {
                 return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .other)
             }
             return .respond(file.response, site: "-", pathClass: .other)
+        }
+        if path.count > acmeChallengePrefix.count,
+            equal(UnsafeBufferPointer(rebasing: path[0..<acmeChallengePrefix.count]), acmeChallengePrefix)
+        {
+            guard head.method == .get || head.method == .head else {
+                return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .other)
+            }
+            return .acmeChallenge(token: String(decoding: UnsafeBufferPointer(rebasing: path[acmeChallengePrefix.count...]), as: UTF8.self))
         }
         return .respond(StandardResponses.notFound, site: "-", pathClass: .other)
     }

@@ -16,6 +16,15 @@ enum StandardResponses {
     }
 
     static let notFound = error(status: 404, "not found")
+
+    /// An HTTP-01 answer: the key authorization, exactly, as text (RFC 8555 §8.3).
+    static func acmeChallenge(_ keyAuthorization: String) -> PreparedResponse {
+        PreparedResponse(
+            status: 200,
+            headers: [("Server", "aasa-server"), ("Content-Type", "text/plain"), ("Cache-Control", "no-store")],
+            body: Array(keyAuthorization.utf8)
+        )
+    }
     static let methodNotAllowed = json(
         status: 405,
         #"{"error":"method not allowed","allow":["GET","HEAD"]}"#,

@@ -1,0 +1,522 @@
+public import AASA
+import HTTP1
+import HTTPClient
+import Posix
+import Support
+import Synchronization
+public import TLS
+
+/// Certificates the server obtains and renews itself: which hosts need one, the queue of orders run by a
+/// few worker threads (never an event loop), renewals, on-demand issuance started by handshakes, and a
+/// bounded cache of ready certificates loaded from storage when a handshake first needs them. Whatever
+/// the CA does, what is already stored keeps being served.
+public final class CertificateManager: ObtainedCertificates, @unchecked Sendable {
+    public enum Level: Sendable { case info, warning }
+
+    /// The listeners, which decide the challenge types that can work.
+    public struct Listeners: Sendable {
+        public var plain: Bool
+        public var tls: Bool
+        public init(plain: Bool, tls: Bool) {
+            self.plain = plain
+            self.tls = tls
+        }
+    }
+
+    /// What the operator view reports for one host.
+    public struct Counters: Sendable, Equatable {
+        public var ordersStarted = 0
+        public var ordersFailed = 0
+        public var ordersSucceeded = 0
+    }
+
+    let settings: ACMESettings
+    let storage: CertificateStorage
+    let board: ChallengeBoard
+    let http: HTTPClient
+    let challengeTypes: [ACMESettings.Challenge]
+    let hmacKeyFile: String?
+    let owner: String
+    let log: @Sendable (Level, String) -> Void
+    /// Ready certificates kept in memory; the rest are read from storage when a handshake needs them.
+    let cacheCapacity: Int
+    private let state = Mutex<State>(State())
+    private let account = Mutex<(key: SigningKey, url: String)?>(nil)
+    private let wake: EventFD
+    private var threads: [Posix.Thread] = []
+
+    struct Cached {
+        var certificate: ServerCertificate
+        var stamp: String?
+        var checkedAt: Int64
+        var lastUse: Int64
+    }
+
+    struct State {
+        var cache: [String: Cached] = [:]
+        /// Names with nothing in storage, not looked up again before the time given (monotonic ms).
+        var absent: [String: Int64] = [:]
+        var configHosts: Set<String> = []
+        var serves: @Sendable (String) -> Bool = { _ in false }
+        /// Stored certificates this replica knows of, for renewal and expiry metrics.
+        var known: [String: StoredMeta] = [:]
+        var failures: [String: Int] = [:]
+        /// No attempt before this Unix time.
+        var notBefore: [String: Int] = [:]
+        var queue: [String] = []
+        /// Queued or being worked on.
+        var busy: Set<String> = []
+        /// Config hosts still to be looked up in storage.
+        var unchecked: [String] = []
+        var counters = Counters()
+        var lastError: [String: String] = [:]
+        var stopping = false
+    }
+
+    /// `storageRoot`, `trustFile`, `hmacKeyFile`: resolved paths. `userAgent` names the server to the CA.
+    public init(
+        settings: ACMESettings,
+        storageRoot: String,
+        trustFile: String?,
+        hmacKeyFile: String?,
+        listeners: Listeners,
+        userAgent: String,
+        cacheCapacity: Int = 1_000,
+        log: @escaping @Sendable (Level, String) -> Void
+    ) throws(ACMEError) {
+        self.settings = settings
+        storage = CertificateStorage(root: storageRoot)
+        board = ChallengeBoard(storage: storage)
+        do {
+            http = try HTTPClient(extraAnchors: trustFile.map { [$0] } ?? [], userAgent: userAgent)
+            wake = try EventFD()
+            try Posix.makeDirectories(storageRoot, mode: 0o700)
+        } catch {
+            throw .local("cannot prepare ACME: \(error)")
+        }
+        var types = settings.challenges ?? ([.http01, .tlsALPN01] + (settings.dnsHook != nil ? [.dns01] : []))
+        types.removeAll { ($0 == .http01 && !listeners.plain) || ($0 == .tlsALPN01 && !listeners.tls) }
+        challengeTypes = types
+        self.hmacKeyFile = hmacKeyFile
+        owner = "\(Posix.hostName()) pid \(Posix.processID())"
+        self.cacheCapacity = max(1, cacheCapacity)
+        self.log = log
+    }
+
+    // MARK: - Called by the server
+
+    /// Starts the scheduler and the order workers; reads what storage already holds.
+    public func start() throws(ACMEError) {
+        do {
+            threads.append(try Posix.Thread { [self] in scheduleLoop() })
+            for _ in 0..<settings.maxConcurrentOrders { threads.append(try Posix.Thread { [self] in workLoop() }) }
+        } catch {
+            throw .local("cannot start the ACME threads: \(error)")
+        }
+    }
+
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        for _ in threads { wake.signal() }
+        for thread in threads { thread.join() }
+        threads = []
+    }
+
+    /// A new generation: the exact hosts that get certificates from the config, and which names the
+    /// config serves (on-demand issuance is only for those).
+    public func update(configHosts: [String], serves: @escaping @Sendable (String) -> Bool) {
+        state.withLock { state in
+            let hosts = settings.configHosts ? Set(configHosts.map { $0.lowercased() }) : []
+            state.unchecked += hosts.subtracting(state.configHosts)
+            state.configHosts = hosts
+            state.serves = serves
+            state.absent = [:]
+        }
+        wake.signal()
+    }
+
+    /// The HTTP-01 key authorization for `token`, if an order waits on it.
+    public func httpChallengeAnswer(token: String) -> String? { board.httpAnswer(token: token) }
+
+    public func challengeCertificate(forServerName serverName: String) -> ServerCertificate? { board.alpnAnswer(domain: serverName) }
+
+    public var counters: Counters { state.withLock { $0.counters } }
+
+    /// Every stored certificate this replica knows of: host and expiry (Unix seconds).
+    public var expiries: [(host: String, notAfter: Int)] {
+        state.withLock { state in state.known.map { ($0.key, $0.value.notAfter) } }.sorted { $0.host < $1.host }
+    }
+
+    /// A handshake's certificate: from the cache, else from storage. A name the config serves with nothing
+    /// stored starts an on-demand order (when enabled); this handshake goes without.
+    public func certificate(forServerName name: String) -> ServerCertificate? {
+        guard Self.isHostName(name) else { return nil }
+        let now = Posix.monotonicMilliseconds()
+        enum Step {
+            case hit(ServerCertificate)
+            case recheck(Cached)
+            case skip
+            case look(serves: @Sendable (String) -> Bool)
+        }
+        let step: Step = state.withLock { state in
+            if var cached = state.cache[name] {
+                cached.lastUse = now
+                // Another replica may have renewed it: look at the file's stamp at most every 30 s.
+                if now - cached.checkedAt < 30_000 {
+                    state.cache[name] = cached
+                    return .hit(cached.certificate)
+                }
+                cached.checkedAt = now
+                state.cache[name] = cached
+                return .recheck(cached)
+            }
+            if let until = state.absent[name], until > now { return .skip }
+            return .look(serves: state.serves)
+        }
+        switch step {
+        case .hit(let certificate): return certificate
+        case .skip:
+            requestOnDemand(name)
+            return nil
+        case .recheck(let cached):
+            if Posix.fileStamp(storage.certificatePath(name)) == cached.stamp { return cached.certificate }
+            return load(name, now: now) ?? cached.certificate
+        case .look(let serves):
+            // Names the config does not serve never touch storage nor start an order.
+            guard serves(name) || wildcardCovered(name) else {
+                state.withLock { Self.remember(absent: name, until: now + 60_000, in: &$0) }
+                return nil
+            }
+            if let certificate = load(name, now: now) ?? loadWildcard(name, now: now) { return certificate }
+            state.withLock { Self.remember(absent: name, until: now + 5_000, in: &$0) }
+            requestOnDemand(name)
+            return nil
+        }
+    }
+
+    // MARK: - Cache
+
+    /// Reads, checks and caches the stored certificate of `name`; nil when there is none or it is damaged
+    /// (a damaged one is reported and ordered again, never served).
+    private func load(_ name: String, now: Int64) -> ServerCertificate? {
+        let path = storage.certificatePath(name)
+        let stamp = Posix.fileStamp(path)
+        guard stamp != nil else { return nil }
+        let bytes: [UInt8]
+        switch storage.readCertificate(name) {
+        case .success(let read): bytes = read
+        case .failure: return nil
+        }
+        let certificate: ServerCertificate
+        do {
+            certificate = try ServerCertificate(chainPEM: bytes, keyPEM: bytes)
+        } catch {
+            damaged(name, because: error.description)
+            return nil
+        }
+        state.withLock { state in
+            state.cache[name] = Cached(certificate: certificate, stamp: stamp, checkedAt: now, lastUse: now)
+            state.absent[name] = nil
+            evict(&state)
+        }
+        return certificate
+    }
+
+    /// A host under a wildcard site with a stored wildcard certificate.
+    private func loadWildcard(_ name: String, now: Int64) -> ServerCertificate? {
+        guard let dot = name.firstIndex(of: ".") else { return nil }
+        let wildcard = "*" + name[dot...]
+        guard state.withLock({ $0.configHosts.contains(wildcard) }) else { return nil }
+        return load(wildcard, now: now)
+    }
+
+    private func wildcardCovered(_ name: String) -> Bool {
+        guard let dot = name.firstIndex(of: ".") else { return false }
+        let wildcard = "*" + name[dot...]
+        return state.withLock { $0.configHosts.contains(wildcard) }
+    }
+
+    /// Keeps the cache within its capacity: of a few entries drawn at random, the least recently used goes.
+    private func evict(_ state: inout State) {
+        while state.cache.count > cacheCapacity {
+            var victim: (String, Int64)?
+            for _ in 0..<8 {
+                guard let entry = state.cache.randomElement() else { break }
+                if victim == nil || entry.value.lastUse < victim!.1 { victim = (entry.key, entry.value.lastUse) }
+            }
+            guard let victim else { break }
+            state.cache[victim.0] = nil
+        }
+    }
+
+    private static func remember(absent name: String, until: Int64, in state: inout State) {
+        if state.absent.count > 100_000 { state.absent = [:] }
+        state.absent[name] = until
+    }
+
+    private func damaged(_ host: String, because reason: String) {
+        let first = state.withLock { state -> Bool in
+            let first = state.lastError[host] == nil || !(state.lastError[host]!.hasPrefix("damaged"))
+            state.lastError[host] = "damaged certificate in storage: \(reason)"
+            state.cache[host] = nil
+            return first
+        }
+        if first {
+            log(.warning, "the stored certificate for \(host) is damaged (\(reason)); not serving it, ordering a new one")
+        }
+        enqueue(host, force: true)
+    }
+
+    // MARK: - Queue
+
+    private func requestOnDemand(_ name: String) {
+        guard settings.onDemand != nil else { return }
+        enqueue(name, force: false)
+    }
+
+    /// Queues an order for `host` unless one is queued or running, or it is backing off after a failure.
+    private func enqueue(_ host: String, force: Bool) {
+        let now = Int(Posix.unixTime())
+        let added = state.withLock { state -> Bool in
+            guard !state.stopping, !state.busy.contains(host) else { return false }
+            if !force, let notBefore = state.notBefore[host], notBefore > now { return false }
+            guard state.queue.count < 100_000 else { return false }
+            state.busy.insert(host)
+            state.queue.append(host)
+            return true
+        }
+        if added { wake.signal() }
+    }
+
+    private func workLoop() {
+        while true {
+            let next = state.withLock { state -> String?? in
+                if state.stopping { return .some(nil) }
+                return state.queue.isEmpty ? nil : .some(state.queue.removeFirst())
+            }
+            switch next {
+            case .some(.some(let host)):
+                obtain(host)
+                state.withLock { _ = $0.busy.remove(host) }
+            case .some(.none): return
+            case .none: _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: 1000)
+            }
+        }
+    }
+
+    /// Finds new config hosts in storage, and queues what is due: renewals and retries after failures.
+    private func scheduleLoop() {
+        var known: [String: StoredMeta] = [:]
+        for host in storage.storedHosts() { if let meta = storage.readMeta(host) { known[host] = meta } }
+        state.withLock { $0.known.merge(known) { _, new in new } }
+        var lastSweep = 0
+        while !state.withLock({ $0.stopping }) {
+            _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: 1000)
+            _ = wake.drain()
+            let now = Int(Posix.unixTime())
+            let unchecked = state.withLock { state -> [String] in
+                let batch = Array(state.unchecked.prefix(10_000))
+                state.unchecked.removeFirst(batch.count)
+                return batch
+            }
+            for host in unchecked {
+                if let meta = storage.readMeta(host), Posix.fileExists(storage.certificatePath(host)) {
+                    state.withLock { $0.known[host] = meta }
+                    if meta.renewAt <= now { enqueue(host, force: false) }
+                } else {
+                    if let failure = storage.readFailure(host), failure.nextAttempt > now {
+                        state.withLock { $0.notBefore[host] = failure.nextAttempt }
+                    }
+                    enqueue(host, force: false)
+                }
+            }
+            guard now - lastSweep >= 5 else { continue }
+            lastSweep = now
+            let due = state.withLock { state -> [String] in
+                let renewals = state.known.filter { $0.value.renewAt <= now && !state.busy.contains($0.key) }.map(\.key)
+                let retries = state.notBefore.filter { $0.value <= now && !state.busy.contains($0.key) }.map(\.key).filter { host in
+                    state.configHosts.contains(host) || state.known[host] != nil
+                }
+                return renewals + retries
+            }
+            for host in due { enqueue(host, force: false) }
+        }
+    }
+
+    // MARK: - One order
+
+    private func obtain(_ host: String) {
+        let now = Int(Posix.unixTime())
+        let (isConfigHost, previous) = state.withLock { ($0.configHosts.contains(host), $0.known[host]) }
+        if !isConfigHost && previous == nil, let ask = settings.onDemand?.ask {
+            if let refusal = askAllows(host, ask) {
+                fail(host, ACMEError.local(refusal), configHost: false)
+                return
+            }
+        }
+        let lock: StorageLock
+        switch StorageLock.acquire(storage.lockPath(host), owner: owner, timeoutSeconds: 300) {
+        case .acquired(let acquired): lock = acquired
+        case .busy:
+            state.withLock { $0.notBefore[host] = now + 30 }
+            return
+        case .failed(let message):
+            fail(host, .local("cannot lock \(host) in storage: \(message)"), configHost: isConfigHost)
+            return
+        }
+        defer { lock.release() }
+        // Another replica may have obtained it while this one waited for the lock.
+        if let meta = storage.readMeta(host), meta.renewAt > now, case .success(let bytes) = storage.readCertificate(host),
+            (try? ServerCertificate(chainPEM: bytes, keyPEM: bytes)) != nil
+        {
+            stored(host, meta, obtainedHere: false)
+            return
+        }
+        do {
+            let client = try accountClient()
+            state.withLock { $0.counters.ordersStarted += 1 }
+            if let previous {
+                log(.info, "renewing the certificate for \(host) (expires \(CivilTime(unixSeconds: previous.notAfter).isoSecond)Z)")
+            } else {
+                log(.info, "ordered a certificate for \(host)")
+            }
+            let procedure = OrderProcedure(
+                client: client,
+                board: board,
+                storage: storage,
+                challengeTypes: challengeTypes,
+                dnsHook: settings.dnsHook,
+                keyType: settings.keyType,
+                heartbeat: { lock.heartbeat() },
+                log: { [log] in log(.info, $0) }
+            )
+            let meta = try procedure.run(host: host, replacing: previous?.renewalID)
+            stored(host, meta, obtainedHere: true)
+        } catch {
+            fail(host, error, configHost: isConfigHost)
+        }
+    }
+
+    private func stored(_ host: String, _ meta: StoredMeta, obtainedHere: Bool) {
+        state.withLock { state in
+            state.known[host] = meta
+            state.failures[host] = nil
+            state.notBefore[host] = nil
+            state.lastError[host] = nil
+            state.cache[host] = nil
+            state.absent[host] = nil
+            if obtainedHere { state.counters.ordersSucceeded += 1 }
+        }
+        if obtainedHere {
+            log(
+                .info,
+                "obtained a certificate for \(host) from \(meta.issuer.isEmpty ? "the CA" : meta.issuer), valid until "
+                    + "\(CivilTime(unixSeconds: meta.notAfter).isoSecond)Z; renewing around \(CivilTime(unixSeconds: meta.renewAt).isoSecond)Z"
+            )
+        }
+    }
+
+    private func fail(_ host: String, _ error: ACMEError, configHost: Bool) {
+        let now = Int(Posix.unixTime())
+        let base = configHost || settings.onDemand == nil ? 60 : settings.onDemand!.retryAfterFailure
+        let delay = state.withLock { state -> Int in
+            let failures = (state.failures[host] ?? 0) + 1
+            state.failures[host] = failures
+            state.counters.ordersFailed += 1
+            let delay = RenewalPlan.backoff(failures: failures, base: base, retryAfter: error.retryAfter)
+            state.notBefore[host] = now + delay
+            state.lastError[host] = error.description
+            return delay
+        }
+        storage.recordFailure(host, StoredFailure(time: now, message: error.description, nextAttempt: now + delay))
+        var message = "could not obtain a certificate for \(host): \(error)"
+        if error.retryAfter == nil { message += "; next attempt in \(Durations.words(delay))" }
+        log(.warning, message)
+    }
+
+    /// Nil when the ask URL allows `host`; else why not.
+    private func askAllows(_ host: String, _ ask: String) -> String? {
+        let separator = ask.contains("?") ? "&" : "?"
+        guard let url = ClientURL("\(ask)\(separator)domain=\(host)") else { return "the ask URL \(ask) is not a URL" }
+        switch http.send("GET", url, timeoutMilliseconds: 10_000) {
+        case .success(let response) where response.status == 200: return nil
+        case .success(let response): return "the ask URL refused \(host) (\(response.status)); no order placed"
+        case .failure(let error): return "the ask URL could not be asked about \(host) (\(error.message)); no order placed"
+        }
+    }
+
+    /// A client with the account: loaded from storage, else created and registered (once, under a lock).
+    private func accountClient() throws(ACMEError) -> ACMEClient {
+        if let (key, url) = account.withLock({ $0 }) {
+            return ACMEClient(directoryURL: settings.directory, http: http, accountKey: key, accountURL: url)
+        }
+        let directory = storage.accountDirectory(settings.directory)
+        let keyPath = directory + "/account.pem"
+        let accountPath = directory + "/account.json"
+        let lock: StorageLock
+        switch StorageLock.acquire(storage.lockPath("account"), owner: owner, timeoutSeconds: 120) {
+        case .acquired(let acquired): lock = acquired
+        case .busy: throw .local("another replica holds the account lock in \(storage.root)")
+        case .failed(let message): throw .local("cannot lock the account: \(message)")
+        }
+        defer { lock.release() }
+        let key: SigningKey
+        if let bytes = try? Posix.readFile(keyPath, limit: 64 * 1024) {
+            guard let parsed = SigningKey(pem: bytes) else {
+                throw .local("\(keyPath) holds no usable account key; move it away to make a new account")
+            }
+            key = parsed
+        } else {
+            do {
+                key = try SigningKey.generate(.ecdsaP256)
+                try Posix.makeDirectories(directory, mode: 0o700)
+                try Posix.writeFileAtomically(try key.pem(), to: keyPath, mode: 0o600)
+            } catch {
+                throw .local("cannot create the account key in \(directory): \(error)")
+            }
+        }
+        let client = ACMEClient(directoryURL: settings.directory, http: http, accountKey: key)
+        var url = (try? Posix.readFile(accountPath, limit: 64 * 1024)).flatMap { JSONParser.parse($0).root?["url"]?.stringValue }
+        if url == nil {
+            var binding: (keyID: String, hmacKey: [UInt8])?
+            if let external = settings.externalAccount {
+                guard let hmacKeyFile, let text = try? Posix.readFile(hmacKeyFile, limit: 4096),
+                    let hmacKey = Base64URL.decode(String(decoding: text, as: UTF8.self).trimmingWhitespace())
+                else { throw .local("cannot read the External Account Binding HMAC key (base64url) from \(hmacKeyFile ?? "?")") }
+                binding = (external.keyID, hmacKey)
+            }
+            let registered = try client.register(email: settings.email, externalAccount: binding)
+            log(.info, "registered an ACME account at \(settings.directory)")
+            do {
+                try Posix.writeFileAtomically(
+                    JSONWriter.bytes(.object([("url", .string(registered))]), pretty: true),
+                    to: accountPath,
+                    mode: 0o600
+                )
+            } catch {
+                throw .local("cannot store the account in \(directory): \(error)")
+            }
+            url = registered
+        }
+        let accountURL = url!
+        account.withLock { $0 = (key, accountURL) }
+        return ACMEClient(directoryURL: settings.directory, http: http, accountKey: key, accountURL: accountURL)
+    }
+
+    /// Letters, digits, hyphens and dots (or a leading `*.`): anything else is no host of ours and never
+    /// reaches a file name.
+    static func isHostName(_ name: String) -> Bool {
+        var bytes = Substring(name).utf8[...]
+        if bytes.starts(with: "*.".utf8) { bytes = bytes.dropFirst(2) }
+        guard !bytes.isEmpty, bytes.count <= 253, bytes.first != UInt8(ascii: "."), bytes.first != UInt8(ascii: "-") else { return false }
+        var previous: UInt8 = 0
+        for byte in bytes {
+            let allowed =
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            guard allowed, !(byte == UInt8(ascii: ".") && previous == UInt8(ascii: ".")) else { return false }
+            previous = byte
+        }
+        return true
+    }
+}

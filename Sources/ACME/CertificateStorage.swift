@@ -1,0 +1,157 @@
+import AASA
+public import Posix
+import Support
+
+/// The storage directory: the account, every obtained certificate, the locks that keep replicas from
+/// ordering the same certificate twice, and pending HTTP-01 answers any replica can serve. Every file is
+/// written whole (temporary file + rename), private keys 0600. The layout:
+///
+///     accounts/<CA host>/account.pem, account.json
+///     certificates/<host>/certificate.pem   (chain, leaf first, then the key: one file, so a reader never
+///                                            sees a new certificate with an old key)
+///     certificates/<host>/meta.json         (not after, renewal time, renewal-information ID)
+///     certificates/<host>/error.json        (the last failure, for `aasa-server certificates`)
+///     locks/<name>.lock                     (created exclusively; the holder touches it while working)
+///     challenges/<token>                    (HTTP-01 key authorizations)
+public struct CertificateStorage: Sendable {
+    public let root: String
+
+    public init(root: String) { self.root = root }
+
+    /// A directory name for a host: a wildcard's `*` becomes `_wildcard_`.
+    static func directoryName(_ host: String) -> String {
+        host.hasPrefix("*.") ? "_wildcard_" + host.dropFirst(1) : host
+    }
+
+    /// The host a certificate directory is for.
+    static func host(fromDirectory name: String) -> String {
+        name.hasPrefix("_wildcard_.") ? "*" + name.dropFirst("_wildcard_".count) : name
+    }
+
+    func certificateDirectory(_ host: String) -> String { "\(root)/certificates/\(Self.directoryName(host))" }
+    public func certificatePath(_ host: String) -> String { certificateDirectory(host) + "/certificate.pem" }
+    func metaPath(_ host: String) -> String { certificateDirectory(host) + "/meta.json" }
+    func errorPath(_ host: String) -> String { certificateDirectory(host) + "/error.json" }
+    func challengePath(_ token: String) -> String { "\(root)/challenges/\(token)" }
+    func lockPath(_ name: String) -> String { "\(root)/locks/\(Self.directoryName(name)).lock" }
+    func accountDirectory(_ directoryURL: String) -> String {
+        let host = ClientURLHost.of(directoryURL)
+        return "\(root)/accounts/\(host)"
+    }
+
+    /// Every host with a stored certificate.
+    public func storedHosts() -> [String] {
+        (Posix.directoryEntries("\(root)/certificates") ?? []).filter { !$0.hasPrefix(".") }.map(Self.host(fromDirectory:)).sorted()
+    }
+
+    public func readCertificate(_ host: String) -> Result<[UInt8], FileError> {
+        do {
+            return .success(try Posix.readFile(certificatePath(host), limit: Posix.ReadLimit.certificate))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func storeCertificate(_ host: String, chainAndKey: [UInt8], meta: StoredMeta) throws(SystemError) {
+        try Posix.makeDirectories(certificateDirectory(host), mode: 0o700)
+        try Posix.writeFileAtomically(chainAndKey, to: certificatePath(host), mode: 0o600)
+        try Posix.writeFileAtomically(meta.json, to: metaPath(host), mode: 0o644)
+        Posix.removeFile(errorPath(host))
+    }
+
+    public func readMeta(_ host: String) -> StoredMeta? {
+        guard let bytes = try? Posix.readFile(metaPath(host), limit: 64 * 1024) else { return nil }
+        return StoredMeta(json: bytes)
+    }
+
+    func recordFailure(_ host: String, _ failure: StoredFailure) {
+        try? Posix.makeDirectories(certificateDirectory(host), mode: 0o700)
+        try? Posix.writeFileAtomically(failure.json, to: errorPath(host), mode: 0o644)
+    }
+
+    public func readFailure(_ host: String) -> StoredFailure? {
+        guard let bytes = try? Posix.readFile(errorPath(host), limit: 64 * 1024) else { return nil }
+        return StoredFailure(json: bytes)
+    }
+}
+
+/// What is known about a stored certificate besides its bytes.
+public struct StoredMeta: Sendable, Equatable {
+    public var notBefore: Int
+    public var notAfter: Int
+    /// When to renew (Unix seconds): inside the CA's renewal window, or two thirds into the lifetime.
+    public var renewAt: Int
+    /// RFC 9773's certificate identifier (`AKI.serial`, base64url), for renewal information.
+    public var renewalID: String?
+    public var issuer: String
+    public var obtainedAt: Int
+
+    public init(notBefore: Int, notAfter: Int, renewAt: Int, renewalID: String?, issuer: String, obtainedAt: Int) {
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        self.renewAt = renewAt
+        self.renewalID = renewalID
+        self.issuer = issuer
+        self.obtainedAt = obtainedAt
+    }
+
+    var json: [UInt8] {
+        var members: [(String, JSONOutput)] = [
+            ("notBefore", .int(notBefore)), ("notAfter", .int(notAfter)), ("renewAt", .int(renewAt)), ("issuer", .string(issuer)),
+            ("obtainedAt", .int(obtainedAt)),
+        ]
+        if let renewalID { members.append(("renewalID", .string(renewalID))) }
+        return JSONWriter.bytes(.object(members), pretty: true)
+    }
+
+    init?(json bytes: [UInt8]) {
+        guard let root = JSONParser.parse(bytes, duplicateKeys: .warning).root,
+            case .number(let notBefore)? = root["notBefore"]?.value, case .number(let notAfter)? = root["notAfter"]?.value,
+            case .number(let renewAt)? = root["renewAt"]?.value, let before = Int(notBefore), let after = Int(notAfter),
+            let renew = Int(renewAt)
+        else { return nil }
+        self.notBefore = before
+        self.notAfter = after
+        self.renewAt = renew
+        renewalID = root["renewalID"]?.stringValue
+        issuer = root["issuer"]?.stringValue ?? ""
+        if case .number(let text)? = root["obtainedAt"]?.value { obtainedAt = Int(text) ?? 0 } else { obtainedAt = 0 }
+    }
+}
+
+/// The last failed attempt for a host, kept in storage so every replica and the CLI can say why.
+public struct StoredFailure: Sendable, Equatable {
+    public var time: Int
+    public var message: String
+    /// No new attempt before this time (Unix seconds).
+    public var nextAttempt: Int
+
+    var json: [UInt8] {
+        JSONWriter.bytes(.object([("time", .int(time)), ("message", .string(message)), ("nextAttempt", .int(nextAttempt))]), pretty: true)
+    }
+
+    init(time: Int, message: String, nextAttempt: Int) {
+        self.time = time
+        self.message = message
+        self.nextAttempt = nextAttempt
+    }
+
+    init?(json bytes: [UInt8]) {
+        guard let root = JSONParser.parse(bytes, duplicateKeys: .warning).root, case .number(let time)? = root["time"]?.value,
+            let message = root["message"]?.stringValue
+        else { return nil }
+        self.time = Int(time) ?? 0
+        self.message = message
+        if case .number(let next)? = root["nextAttempt"]?.value { nextAttempt = Int(next) ?? 0 } else { nextAttempt = 0 }
+    }
+}
+
+/// The host of a URL, for naming the account directory of a CA.
+enum ClientURLHost {
+    static func of(_ url: String) -> String {
+        var rest = Substring(url)
+        if rest.hasPrefix("https://") { rest = rest.dropFirst(8) } else if rest.hasPrefix("http://") { rest = rest.dropFirst(7) }
+        let host = rest.prefix { $0 != "/" && $0 != "?" }
+        return String(host).replacingAll(":", with: "_")
+    }
+}

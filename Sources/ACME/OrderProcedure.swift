@@ -1,0 +1,200 @@
+import AASA
+import Posix
+import Support
+import TLS
+
+/// One certificate from order to storage (RFC 8555 §7.4): order, prove control of each name with the
+/// first challenge type that applies, finalize with a fresh key's request, download, check, store.
+/// Blocking; a worker thread runs it while holding the host's storage lock.
+struct OrderProcedure {
+    let client: ACMEClient
+    let board: ChallengeBoard
+    let storage: CertificateStorage
+    /// Challenge types in preference order, those the listeners and settings allow.
+    let challengeTypes: [ACMESettings.Challenge]
+    let dnsHook: String?
+    let keyType: ACMESettings.KeyType
+    let heartbeat: () -> Void
+    let log: (String) -> Void
+    /// Seconds the CA gets to validate a challenge and to issue.
+    var patienceSeconds = 120
+
+    /// Orders and stores a certificate for `host` (a wildcard host is ordered as the wildcard name).
+    /// Returns what was stored.
+    func run(host: String, replacing: String?) throws(ACMEError) -> StoredMeta {
+        let (orderURL, placed) = try client.newOrder([host], replacing: replacing)
+        var order = placed
+        for authorizationURL in order.authorizations {
+            try authorize(authorizationURL)
+        }
+        order = try poll(orderURL, until: ["ready", "valid"], what: "the order for \(host)")
+        let certificateKey: SigningKey
+        let csr: [UInt8]
+        do {
+            certificateKey = try SigningKey.generate(keyType == .rsa2048 ? .rsa2048 : .ecdsaP256)
+            csr = try CertificateRequest.der(names: [host], key: certificateKey)
+        } catch {
+            throw .local("cannot make the certificate key or request: \(error)")
+        }
+        if order.status == "ready" { order = try client.finalize(order, csr: csr) }
+        if order.status != "valid" { order = try poll(orderURL, until: ["valid"], what: "issuance for \(host)") }
+        guard let certificateURL = order.certificate else { throw .unexpected("the valid order for \(host) names no certificate") }
+        let chain = try client.certificate(certificateURL)
+        let keyPEM: [UInt8]
+        do {
+            keyPEM = try certificateKey.pem()
+        } catch {
+            throw .local("cannot write the certificate key: \(error)")
+        }
+        let findings = CertificateInspector.check(chainPEM: chain, keyPEM: keyPEM, hosts: [host], now: Int(Posix.unixTime()))
+        if let problem = findings.first(where: \.isError) {
+            throw .unexpected("the issued certificate for \(host) fails its check: \(problem.message)")
+        }
+        guard let summary = CertificateInspector.summary(chain) else { throw .unexpected("the issued certificate does not parse") }
+        var window: (start: Int, end: Int)?
+        if let identifier = summary.renewalIdentifier, let suggested = try? client.renewalWindow(certificateID: identifier) {
+            window = (suggested.start, suggested.end)
+        }
+        let meta = StoredMeta(
+            notBefore: summary.notBefore,
+            notAfter: summary.notAfter,
+            renewAt: RenewalPlan.renewAt(
+                notBefore: summary.notBefore,
+                notAfter: summary.notAfter,
+                window: window,
+                random: Double.random(in: 0..<1)
+            ),
+            renewalID: summary.renewalIdentifier,
+            issuer: summary.issuer,
+            obtainedAt: Int(Posix.unixTime())
+        )
+        var stored = chain
+        if stored.last != UInt8(ascii: "\n") { stored.append(UInt8(ascii: "\n")) }
+        do {
+            try storage.storeCertificate(host, chainAndKey: stored + keyPEM, meta: meta)
+        } catch {
+            throw .local("cannot store the certificate for \(host) in \(storage.root): \(error)")
+        }
+        return meta
+    }
+
+    private func authorize(_ url: String) throws(ACMEError) {
+        let authorization = try client.authorization(url)
+        if authorization.status == "valid" { return }
+        guard authorization.status == "pending" else {
+            throw .refused(
+                authorization.failure
+                    ?? ACMEProblem(type: "unauthorized", detail: "the authorization is \(authorization.status)", status: 0),
+                retryAfter: nil
+            )
+        }
+        let domain = authorization.domain
+        // DNS-01 is the one challenge for a wildcard (RFC 8555 §8.4), whatever the list says.
+        let usable: [ACMESettings.Challenge] = authorization.wildcard ? (dnsHook != nil ? [.dns01] : []) : challengeTypes
+        guard
+            let (type, challenge) = usable.lazy.compactMap({ type in
+                authorization.challenges.first { $0.type == type.rawValue }.map { (type, $0) }
+            }).first
+        else {
+            let offered = authorization.challenges.map(\.type).joined(separator: ", ")
+            let allowed = challengeTypes.map(\.rawValue).joined(separator: ", ")
+            let hint =
+                authorization.wildcard
+                ? " (a wildcard needs dns-01: set acme.dnsHook)" : "; usable here: \(allowed.isEmpty ? "none (no listener fits)" : allowed)"
+            throw .local("no usable challenge for \(authorization.wildcard ? "*." : "")\(domain): the CA offers \(offered)\(hint)")
+        }
+        let keyAuthorization = JWS.keyAuthorization(token: challenge.token, key: client.accountKey)
+        let cleanUp = try present(type, domain: domain, token: challenge.token, keyAuthorization: keyAuthorization)
+        defer { cleanUp() }
+        try client.respond(to: challenge)
+        let deadline = Posix.monotonicMilliseconds() + Int64(patienceSeconds) * 1000
+        while true {
+            heartbeat()
+            let current = try client.authorization(url)
+            switch current.status {
+            case "valid": return
+            case "pending", "processing":
+                guard Posix.monotonicMilliseconds() < deadline else {
+                    throw .unreachable("the CA did not validate \(domain) within \(patienceSeconds) s")
+                }
+                Posix.sleep(milliseconds: 500)
+            default:
+                let problem =
+                    current.failure ?? ACMEProblem(type: "unauthorized", detail: "\(type.rawValue) for \(domain) was refused", status: 0)
+                throw .refused(problem, retryAfter: nil)
+            }
+        }
+    }
+
+    /// Puts the answer where the CA will look; returns how to take it away again.
+    private func present(
+        _ type: ACMESettings.Challenge,
+        domain: String,
+        token: String,
+        keyAuthorization: String
+    ) throws(ACMEError) -> () -> Void {
+        switch type {
+        case .http01:
+            guard ChallengeBoard.isToken(token) else { throw .unexpected("the HTTP-01 token is not base64url") }
+            do {
+                try board.presentHTTP(token: token, keyAuthorization: keyAuthorization)
+            } catch {
+                throw .local("cannot store the HTTP-01 answer: \(error)")
+            }
+            return { board.cleanUpHTTP(token: token) }
+        case .tlsALPN01:
+            do {
+                board.presentALPN(
+                    domain: domain,
+                    certificate: try ServerCertificate.alpnChallenge(domain: domain, keyAuthorization: keyAuthorization)
+                )
+            } catch {
+                throw .local("cannot make the TLS-ALPN-01 certificate: \(error)")
+            }
+            return { board.cleanUpALPN(domain: domain) }
+        case .dns01:
+            guard let dnsHook else { throw .local("dns-01 needs acme.dnsHook") }
+            let value = Base64URL.encode(Digest.sha256(Array(keyAuthorization.utf8)))
+            let record = "_acme-challenge.\(domain)."
+            try runHook(dnsHook, "present", domain: domain, record: record, value: value)
+            return { try? runHook(dnsHook, "cleanup", domain: domain, record: record, value: value) }
+        }
+    }
+
+    /// lego's `exec` convention: `HOOK present|cleanup FQDN VALUE`, the same in the environment.
+    private func runHook(_ hook: String, _ action: String, domain: String, record: String, value: String) throws(ACMEError) {
+        let result: Posix.CommandResult
+        do {
+            result = try Posix.runCommand(
+                hook,
+                arguments: [action, record, value],
+                environment: ["ACME_ACTION": action, "ACME_DOMAIN": domain, "ACME_FQDN": record, "ACME_VALUE": value],
+                timeoutMilliseconds: 120_000
+            )
+        } catch {
+            throw .local("the DNS hook \(hook) could not run: \(error)")
+        }
+        guard result.status == 0 else {
+            let how = result.timedOut ? "did not finish within 120 s" : "exited with \(result.status.map(String.init) ?? "a signal")"
+            let output = result.output.trimmingWhitespace()
+            throw .local("the DNS hook \(hook) \(action) for \(domain) \(how)\(output.isEmpty ? "" : ": \(output.prefix(300))")")
+        }
+    }
+
+    private func poll(_ url: String, until wanted: Set<String>, what: String) throws(ACMEError) -> ACMEOrder {
+        let deadline = Posix.monotonicMilliseconds() + Int64(patienceSeconds) * 1000
+        while true {
+            heartbeat()
+            let order = try client.order(url)
+            if wanted.contains(order.status) { return order }
+            if order.status == "invalid" {
+                throw .refused(
+                    order.error ?? ACMEProblem(type: "orderInvalid", detail: "\(what) became invalid", status: 0),
+                    retryAfter: nil
+                )
+            }
+            guard Posix.monotonicMilliseconds() < deadline else { throw .unreachable("\(what) did not finish within \(patienceSeconds) s") }
+            Posix.sleep(milliseconds: 500)
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// When to renew a certificate and when to try again after a failure: pure arithmetic over times and a
+/// random draw the caller supplies (tests give fixed ones).
+public enum RenewalPlan {
+    /// Inside the CA's suggested window when it gave one (RFC 9773 §4.2: a uniformly random moment in it);
+    /// otherwise two thirds into the lifetime, minus up to 1/30 of the lifetime of jitter so replicas and
+    /// certificates issued together do not all renew in the same second. A 6-day certificate renews after
+    /// about 4 days, a 90-day one after about 60.
+    public static func renewAt(notBefore: Int, notAfter: Int, window: (start: Int, end: Int)?, random: Double) -> Int {
+        if let window, window.end >= window.start {
+            return window.start + Int(Double(window.end - window.start) * random)
+        }
+        let lifetime = max(0, notAfter - notBefore)
+        return notBefore + lifetime * 2 / 3 - Int(Double(lifetime / 30) * random)
+    }
+
+    /// Seconds before the next attempt after `failures` failures in a row: the CA's Retry-After when it
+    /// gave one, else `base` doubling (1, 2, 4 … × base), at most a day; never sooner than `base`.
+    public static func backoff(failures: Int, base: Int, retryAfter: Int?) -> Int {
+        let doubled = base << min(max(failures - 1, 0), 16)
+        let planned = min(doubled, 86_400)
+        guard let retryAfter else { return max(planned, 1) }
+        return max(retryAfter, min(base, 86_400))
+    }
+}

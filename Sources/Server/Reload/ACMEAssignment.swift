@@ -1,0 +1,73 @@
+import AASA
+import TLS
+
+/// Which of the config's hosts ACME takes care of: every host no certificate file covers, when
+/// `acme.hosts` is "config" (wildcard hosts only with a DNS hook: DNS-01 is the one challenge for them)
+/// or on demand. A host neither covers is an error naming it, as without ACME.
+enum ACMEAssignment {
+    static func assign(
+        _ sites: SiteList,
+        acme: ACMESettings,
+        fileNames: [[String]],
+        table: HostTable<Int>,
+        configPath: String
+    ) -> (hosts: [String], diagnostics: [Diagnostic]) {
+        var hosts: [String] = []
+        var findings: [Diagnostic] = []
+        for loaded in sites {
+            var wildcardsWithoutHook: [String] = []
+            var unmanaged: [String] = []
+            var firstOrigin: Provenance?
+            for host in loaded.site.hosts {
+                let text = host.value.description
+                let probe = text.hasPrefix("*.") ? "aasa-wildcard-check." + text.dropFirst(2) : text
+                if let index = table.lookup(probe), fileNames[index].contains(where: { CertificateInspector.name($0, covers: text) }) {
+                    continue
+                }
+                if text.hasPrefix("*.") {
+                    if acme.dnsHook != nil && acme.configHosts {
+                        hosts.append(text)
+                    } else if acme.onDemand == nil {
+                        wildcardsWithoutHook.append(text)
+                        if firstOrigin == nil { firstOrigin = host.origin }
+                    }
+                } else if acme.configHosts {
+                    hosts.append(text)
+                } else if acme.onDemand == nil {
+                    unmanaged.append(text)
+                    if firstOrigin == nil { firstOrigin = host.origin }
+                }
+            }
+            let location = firstOrigin?.location ?? loaded.site.origin.location
+            let path = (firstOrigin?.path ?? loaded.site.origin.path).description
+            if !wildcardsWithoutHook.isEmpty {
+                findings.append(
+                    Diagnostic(
+                        .error,
+                        "acme.wildcard",
+                        "no certificate covers \(wildcardsWithoutHook.joined(separator: ", ")): a wildcard certificate needs the "
+                            + "DNS-01 challenge; set acme.dnsHook to a command that publishes the TXT record, enable onDemand (a "
+                            + "certificate per host as it is first asked for), or add a certificate file",
+                        at: location,
+                        path: path,
+                        file: loaded.definedIn ?? configPath
+                    )
+                )
+            }
+            if !unmanaged.isEmpty {
+                findings.append(
+                    Diagnostic(
+                        .error,
+                        "tls.host-uncovered",
+                        "no certificate covers \(unmanaged.joined(separator: ", ")), and acme.hosts is \"none\" without onDemand; "
+                            + "set \"hosts\": \"config\", enable onDemand, or add a certificate file",
+                        at: location,
+                        path: path,
+                        file: loaded.definedIn ?? configPath
+                    )
+                )
+            }
+        }
+        return (hosts, findings)
+    }
+}
