@@ -112,6 +112,11 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
+        .testTarget(
+            name: "ACMETests",
+            dependencies: ["ACME", "AASA", "TLS", "Support", "Posix", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "CLITests", dependencies: ["CLI", "AASA", "Posix", "TestSupport"], swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

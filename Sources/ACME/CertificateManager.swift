@@ -390,7 +390,18 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 heartbeat: { lock.heartbeat() },
                 log: { [log] in log(.info, $0) }
             )
-            let meta = try procedure.run(host: host, replacing: previous?.renewalID)
+            let meta: StoredMeta
+            do {
+                meta = try procedure.run(host: host, replacing: previous?.renewalID)
+            } catch .refused(let problem, _) where problem.type == "accountDoesNotExist" {
+                // The CA no longer knows the stored account (a reset test CA, a deactivated account):
+                // register the key again and order once more.
+                log(.warning, "the CA does not know the stored ACME account; registering again")
+                forgetAccount()
+                var again = procedure
+                again.client = try accountClient()
+                meta = try again.run(host: host, replacing: previous?.renewalID)
+            }
             stored(host, meta, obtainedHere: true)
         } catch {
             fail(host, error, configHost: isConfigHost)
@@ -418,7 +429,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     private func fail(_ host: String, _ error: ACMEError, configHost: Bool) {
         let now = Int(Posix.unixTime())
-        let base = configHost || settings.onDemand == nil ? 60 : settings.onDemand!.retryAfterFailure
+        let base = configHost || settings.onDemand == nil ? settings.retryAfterFailure : settings.onDemand!.retryAfterFailure
         let delay = state.withLock { state -> Int in
             let failures = (state.failures[host] ?? 0) + 1
             state.failures[host] = failures
@@ -443,6 +454,11 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         case .success(let response): return "the ask URL refused \(host) (\(response.status)); no order placed"
         case .failure(let error): return "the ask URL could not be asked about \(host) (\(error.message)); no order placed"
         }
+    }
+
+    private func forgetAccount() {
+        account.withLock { $0 = nil }
+        Posix.removeFile(storage.accountDirectory(settings.directory) + "/account.json")
     }
 
     /// A client with the account: loaded from storage, else created and registered (once, under a lock).

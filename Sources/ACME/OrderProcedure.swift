@@ -7,7 +7,7 @@ import TLS
 /// first challenge type that applies, finalize with a fresh key's request, download, check, store.
 /// Blocking; a worker thread runs it while holding the host's storage lock.
 struct OrderProcedure {
-    let client: ACMEClient
+    var client: ACMEClient
     let board: ChallengeBoard
     let storage: CertificateStorage
     /// Challenge types in preference order, those the listeners and settings allow.

@@ -21,6 +21,8 @@ public struct ACMESettings: Sendable, Equatable {
     /// The command DNS-01 runs (`present` / `cleanup`), needed for wildcard hosts.
     public var dnsHook: String?
     public var maxConcurrentOrders = 4
+    /// After a failed order for a config host, no new one before this many seconds (doubling to a day).
+    public var retryAfterFailure = 60
 
     public enum KeyType: String, Sendable, Equatable, CaseIterable {
         case ecdsaP256 = "ecdsa-p256"
@@ -52,7 +54,7 @@ public struct ACMESettings: Sendable, Equatable {
 
     static let keys = [
         "directory", "directoryTrust", "email", "agreeToTerms", "storage", "externalAccount", "keyType", "hosts", "onDemand",
-        "challenges", "dnsHook", "maxConcurrentOrders", "comment",
+        "challenges", "dnsHook", "maxConcurrentOrders", "retryAfterFailure", "comment",
     ]
 }
 
@@ -197,6 +199,13 @@ extension ConfigDecoder {
                 if chosen.isEmpty && valid { fail("acme.challenge", "\"challenges\" lists no challenge type", value, memberPath) }
                 settings.challenges = chosen
             case "dnsHook": settings.dnsHook = nonEmptyString(value, memberPath)
+            case "retryAfterFailure":
+                if case .number(let text) = value.value, let seconds = Int(text), seconds >= 1 {
+                    settings.retryAfterFailure = seconds
+                } else {
+                    reader.typeMismatch(value, memberPath, expected: "a whole number of seconds ≥ 1")
+                    valid = false
+                }
             case "maxConcurrentOrders":
                 if case .number(let text) = value.value, let count = Int(text), (1...100).contains(count) {
                     settings.maxConcurrentOrders = count

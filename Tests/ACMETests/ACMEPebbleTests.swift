@@ -1,0 +1,280 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// The server obtaining, serving and renewing certificates from a real ACME CA (Pebble), end to end.
+@Suite("ACME against Pebble", .serialized, .enabled(if: Pebble.installed, "pebble is not installed (apt-get install pebble)"))
+struct ACMEPebbleTests {
+    @Test("Three hosts by HTTP-01, three by TLS-ALPN-01 and a wildcard by DNS-01 through a hook; curl verifies each")
+    func challenges() throws {
+        let pebble = try Pebble()
+        let root = { try pebble.rootFile() }
+        // HTTP-01
+        do {
+            let server = try ServerProcess(
+                config: acmeConfig(
+                    pebble,
+                    sites: sites([["a.test", "b.test"], ["c.test"]]),
+                    storage: "storage",
+                    acme: #""challenges": ["http-01"]"#
+                )
+            )
+            defer { server.stop() }
+            #expect(
+                waitUntil(60) { server.stderr.components(separatedBy: "obtained a certificate for").count - 1 == 3 },
+                "\(server.stderr)"
+            )
+            let rootPath = try root()
+            for host in ["a.test", "b.test", "c.test"] {
+                #expect(httpsStatus(host, port: pebble.tlsPort, root: rootPath) == 200, "\(host)")
+            }
+            #expect(server.stderr.contains("ordered a certificate for a.test"))
+            // Nothing else under the challenge path, and never over TLS.
+            let other = try runTool([
+                "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                "http://127.0.0.1:\(pebble.httpPort)/.well-known/acme-challenge/unknown-token",
+            ])
+            #expect(String(decoding: other.stdout, as: UTF8.self) == "404")
+            let key = try FileManager.default.attributesOfItem(atPath: server.directory + "/storage/certificates/a.test/certificate.pem")
+            #expect((key[.posixPermissions] as? Int) == 0o600)
+            #expect(!FileManager.default.fileExists(atPath: server.directory + "/storage/certificates/a.test/error.json"))
+        }
+        // TLS-ALPN-01, and a wildcard site by DNS-01.
+        let hook = try pebble.writeDNSHook()
+        let server = try ServerProcess(
+            config: acmeConfig(
+                pebble,
+                sites: sites([["d.test", "e.test", "f.test"], ["*.wild.test"]]),
+                storage: "storage",
+                acme: #""challenges": ["tls-alpn-01"], "dnsHook": "\#(hook)""#
+            )
+        )
+        defer { server.stop() }
+        #expect(waitUntil(60) { server.stderr.components(separatedBy: "obtained a certificate for").count - 1 == 4 }, "\(server.stderr)")
+        let rootPath = try root()
+        for host in ["d.test", "e.test", "f.test", "one.wild.test", "two.wild.test"] {
+            #expect(httpsStatus(host, port: pebble.tlsPort, root: rootPath) == 200, "\(host)")
+        }
+        #expect(server.stderr.contains("obtained a certificate for *.wild.test"))
+        // A name the config does not serve gets no certificate at all.
+        #expect(httpsStatus("stranger.test", port: pebble.tlsPort, root: rootPath) == nil)
+    }
+
+    @Test("On demand: 50 new hosts get one order each, all served within a bound; an SNI outside the config orders nothing")
+    func onDemand() throws {
+        let pebble = try Pebble()
+        let server = try ServerProcess(
+            config: acmeConfig(
+                pebble,
+                sites: sites([["*.customers.test"]]),
+                storage: "storage",
+                acme: #""hosts": "none", "onDemand": true"#
+            )
+        )
+        defer { server.stop() }
+        let hosts = (0..<50).map { "shop\($0).customers.test" }
+        let started = monotonicSeconds()
+        // Three handshakes per host, the first ones before any certificate exists.
+        for _ in 0..<3 {
+            for host in hosts { touchHandshake(host, port: pebble.tlsPort) }
+        }
+        touchHandshake("stranger.example", port: pebble.tlsPort)
+        #expect(
+            waitUntil(90) { server.stderr.components(separatedBy: "obtained a certificate for").count - 1 == 50 },
+            "\(server.stderr.suffix(3000))"
+        )
+        let rootPath = try pebble.rootFile()
+        var served = 0
+        for host in hosts where httpsStatus(host, port: pebble.tlsPort, root: rootPath) == 200 { served += 1 }
+        #expect(served == 50)
+        #expect(monotonicSeconds() - started < 90)
+        #expect(pebble.orderCount == 50, "orders at pebble: \(pebble.orderCount)")
+        #expect(!server.stderr.contains("stranger.example"))
+    }
+
+    @Test("On demand with an ask URL that refuses: no order")
+    func askRefuses() throws {
+        let pebble = try Pebble()
+        // The asked service: another aasa-server whose /nope answers 404 (its /healthz would allow).
+        let asked = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "healthPath": "/healthz"}"#)
+        )
+        defer { asked.stop() }
+        let server = try ServerProcess(
+            config: acmeConfig(
+                pebble,
+                sites: sites([["*.customers.test"]]),
+                storage: "storage",
+                acme: #""hosts": "none", "onDemand": {"ask": "http://127.0.0.1:\#(asked.port)/nope"}"#
+            )
+        )
+        defer { server.stop() }
+        touchHandshake("refused.customers.test", port: pebble.tlsPort)
+        #expect(waitUntil(20) { server.stderr.contains("the ask URL refused refused.customers.test (404)") }, "\(server.stderr)")
+        #expect(pebble.orderCount == 0)
+    }
+
+    @Test("Renewal of short-lived certificates while requests keep coming: no request fails")
+    func renewalUnderLoad() throws {
+        let pebble = try Pebble(validity: 24)
+        let server = try ServerProcess(config: acmeConfig(pebble, sites: sites([["short.test"]]), storage: "storage"))
+        defer { server.stop() }
+        #expect(waitUntil(30) { server.stderr.contains("obtained a certificate for short.test") }, "\(server.stderr)")
+        let rootPath = try pebble.rootFile()
+        var failures = 0
+        var requests = 0
+        let deadline = monotonicSeconds() + 40
+        while monotonicSeconds() < deadline && server.stderr.components(separatedBy: "obtained a certificate for short.test").count < 3 {
+            requests += 1
+            if httpsStatus("short.test", port: pebble.tlsPort, root: rootPath) != 200 { failures += 1 }
+        }
+        #expect(server.stderr.contains("renewing the certificate for short.test"))
+        #expect(server.stderr.components(separatedBy: "obtained a certificate for short.test").count >= 3, "\(server.stderr)")
+        #expect(requests > 20)
+        #expect(failures == 0, "\(failures) of \(requests) requests failed")
+    }
+
+    @Test("Faults: bad nonces, the CA stopped, a failing challenge, damaged and read-only storage — the server keeps serving and recovers")
+    func faults() throws {
+        let pebble = try Pebble(environment: ["PEBBLE_WFE_NONCEREJECT": "40"])
+        let server = try ServerProcess(config: acmeConfig(pebble, sites: sites([["one.test"], ["two.test"]]), storage: "storage"))
+        #expect(waitUntil(60) { server.stderr.components(separatedBy: "obtained a certificate for").count - 1 == 2 }, "\(server.stderr)")
+        #expect(pebble.log.contains("badNonce") || pebble.log.contains("bad nonce") || pebble.log.lowercased().contains("nonce"))
+
+        // The CA goes away: a new host cannot be ordered; the others are still served, so is plain HTTP.
+        pebble.stopCA()
+        let config = server.directory + "/config.json"
+        try Data(
+            acmeConfig(pebble, sites: sites([["one.test"], ["two.test"], ["three.test"]]), storage: "storage").utf8
+        ).write(to: URL(fileURLWithPath: config))
+        server.signal(SIGHUP)
+        #expect(
+            waitUntil(30) { server.stderr.contains("could not obtain a certificate for three.test: the CA did not answer") },
+            "\(server.stderr)"
+        )
+        var rootPath = try? pebble.rootFile()
+        #expect(rootPath == nil)
+        let plain = try runTool([
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: one.test",
+            "http://127.0.0.1:\(pebble.httpPort)/.well-known/apple-app-site-association",
+        ])
+        #expect(String(decoding: plain.stdout, as: UTF8.self) == "200")
+        let served = try runTool([
+            "curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}", "--resolve", "one.test:\(pebble.tlsPort):127.0.0.1",
+            "https://one.test:\(pebble.tlsPort)/.well-known/apple-app-site-association",
+        ])
+        #expect(String(decoding: served.stdout, as: UTF8.self) == "200")
+        // It comes back (with no memory of the account): the host is obtained on a later attempt.
+        try pebble.start()
+        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for three.test") }, "\(server.stderr.suffix(3000))")
+        rootPath = try pebble.rootFile()
+        #expect(httpsStatus("three.test", port: pebble.tlsPort, root: rootPath!) == 200)
+
+        // A challenge that fails: the mock DNS sends the CA elsewhere. Logged per attempt, then fixed.
+        try pebble.setAddress("four.test", "127.0.0.9")
+        try Data(
+            acmeConfig(pebble, sites: sites([["one.test"], ["two.test"], ["three.test"], ["four.test"]]), storage: "storage").utf8
+        ).write(to: URL(fileURLWithPath: config))
+        server.signal(SIGHUP)
+        #expect(
+            waitUntil(30) { server.stderr.contains("could not obtain a certificate for four.test: the CA refused") },
+            "\(server.stderr.suffix(3000))"
+        )
+        try pebble.setAddress("four.test", nil)
+        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for four.test") }, "\(server.stderr.suffix(3000))")
+
+        // Read-only storage (immutable directory; root ignores permissions): the order fails, nothing is lost.
+        let certificates = server.directory + "/storage/certificates"
+        let immutable = try runTool(["chattr", "+i", certificates])
+        if immutable.status == 0 {
+            defer { _ = try? runTool(["chattr", "-i", certificates]) }
+            try Data(
+                acmeConfig(
+                    pebble,
+                    sites: sites([["one.test"], ["two.test"], ["three.test"], ["four.test"], ["five.test"]]),
+                    storage: "storage"
+                ).utf8
+            ).write(to: URL(fileURLWithPath: config))
+            server.signal(SIGHUP)
+            #expect(
+                waitUntil(30) { server.stderr.contains("could not obtain a certificate for five.test: cannot") },
+                "\(server.stderr.suffix(3000))"
+            )
+            #expect(httpsStatus("three.test", port: pebble.tlsPort, root: rootPath!) == 200)
+            _ = try runTool(["chattr", "-i", certificates])
+            #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for five.test") }, "\(server.stderr.suffix(3000))")
+        } else {
+            print("skipping the read-only storage check: chattr is not available here (\(immutable.stderr))")
+        }
+        server.stop()
+    }
+
+    @Test("A truncated certificate in storage is reported, never served, and obtained again")
+    func damagedStorage() throws {
+        let pebble = try Pebble()
+        let first = try ServerProcess(
+            config: acmeConfig(pebble, sites: sites([["damaged.test"]]), storage: "/tmp/aasa-acme-damaged-\(getpid())")
+        )
+        defer { try? FileManager.default.removeItem(atPath: "/tmp/aasa-acme-damaged-\(getpid())") }
+        #expect(waitUntil(30) { first.stderr.contains("obtained a certificate for damaged.test") }, "\(first.stderr)")
+        first.stop()
+        let path = "/tmp/aasa-acme-damaged-\(getpid())/certificates/damaged.test/certificate.pem"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        // Cut in the middle of the chain, with the renewal time still ahead: only the damage can cause an order.
+        try bytes.prefix(bytes.count / 3).write(to: URL(fileURLWithPath: path))
+        let orders = pebble.orderCount
+        let second = try ServerProcess(
+            config: acmeConfig(pebble, sites: sites([["damaged.test"]]), storage: "/tmp/aasa-acme-damaged-\(getpid())")
+        )
+        defer { second.stop() }
+        touchHandshake("damaged.test", port: pebble.tlsPort)
+        #expect(waitUntil(30) { second.stderr.contains("the stored certificate for damaged.test is damaged") }, "\(second.stderr)")
+        #expect(waitUntil(30) { second.stderr.contains("obtained a certificate for damaged.test") }, "\(second.stderr)")
+        #expect(pebble.orderCount == orders + 1)
+        #expect(httpsStatus("damaged.test", port: pebble.tlsPort, root: try pebble.rootFile()) == 200)
+    }
+
+    @Test("Two servers sharing one storage directory, asked for the same 20 new hosts at once: one order per host, both serve all")
+    func sharedStorage() throws {
+        let pebble = try Pebble()
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-acme-shared-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: storage) }
+        let onDemand = #""hosts": "none", "onDemand": true"#
+        // Only the first listens where Pebble validates: it answers the other's HTTP-01 challenges from storage.
+        let first = try ServerProcess(config: acmeConfig(pebble, sites: sites([["*.shared.test"]]), storage: storage, acme: onDemand))
+        defer { first.stop() }
+        let secondTLS = try freeLoopbackPort()
+        let second = try ServerProcess(
+            config: acmeConfig(
+                pebble,
+                sites: sites([["*.shared.test"]]),
+                storage: storage,
+                acme: onDemand + #", "challenges": ["http-01"]"#,
+                plainPort: try freeLoopbackPort(),
+                tlsPort: secondTLS
+            )
+        )
+        defer { second.stop() }
+        let hosts = (0..<20).map { "tenant\($0).shared.test" }
+        let group = DispatchGroup()
+        for (index, port) in [pebble.tlsPort, secondTLS].enumerated() {
+            DispatchQueue.global().async(group: group) {
+                for host in index == 0 ? hosts : hosts.reversed() { touchHandshake(host, port: port) }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        let rootPath = try pebble.rootFile()
+        #expect(
+            waitUntil(120) {
+                hosts.allSatisfy {
+                    httpsStatus($0, port: pebble.tlsPort, root: rootPath) == 200 && httpsStatus($0, port: secondTLS, root: rootPath) == 200
+                }
+            },
+            "first: \(first.stderr.suffix(2000)) second: \(second.stderr.suffix(2000))"
+        )
+        #expect(pebble.orderCount == 20, "orders at pebble: \(pebble.orderCount)")
+        let ordered = (first.stderr + second.stderr).components(separatedBy: "ordered a certificate for").count - 1
+        #expect(ordered == 20)
+    }
+}
