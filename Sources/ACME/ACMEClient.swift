@@ -42,6 +42,8 @@ final class ACMEClient: @unchecked Sendable {
     private(set) var directory: ACMEDirectory?
     private(set) var accountURL: String?
     private var nonce: String?
+    /// Told of every `badNonce` answer (counted for /metrics).
+    var onBadNonce: () -> Void = {}
     /// badNonce answers retried in a row before giving up.
     static let nonceRetries = 8
 
@@ -200,7 +202,10 @@ final class ACMEClient: @unchecked Sendable {
                     detail: String(decoding: response.body.prefix(200), as: UTF8.self),
                     status: response.status
                 )
-            if problem.type == "badNonce" && attempt < Self.nonceRetries { continue }
+            if problem.type == "badNonce" {
+                onBadNonce()
+                if attempt < Self.nonceRetries { continue }
+            }
             throw .refused(
                 problem,
                 retryAfter: response.header("Retry-After").flatMap { Self.retryAfterSeconds($0, now: Int(Posix.unixTime())) }

@@ -28,6 +28,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         public var ordersStarted = 0
         public var ordersFailed = 0
         public var ordersSucceeded = 0
+        public var badNonces = 0
+        /// Certificates ready in memory.
+        public var cached = 0
     }
 
     let settings: ACMESettings
@@ -140,7 +143,13 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     public func challengeCertificate(forServerName serverName: String) -> ServerCertificate? { board.alpnAnswer(domain: serverName) }
 
-    public var counters: Counters { state.withLock { $0.counters } }
+    public var counters: Counters {
+        state.withLock { state in
+            var counters = state.counters
+            counters.cached = state.cache.count
+            return counters
+        }
+    }
 
     /// Every stored certificate this replica knows of: host and expiry (Unix seconds).
     public var expiries: [(host: String, notAfter: Int)] {
@@ -464,7 +473,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     /// A client with the account: loaded from storage, else created and registered (once, under a lock).
     private func accountClient() throws(ACMEError) -> ACMEClient {
         if let (key, url) = account.withLock({ $0 }) {
-            return ACMEClient(directoryURL: settings.directory, http: http, accountKey: key, accountURL: url)
+            return counted(ACMEClient(directoryURL: settings.directory, http: http, accountKey: key, accountURL: url))
         }
         let directory = storage.accountDirectory(settings.directory)
         let keyPath = directory + "/account.pem"
@@ -491,7 +500,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 throw .local("cannot create the account key in \(directory): \(error)")
             }
         }
-        let client = ACMEClient(directoryURL: settings.directory, http: http, accountKey: key)
+        let client = counted(ACMEClient(directoryURL: settings.directory, http: http, accountKey: key))
         var url = (try? Posix.readFile(accountPath, limit: 64 * 1024)).flatMap { JSONParser.parse($0).root?["url"]?.stringValue }
         if url == nil {
             var binding: (keyID: String, hmacKey: [UInt8])?
@@ -516,7 +525,12 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         }
         let accountURL = url!
         account.withLock { $0 = (key, accountURL) }
-        return ACMEClient(directoryURL: settings.directory, http: http, accountKey: key, accountURL: accountURL)
+        return counted(ACMEClient(directoryURL: settings.directory, http: http, accountKey: key, accountURL: accountURL))
+    }
+
+    private func counted(_ client: ACMEClient) -> ACMEClient {
+        client.onBadNonce = { [self] in state.withLock { $0.counters.badNonces += 1 } }
+        return client
     }
 
     /// Letters, digits, hyphens and dots (or a leading `*.`): anything else is no host of ours and never

@@ -34,6 +34,7 @@ public enum CommandLineTool {
         CheckCommand.subcommand,
         HealthcheckCommand.subcommand,
         StatusCommand.subcommand,
+        CertificatesCommand.subcommand,
         DevCommand.subcommand,
         DevCertCommand.subcommand,
     ]
@@ -48,7 +49,7 @@ public enum CommandLineTool {
 
             """
         for command in subcommands {
-            text += "  " + command.name.padding(12) + command.abstract + "\n"
+            text += "  " + command.name.padding(14) + command.abstract + "\n"
         }
         text += """
 

@@ -6,6 +6,11 @@ struct ClientHello {
     var serverName: String?
     var protocols: [[UInt8]] = []
 
+    init(protocols: [[UInt8]], serverName: String? = nil) {
+        self.protocols = protocols
+        self.serverName = serverName
+    }
+
     init?(_ ssl: OpaquePointer) {
         var data: UnsafePointer<UInt8>?
         var length = 0

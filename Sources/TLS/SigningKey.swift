@@ -87,6 +87,37 @@ public final class SigningKey: @unchecked Sendable {
         return try Self.rawECDSA(der: signature)
     }
 
+    /// Whether `signature` (JWS form, as ``sign(_:)`` makes it) is this key's over `input`.
+    public func verify(_ signature: [UInt8], over input: [UInt8]) -> Bool {
+        var der = signature
+        if kind == .ecdsaP256 {
+            guard signature.count == 64, let converted = Self.derECDSA(raw: signature) else { return false }
+            der = converted
+        }
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else { return false }
+        let verified = EVP_DigestVerify(context, der, der.count, input, input.count) == 1
+        ERR_clear_error()
+        return verified
+    }
+
+    static func derECDSA(raw: [UInt8]) -> [UInt8]? {
+        guard let signature = ECDSA_SIG_new() else { return nil }
+        defer { ECDSA_SIG_free(signature) }
+        guard let r = BN_bin2bn(raw, 32, nil), let s = BN_bin2bn(Array(raw[32...]), 32, nil) else { return nil }
+        guard ECDSA_SIG_set0(signature, r, s) == 1 else {
+            BN_free(r)
+            BN_free(s)
+            return nil
+        }
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = i2d_ECDSA_SIG(signature, &output)
+        guard length > 0, let output else { return nil }
+        defer { CRYPTO_free(output, nil, 0) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
     static func rawECDSA(der: [UInt8]) throws(TLSError) -> [UInt8] {
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress

@@ -302,6 +302,11 @@ public final class TLSContexts: @unchecked Sendable {
         }
     }
 
+    /// Each certificate file's hosts and leaf expiry (Unix seconds), for the expiry metric.
+    public var fileCertificateExpiries: [(hosts: [String], notAfter: Int?)] {
+        zip(contexts, expiries).map { ($0.hosts, $1) }
+    }
+
     /// When the certificate a handshake for `serverName` gets expires (Unix seconds).
     public func expiry(forServerName serverName: String) -> Int? {
         if let index = select(serverName) { return index < expiries.count ? expiries[index] : nil }

@@ -20,11 +20,13 @@ final class Pebble {
     private var challtestsrv: Process?
     private var environment: [String: String]
     private var validity: Int?
+    private var externalAccountKeys: [String: String]
 
     static var installed: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/pebble") }
 
     /// `environment`: PEBBLE_* fault settings. `validity`: certificate lifetime in seconds.
-    init(environment: [String: String] = [:], validity: Int? = nil) throws {
+    /// `externalAccountKeys`: key id → base64url HMAC key; when given, Pebble requires External Account Binding.
+    init(environment: [String: String] = [:], validity: Int? = nil, externalAccountKeys: [String: String] = [:]) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-pebble-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try freeLoopbackPort()
@@ -41,6 +43,7 @@ final class Pebble {
         try Data(leaf.key).write(to: URL(fileURLWithPath: directory + "/pebble.key"))
         self.environment = environment
         self.validity = validity
+        self.externalAccountKeys = externalAccountKeys
         try startChallTestSrv()
         try start()
     }
@@ -65,8 +68,9 @@ final class Pebble {
         var settings: [String: Any] = [
             "listenAddress": "127.0.0.1:\(port)", "managementListenAddress": "127.0.0.1:\(managementPort)",
             "certificate": directory + "/pebble.pem", "privateKey": directory + "/pebble.key", "httpPort": httpPort,
-            "tlsPort": tlsPort, "ocspResponderURL": "", "externalAccountBindingRequired": false,
+            "tlsPort": tlsPort, "ocspResponderURL": "", "externalAccountBindingRequired": !externalAccountKeys.isEmpty,
         ]
+        if !externalAccountKeys.isEmpty { settings["externalAccountMACKeys"] = externalAccountKeys }
         if let validity { settings["certificateValidityPeriod"] = validity }
         let config = try JSONSerialization.data(withJSONObject: ["pebble": settings])
         try config.write(to: URL(fileURLWithPath: directory + "/pebble.json"))
@@ -199,4 +203,13 @@ func touchHandshake(_ host: String, port: Int) {
         ["curl", "-sk", "-o", "/dev/null", "--max-time", "3", "--resolve", "\(host):\(port):127.0.0.1", "https://\(host):\(port)/"],
         timeout: 5
     )
+}
+
+/// A value from the server's /metrics (the line that starts with `name` and a space).
+func metric(_ server: ServerProcess, _ name: String) -> Int? {
+    guard let client = try? RawClient(port: server.adminPort, timeout: 3) else { return nil }
+    client.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    guard let body = client.readResponses(1, timeout: 3).first?.bodyText else { return nil }
+    let line = body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+    return line.flatMap { Int($0.split(separator: " ").last ?? "") }
 }

@@ -1,8 +1,41 @@
+import ACME
 import Support
 import Synchronization
+import TLS
 
 /// Prometheus text exposition (version 0.0.4) of the merged counters.
 enum MetricsRenderer {
+    /// Expiry per host (files and ACME), and what ACME has been doing.
+    static func certificateMetrics(_ tls: TLSContexts?, acme: CertificateManager?) -> String {
+        var expiries: [(String, Int)] = []
+        for entry in tls?.fileCertificateExpiries ?? [] {
+            guard let notAfter = entry.notAfter else { continue }
+            for host in entry.hosts { expiries.append((host, notAfter)) }
+        }
+        if let acme { expiries += acme.expiries.map { ($0.host, $0.notAfter) } }
+        guard !expiries.isEmpty || acme != nil else { return "" }
+        var out = "# HELP aasa_certificate_expiry_timestamp_seconds When each host's certificate expires (files and ACME).\n"
+        out += "# TYPE aasa_certificate_expiry_timestamp_seconds gauge\n"
+        for (host, notAfter) in expiries.sorted(by: { $0.0 < $1.0 }) {
+            out += "aasa_certificate_expiry_timestamp_seconds{host=\"\(escape(host))\"} \(notAfter)\n"
+        }
+        guard let counters = acme?.counters else { return out }
+        for (name, help, value) in [
+            ("aasa_acme_orders_started_total", "ACME orders started (new certificates and renewals).", counters.ordersStarted),
+            ("aasa_acme_orders_failed_total", "ACME orders that failed (each is retried after a backoff).", counters.ordersFailed),
+            ("aasa_acme_orders_succeeded_total", "ACME orders that ended with a stored certificate.", counters.ordersSucceeded),
+            (
+                "aasa_acme_bad_nonces_total", "badNonce answers from the CA (each retried with the fresh nonce it carried).",
+                counters.badNonces
+            ),
+        ] {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
+        }
+        out += "# HELP aasa_acme_cached_certificates Obtained certificates ready in memory (the rest load at their next handshake).\n"
+        out += "# TYPE aasa_acme_cached_certificates gauge\naasa_acme_cached_certificates \(counters.cached)\n"
+        return out
+    }
+
     static func render(_ stats: LoopStats, state: ServerState) -> String {
         var out = ""
         out += "# HELP aasa_requests_total Requests answered, by site (first host of the site), path class and status.\n"
@@ -35,6 +68,7 @@ enum MetricsRenderer {
         }
         let current = state.current
         let snapshot = current.snapshot
+        out += certificateMetrics(snapshot.tls, acme: state.acme)
         out += "# HELP aasa_config_generation Generation of the config in force (1 at start, +1 per successful reload).\n"
         out += "# TYPE aasa_config_generation gauge\naasa_config_generation \(snapshot.generation)\n"
         out += "# HELP aasa_config_loaded_timestamp_seconds When the config in force was loaded.\n"
