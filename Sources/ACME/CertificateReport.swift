@@ -1,4 +1,4 @@
-public import AASA
+import AASA
 import Support
 
 /// One host's certificate as `aasa-server certificates` reports it.
