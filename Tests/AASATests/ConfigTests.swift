@@ -330,7 +330,7 @@ struct ConfigTests {
     func bundledExamples() throws {
         for name in [
             "example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json",
-            "examples/https.json",
+            "examples/https.json", "examples/acme.json",
         ] {
             let path = Fixtures.repositoryRoot + "/config/" + name
             let loaded = ConfigLoader.load(configBytes: try Fixtures.read(path), configPath: path) { file in

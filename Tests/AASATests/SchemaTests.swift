@@ -79,7 +79,7 @@ struct SchemaTests {
         }
         let examples = [
             "example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json",
-            "examples/https.json",
+            "examples/https.json", "examples/acme.json",
         ]
         .map { Fixtures.repositoryRoot + "/config/" + $0 }
         let script = """
