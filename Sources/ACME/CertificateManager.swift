@@ -55,14 +55,24 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         var lastUse: Int64
     }
 
+    struct Schedule {
+        var notAfter: Int
+        var renewAt: Int
+        init(_ meta: StoredMeta) {
+            notAfter = meta.notAfter
+            renewAt = meta.renewAt
+        }
+    }
+
     struct State {
         var cache: [String: Cached] = [:]
         /// Names with nothing in storage, not looked up again before the time given (monotonic ms).
         var absent: [String: Int64] = [:]
         var configHosts: Set<String> = []
         var serves: @Sendable (String) -> Bool = { _ in false }
-        /// Stored certificates this replica knows of, for renewal and expiry metrics.
-        var known: [String: StoredMeta] = [:]
+        /// Stored certificates this replica knows of, for renewal and expiry metrics: two numbers per host,
+        /// so 100,000 stored certificates cost a few megabytes (the rest of their meta is read when renewing).
+        var known: [String: Schedule] = [:]
         var failures: [String: Int] = [:]
         /// No attempt before this Unix time.
         var notBefore: [String: Int] = [:]
@@ -315,9 +325,11 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     /// Finds new config hosts in storage, and queues what is due: renewals and retries after failures.
     private func scheduleLoop() {
-        var known: [String: StoredMeta] = [:]
-        for host in storage.storedHosts() { if let meta = storage.readMeta(host) { known[host] = meta } }
+        var known: [String: Schedule] = [:]
+        for host in storage.storedHosts() { if let meta = storage.readMeta(host) { known[host] = Schedule(meta) } }
         state.withLock { $0.known.merge(known) { _, new in new } }
+        // Reading every meta file left freed buffers in this thread's malloc arena: hand them back.
+        Posix.releaseFreeMemory()
         var lastSweep = 0
         while !state.withLock({ $0.stopping }) {
             _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: 1000)
@@ -330,7 +342,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             }
             for host in unchecked {
                 if let meta = storage.readMeta(host), Posix.fileExists(storage.certificatePath(host)) {
-                    state.withLock { $0.known[host] = meta }
+                    state.withLock { $0.known[host] = Schedule(meta) }
                     if meta.renewAt <= now { enqueue(host, force: false) }
                 } else {
                     if let failure = storage.readFailure(host), failure.nextAttempt > now {
@@ -356,7 +368,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     private func obtain(_ host: String) {
         let now = Int(Posix.unixTime())
-        let (isConfigHost, previous) = state.withLock { ($0.configHosts.contains(host), $0.known[host]) }
+        let (isConfigHost, isKnown) = state.withLock { ($0.configHosts.contains(host), $0.known[host] != nil) }
+        // What is renewed: its expiry for the log, its renewal-information ID for the CA.
+        let previous = isKnown ? storage.readMeta(host) : nil
         if !isConfigHost && previous == nil, let ask = settings.onDemand?.ask {
             if let refusal = askAllows(host, ask) {
                 fail(host, ACMEError.local(refusal), configHost: false)
@@ -419,7 +433,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     private func stored(_ host: String, _ meta: StoredMeta, obtainedHere: Bool) {
         state.withLock { state in
-            state.known[host] = meta
+            state.known[host] = Schedule(meta)
             state.failures[host] = nil
             state.notBefore[host] = nil
             state.lastError[host] = nil

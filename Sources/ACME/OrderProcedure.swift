@@ -157,6 +157,7 @@ struct OrderProcedure {
             let value = Base64URL.encode(Digest.sha256(Array(keyAuthorization.utf8)))
             let record = "_acme-challenge.\(domain)."
             try runHook(dnsHook, "present", domain: domain, record: record, value: value)
+            heartbeat()
             return { try? runHook(dnsHook, "cleanup", domain: domain, record: record, value: value) }
         }
     }
@@ -169,13 +170,13 @@ struct OrderProcedure {
                 hook,
                 arguments: [action, record, value],
                 environment: ["ACME_ACTION": action, "ACME_DOMAIN": domain, "ACME_FQDN": record, "ACME_VALUE": value],
-                timeoutMilliseconds: 120_000
+                timeoutMilliseconds: 90_000
             )
         } catch {
             throw .local("the DNS hook \(hook) could not run: \(error)")
         }
         guard result.status == 0 else {
-            let how = result.timedOut ? "did not finish within 120 s" : "exited with \(result.status.map(String.init) ?? "a signal")"
+            let how = result.timedOut ? "did not finish within 90 s" : "exited with \(result.status.map(String.init) ?? "a signal")"
             let output = result.output.trimmingWhitespace()
             throw .local("the DNS hook \(hook) \(action) for \(domain) \(how)\(output.isEmpty ? "" : ": \(output.prefix(300))")")
         }

@@ -5,8 +5,9 @@ import Posix
 /// belongs to a replica that died and is taken over.
 final class StorageLock: @unchecked Sendable {
     let path: String
-    static let heartbeatSeconds = 5
-    static let staleAfter = 30
+    /// Longer than any single exchange with the CA (30 s each) between two heartbeats, so a slow CA never
+    /// makes a live holder look dead.
+    static let staleAfter = 120
 
     private init(path: String) { self.path = path }
 

@@ -14,7 +14,9 @@ enum ServeCommand {
 
             GET and HEAD on those paths always answer 200 application/json (never a redirect, never 304),
             built once when the config loads. Unknown hosts get the config's unknownHost answer. Listeners
-            with "tls": true serve HTTPS with the certificates in server.certificates (chosen by SNI).
+            with "tls": true serve HTTPS with the certificates in server.certificates (chosen by SNI), and
+            with server.acme the server obtains and renews the missing ones itself from an ACME CA such as
+            Let's Encrypt (see `aasa-server certificates`).
 
             The config and every file it references are watched and reloaded on change; SIGHUP and
             POST /reload on the admin listener reload too. A config with errors never replaces a good one.
