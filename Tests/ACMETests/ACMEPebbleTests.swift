@@ -145,10 +145,19 @@ struct ACMEPebbleTests {
         #expect(failures == 0, "\(failures) of \(requests) requests failed")
     }
 
-    @Test("Faults: bad nonces, the CA stopped, a failing challenge, read-only storage — the server keeps serving and recovers")
+    @Test("Faults: bad nonces, the CA stopped mid-order, a failing challenge, read-only storage — the server keeps serving and recovers")
     func faults() throws {
         let pebble = try Pebble(environment: ["PEBBLE_WFE_NONCEREJECT": "40"])
-        let server = try ServerProcess(config: acmeConfig(pebble, sites: sites([["one.test"], ["two.test"]]), storage: "storage"))
+        // A DNS hook that says when it starts and takes two seconds: a window in the middle of an order.
+        let marker = pebble.directory + "/hook-started"
+        let hook = pebble.directory + "/slow-hook.sh"
+        try Data("#!/bin/sh\nif [ \"$1\" = present ]; then touch \(marker); sleep 2; fi\nexec \(try pebble.writeDNSHook()) \"$@\"\n".utf8)
+            .write(to: URL(fileURLWithPath: hook))
+        chmod(hook, 0o755)
+        let withHook = #""dnsHook": "\#(hook)""#
+        let server = try ServerProcess(
+            config: acmeConfig(pebble, sites: sites([["one.test"], ["two.test"]]), storage: "storage", acme: withHook)
+        )
         #expect(waitUntil(60) { server.stderr.components(separatedBy: "obtained a certificate for").count - 1 == 2 }, "\(server.stderr)")
         // Pebble rejected some nonces; each was retried with the fresh one its answer carried.
         #expect((metric(server, "aasa_acme_bad_nonces_total") ?? 0) > 0)
@@ -156,15 +165,17 @@ struct ACMEPebbleTests {
         let expiry = metric(server, #"aasa_certificate_expiry_timestamp_seconds{host="one.test"}"#) ?? 0
         #expect(expiry > Int(Date().timeIntervalSince1970) + 86_400)
 
-        // The CA goes away: a new host cannot be ordered; the others are still served, so is plain HTTP.
-        pebble.stopCA()
+        // The CA goes away in the middle of an order (while the DNS hook publishes the record): that order
+        // fails; the other hosts are still served, and so is plain HTTP.
         let config = server.directory + "/config.json"
         try Data(
-            acmeConfig(pebble, sites: sites([["one.test"], ["two.test"], ["three.test"]]), storage: "storage").utf8
+            acmeConfig(pebble, sites: sites([["one.test"], ["two.test"], ["*.three.test"]]), storage: "storage", acme: withHook).utf8
         ).write(to: URL(fileURLWithPath: config))
         server.signal(SIGHUP)
+        #expect(waitUntil(30) { FileManager.default.fileExists(atPath: marker) }, "\(server.stderr)")
+        pebble.stopCA()
         #expect(
-            waitUntil(30) { server.stderr.contains("could not obtain a certificate for three.test: the CA did not answer") },
+            waitUntil(30) { server.stderr.contains("could not obtain a certificate for *.three.test: the CA did not answer") },
             "\(server.stderr)"
         )
         var rootPath = try? pebble.rootFile()
@@ -181,14 +192,19 @@ struct ACMEPebbleTests {
         #expect(String(decoding: served.stdout, as: UTF8.self) == "200")
         // It comes back (with no memory of the account): the host is obtained on a later attempt.
         try pebble.start()
-        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for three.test") }, "\(server.stderr.suffix(3000))")
+        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for *.three.test") }, "\(server.stderr.suffix(3000))")
         rootPath = try pebble.rootFile()
-        #expect(httpsStatus("three.test", port: pebble.tlsPort, root: rootPath!) == 200)
+        #expect(httpsStatus("www.three.test", port: pebble.tlsPort, root: rootPath!) == 200)
 
         // A challenge that fails: the mock DNS sends the CA elsewhere. Logged per attempt, then fixed.
         try pebble.setAddress("four.test", "127.0.0.9")
         try Data(
-            acmeConfig(pebble, sites: sites([["one.test"], ["two.test"], ["three.test"], ["four.test"]]), storage: "storage").utf8
+            acmeConfig(
+                pebble,
+                sites: sites([["one.test"], ["two.test"], ["*.three.test"], ["four.test"]]),
+                storage: "storage",
+                acme: withHook
+            ).utf8
         ).write(to: URL(fileURLWithPath: config))
         server.signal(SIGHUP)
         #expect(
@@ -211,8 +227,9 @@ struct ACMEPebbleTests {
             try Data(
                 acmeConfig(
                     pebble,
-                    sites: sites([["one.test"], ["two.test"], ["three.test"], ["four.test"], ["five.test"]]),
-                    storage: "storage"
+                    sites: sites([["one.test"], ["two.test"], ["*.three.test"], ["four.test"], ["five.test"]]),
+                    storage: "storage",
+                    acme: withHook
                 ).utf8
             ).write(to: URL(fileURLWithPath: config))
             server.signal(SIGHUP)
@@ -220,7 +237,7 @@ struct ACMEPebbleTests {
                 waitUntil(30) { server.stderr.contains("could not obtain a certificate for five.test: cannot") },
                 "\(server.stderr.suffix(3000))"
             )
-            #expect(httpsStatus("three.test", port: pebble.tlsPort, root: rootPath!) == 200)
+            #expect(httpsStatus("www.three.test", port: pebble.tlsPort, root: rootPath!) == 200)
             _ = try runTool(["chattr", "-i", certificates])
             #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for five.test") }, "\(server.stderr.suffix(3000))")
         } else {
@@ -297,7 +314,7 @@ struct ACMEPebbleTests {
         #expect(ordered == 20)
     }
 
-    @Test("External Account Binding: a CA that requires it registers the account with the key id and HMAC key")
+    @Test("External Account Binding: a CA that requires it registers the account with the key id and HMAC key; RSA certificate keys")
     func externalAccountBinding() throws {
         let hmacKey = "zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W"
         let pebble = try Pebble(externalAccountKeys: ["kid-aasa": hmacKey])
@@ -309,11 +326,16 @@ struct ACMEPebbleTests {
                 pebble,
                 sites: sites([["eab.test"]]),
                 storage: "storage",
-                acme: #""externalAccount": {"keyId": "kid-aasa", "hmacKeyFile": "eab.key"}"#
+                acme: #""externalAccount": {"keyId": "kid-aasa", "hmacKeyFile": "eab.key"}, "keyType": "rsa-2048""#
             ),
             files: ["eab.key": hmacKey + "\n"]
         )
         defer { server.stop() }
         #expect(waitUntil(30) { server.stderr.contains("obtained a certificate for eab.test") }, "\(server.stderr)")
+        // keyType rsa-2048: the certificate's key is RSA.
+        let text = try runTool([
+            "openssl", "x509", "-noout", "-text", "-in", server.directory + "/storage/certificates/eab.test/certificate.pem",
+        ])
+        #expect(String(decoding: text.stdout, as: UTF8.self).contains("rsaEncryption"))
     }
 }

@@ -1,5 +1,7 @@
 import AASA
+import Glibc
 import Support
+import TestSupport
 import Testing
 
 @testable import ACME
@@ -206,4 +208,42 @@ struct ACMEProtocolTests {
 private func decoded(_ text: String?) -> JSONNode? {
     guard let text, let bytes = Base64URL.decode(text) else { return nil }
     return JSONParser.parse(bytes).root
+}
+
+@Suite("Storage locks shared by replicas")
+struct StorageLockTests {
+    @Test("Exclusive: a held lock is busy for another holder until released; one not touched for two minutes is taken over")
+    func lock() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/locks/shop.test.lock"
+            guard case .acquired(let first) = StorageLock.acquire(path, owner: "a", timeoutSeconds: 1) else {
+                Issue.record("the first acquire failed")
+                return
+            }
+            guard case .busy = StorageLock.acquire(path, owner: "b", timeoutSeconds: 1) else {
+                Issue.record("a held lock was acquired twice")
+                return
+            }
+            first.release()
+            guard case .acquired(let second) = StorageLock.acquire(path, owner: "b", timeoutSeconds: 1) else {
+                Issue.record("a released lock was not acquired")
+                return
+            }
+            // The holder died: its lock file was last touched three minutes ago.
+            var times = [timespec(tv_sec: time(nil) - 180, tv_nsec: 0), timespec(tv_sec: time(nil) - 180, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            guard case .acquired(let taken) = StorageLock.acquire(path, owner: "c", timeoutSeconds: 1) else {
+                Issue.record("a stale lock was not taken over")
+                return
+            }
+            _ = second
+            // A heartbeat keeps a live holder's lock fresh.
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            taken.heartbeat()
+            guard case .busy = StorageLock.acquire(path, owner: "d", timeoutSeconds: 1) else {
+                Issue.record("a touched lock was taken over")
+                return
+            }
+        }
+    }
 }
