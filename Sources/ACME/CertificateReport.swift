@@ -1,5 +1,7 @@
-import AASA
+public import AASA
+import Posix
 import Support
+import TLS
 
 /// One host's certificate as `aasa-server certificates` reports it.
 public struct CertificateRow: Sendable, Equatable {
@@ -24,30 +26,73 @@ public struct CertificateRow: Sendable, Equatable {
     /// Where it is: the certificate file.
     public var location: String?
 
-    public init(
-        host: String,
-        source: Source,
-        issuer: String? = nil,
-        notAfter: Int? = nil,
-        nextRenewal: Int? = nil,
-        lastError: String? = nil,
-        location: String? = nil
-    ) {
-        self.host = host
-        self.source = source
-        self.issuer = issuer
-        self.notAfter = notAfter
-        self.nextRenewal = nextRenewal
-        self.lastError = lastError
-        self.location = location
-    }
-
     /// A certificate a client accepts at `now` (as far as dates go).
     public func isValid(at now: Int) -> Bool { (source == .file || source == .acme) && (notAfter ?? 0) > now }
 }
 
 /// The table and the JSON of `aasa-server certificates`: pure formatting of rows.
 public enum CertificateReport {
+    /// Every host of the config (and every host obtained on demand, from the storage), with where its
+    /// certificate comes from: the certificate files, then the ACME storage.
+    public static func rows(config: Config, sites: SiteList, configPath: String) -> [CertificateRow] {
+        let settings = config.server
+        // Each certificate file, read once.
+        let files: [(entry: ServerSettings.CertificateEntry, path: String, summary: CertificateSummary?)] = settings.certificates.map {
+            entry in
+            let path = ConfigLoader.resolve(entry.certificate, relativeTo: configPath)
+            let summary = (try? Posix.readFile(path, limit: Posix.ReadLimit.certificate)).flatMap(CertificateInspector.summary)
+            return (entry, path, summary)
+        }
+        let storage = settings.acme.map { CertificateStorage(root: ConfigLoader.resolve($0.storage, relativeTo: configPath)) }
+        var rows: [CertificateRow] = []
+        var listed = Set<String>()
+        func acmeRow(_ host: String, storage: CertificateStorage) -> CertificateRow {
+            let failure = storage.readFailure(host)
+            if let meta = storage.readMeta(host), Posix.fileExists(storage.certificatePath(host)) {
+                return CertificateRow(
+                    host: host,
+                    source: .acme,
+                    issuer: meta.issuer,
+                    notAfter: meta.notAfter,
+                    nextRenewal: max(meta.renewAt, failure?.nextAttempt ?? 0),
+                    lastError: failure?.message,
+                    location: storage.certificatePath(host)
+                )
+            }
+            return CertificateRow(host: host, source: .pending, nextRenewal: failure?.nextAttempt, lastError: failure?.message)
+        }
+        for loaded in sites {
+            for located in loaded.site.hosts {
+                let host = located.value.description
+                guard listed.insert(host).inserted else { continue }
+                if let file = files.first(where: { file in
+                    file.entry.hosts.contains { CertificateInspector.name($0, covers: host) || $0 == host }
+                        && (file.summary?.names.contains { CertificateInspector.name($0.lowercased(), covers: host) } ?? true)
+                }) {
+                    rows.append(
+                        CertificateRow(
+                            host: host,
+                            source: .file,
+                            issuer: file.summary?.issuer,
+                            notAfter: file.summary?.notAfter,
+                            lastError: file.summary == nil ? "cannot read \(file.path)" : nil,
+                            location: file.path
+                        )
+                    )
+                } else if let storage, settings.acme?.configHosts == true || settings.acme?.onDemand != nil {
+                    rows.append(acmeRow(host, storage: storage))
+                } else {
+                    rows.append(CertificateRow(host: host, source: .none))
+                }
+            }
+        }
+        // Hosts obtained on demand: in the storage, not named in the config.
+        if let storage {
+            for host in storage.storedHosts() where listed.insert(host).inserted { rows.append(acmeRow(host, storage: storage)) }
+        }
+        return rows
+    }
+
     public static func text(_ rows: [CertificateRow], now: Int) -> String {
         let header = ["HOST", "SOURCE", "ISSUER", "NOT AFTER", "NEXT RENEWAL", "LAST ERROR"]
         var table = [header]

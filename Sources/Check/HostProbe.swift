@@ -285,15 +285,16 @@ struct HostProbe: Sendable {
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            switch ResponseParser.parse(received, closed: false, isHEAD: method == "HEAD") {
-            case .complete(let response, _):
-                return .success((Self.decoded(Exchange(request: description, response: response)), facts))
-            case .failed(let error):
-                return .success((Exchange(request: description, failure: error.message), facts))
-            case .incomplete:
-                break
+        /// The exchange the bytes so far make (a response or why it is malformed); nil while incomplete.
+        func parsed(closed: Bool) -> Exchange? {
+            switch ResponseParser.parse(received, closed: closed, isHEAD: method == "HEAD") {
+            case .complete(let response, _): return Self.decoded(Exchange(request: description, response: response))
+            case .failed(let error): return Exchange(request: description, failure: error.message)
+            case .incomplete: return nil
             }
+        }
+        while true {
+            if let exchange = parsed(closed: false) { return .success((exchange, facts)) }
             let result = buffer.withUnsafeMutableBytes { session?.read(into: $0) ?? Posix.read(fd, into: $0) }
             switch result {
             case .bytes(let count):
@@ -307,16 +308,8 @@ struct HostProbe: Sendable {
                     return .success((Exchange(request: description, awaiting: what), facts))
                 }
             case .closed, .failed:
-                switch ResponseParser.parse(received, closed: true, isHEAD: method == "HEAD") {
-                case .complete(let response, _):
-                    return .success((Self.decoded(Exchange(request: description, response: response)), facts))
-                case .failed(let error):
-                    return .success((Exchange(request: description, failure: error.message), facts))
-                case .incomplete:
-                    return .success(
-                        (Exchange(request: description, failure: "the connection closed before the response was complete"), facts)
-                    )
-                }
+                let incomplete = Exchange(request: description, failure: "the connection closed before the response was complete")
+                return .success((parsed(closed: true) ?? incomplete, facts))
             }
         }
     }

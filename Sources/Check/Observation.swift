@@ -12,21 +12,10 @@ public struct Exchange: Sendable {
     /// The body with any `Content-Encoding` undone; nil when it could not be decoded.
     public var decodedBody: [UInt8]?
     public var decodingError: String?
+}
 
-    public init(
-        request: String,
-        response: ParsedResponse? = nil,
-        failure: String? = nil,
-        decodedBody: [UInt8]? = nil,
-        decodingError: String? = nil
-    ) {
-        self.request = request
-        self.response = response
-        self.failure = failure
-        self.decodedBody = decodedBody
-        self.decodingError = decodingError
-    }
-
+/// In an extension, so the memberwise initializer stays.
+extension Exchange {
     /// An exchange that ended when the time limit ran out.
     public init(request: String, awaiting: String) {
         self.init(request: request, failure: "timed out waiting for \(awaiting)")
@@ -92,38 +81,12 @@ public struct CertificateFacts: Sendable, Equatable {
     public var notAfter: Int
     /// Nil when the chain verified against the trust store and the name matched.
     public var verificationError: String?
-    public var selfSigned: Bool
-    public var hostnameMismatch: Bool
-    public var expired: Bool
-    public var notYetValid: Bool
+    public var selfSigned = false
+    public var hostnameMismatch = false
+    public var expired = false
+    public var notYetValid = false
     /// Issued by the local CA of `aasa-server dev` / `dev-cert`.
-    public var issuedByDevAuthority: Bool
-
-    public init(
-        subject: String,
-        issuer: String,
-        names: [String],
-        notBefore: Int,
-        notAfter: Int,
-        verificationError: String?,
-        selfSigned: Bool = false,
-        hostnameMismatch: Bool = false,
-        expired: Bool = false,
-        notYetValid: Bool = false,
-        issuedByDevAuthority: Bool = false
-    ) {
-        self.subject = subject
-        self.issuer = issuer
-        self.names = names
-        self.notBefore = notBefore
-        self.notAfter = notAfter
-        self.verificationError = verificationError
-        self.selfSigned = selfSigned
-        self.hostnameMismatch = hostnameMismatch
-        self.expired = expired
-        self.notYetValid = notYetValid
-        self.issuedByDevAuthority = issuedByDevAuthority
-    }
+    public var issuedByDevAuthority = false
 }
 
 /// Everything `check` fetched from one host; the evaluation turns it into findings.

@@ -71,25 +71,29 @@ extension Posix {
     }
 
     private static func socketAddress(_ address: String, port: Int) throws(SystemError) -> (address: sockaddr_storage, length: socklen_t) {
-        var storage = sockaddr_storage()
         if address.contains(":") {
             var address6 = sockaddr_in6()
             address6.sin6_family = sa_family_t(AF_INET6)
             address6.sin6_port = in_port_t(UInt16(port).bigEndian)
-            guard inet_pton(AF_INET6, address, &address6.sin6_addr) == 1 else {
-                throw SystemError(call: "inet_pton(\(address))", code: EINVAL)
-            }
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address6, as: sockaddr_in6.self) }
-            return (storage, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            return try stored(address6, text: address) { inet_pton(AF_INET6, address, &$0.sin6_addr) }
         }
         var address4 = sockaddr_in()
         address4.sin_family = sa_family_t(AF_INET)
         address4.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, address, &address4.sin_addr) == 1 else {
-            throw SystemError(call: "inet_pton(\(address))", code: EINVAL)
-        }
-        withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address4, as: sockaddr_in.self) }
-        return (storage, socklen_t(MemoryLayout<sockaddr_in>.size))
+        return try stored(address4, text: address) { inet_pton(AF_INET, address, &$0.sin_addr) }
+    }
+
+    /// `value` with its address parsed in by `parse` (inet_pton), in a sockaddr_storage.
+    private static func stored<Address>(
+        _ value: Address,
+        text: String,
+        parse: (inout Address) -> Int32
+    ) throws(SystemError) -> (address: sockaddr_storage, length: socklen_t) {
+        var value = value
+        guard parse(&value) == 1 else { throw SystemError(call: "inet_pton(\(text))", code: EINVAL) }
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: value, as: Address.self) }
+        return (storage, socklen_t(MemoryLayout<Address>.size))
     }
 
     public static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(SystemError) {

@@ -46,7 +46,12 @@ public final class ServerCertificate: @unchecked Sendable {
         defer { X509_EXTENSION_free(extensionValue) }
         guard X509_add_ext(certificate, extensionValue, -1) == 1 else { throw TLSError("X509_add_ext") }
         guard X509_sign(certificate, key, EVP_sha256()) > 0 else { throw TLSError("X509_sign") }
-        let context = try TLSContext(challengeChainPEM: try X509Building.pem(certificate), keyPEM: try X509Building.pem(key: key))
+        let context = try TLSContext(
+            chainPEM: try X509Building.pem(certificate),
+            keyPEM: try X509Building.pem(key: key),
+            hosts: [domain],
+            alpn: TLSContext.acmeTLS1
+        )
         return ServerCertificate(challenge: context)
     }
 }

@@ -74,8 +74,10 @@ final class TLSContext: @unchecked Sendable {
         "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
         + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
-    init(chainPEM: [UInt8], keyPEM: [UInt8], hosts: [String]) throws(TLSError) {
-        let context = try Self.configured(alpn: TLSContext.http11)
+    /// `alpn`: the one protocol it negotiates — http/1.1, or `acme-tls/1` for a TLS-ALPN-01 answer
+    /// (RFC 8737).
+    init(chainPEM: [UInt8], keyPEM: [UInt8], hosts: [String], alpn: [UInt8] = TLSContext.http11) throws(TLSError) {
+        let context = try Self.configured(alpn: alpn)
         do {
             try Self.install(chainPEM: chainPEM, keyPEM: keyPEM, into: context)
         } catch {
@@ -90,19 +92,6 @@ final class TLSContext: @unchecked Sendable {
     /// (ACME) exist; the SNI callback moves it on.
     init(bare: Void) throws(TLSError) {
         context = try Self.configured(alpn: TLSContext.http11)
-        hosts = []
-    }
-
-    /// A TLS-ALPN-01 answer (RFC 8737): negotiates only `acme-tls/1`.
-    init(challengeChainPEM: [UInt8], keyPEM: [UInt8]) throws(TLSError) {
-        let context = try Self.configured(alpn: TLSContext.acmeTLS1)
-        do {
-            try Self.install(chainPEM: challengeChainPEM, keyPEM: keyPEM, into: context)
-        } catch {
-            SSL_CTX_free(context)
-            throw error
-        }
-        self.context = context
         hosts = []
     }
 
@@ -404,21 +393,22 @@ public final class TLSSession {
         ERR_clear_error()
         var count = 0
         if SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count) == 1 { return .bytes(count) }
-        switch outcome(0) {
-        case .blocked(let readiness): return .wouldBlock(readiness)
-        case .closed: return .closed
-        case .failed(let failure): return .failed("TLS read: \(failure)")
-        }
+        return unfinished("read")
     }
 
     public func write(_ buffer: UnsafeRawBufferPointer) -> IOResult {
         ERR_clear_error()
         var count = 0
         if SSL_write_ex(ssl, buffer.baseAddress, buffer.count, &count) == 1 { return .bytes(count) }
+        return unfinished("write")
+    }
+
+    /// A read or write that did not transfer: blocked (until which readiness), closed by the peer, or failed.
+    private func unfinished(_ operation: StaticString) -> IOResult {
         switch outcome(0) {
         case .blocked(let readiness): return .wouldBlock(readiness)
         case .closed: return .closed
-        case .failed(let failure): return .failed("TLS write: \(failure)")
+        case .failed(let failure): return .failed("TLS \(operation): \(failure)")
         }
     }
 

@@ -101,25 +101,11 @@ public struct GeneratedSite: Sendable {
 }
 
 public struct AppLinksConfig: Sendable {
-    public var formats: [AppLinksFormat]
-    public var defaults: MatchOptions
-    public var substitutionVariables: [SubstitutionVariable]
-    public var details: [DetailsConfig]
-    public var origin: Provenance
-
-    public init(
-        formats: [AppLinksFormat] = [.modern],
-        defaults: MatchOptions = MatchOptions(),
-        substitutionVariables: [SubstitutionVariable] = [],
-        details: [DetailsConfig] = [],
-        origin: Provenance = .none
-    ) {
-        self.formats = formats
-        self.defaults = defaults
-        self.substitutionVariables = substitutionVariables
-        self.details = details
-        self.origin = origin
-    }
+    public var formats: [AppLinksFormat] = [.modern]
+    public var defaults = MatchOptions()
+    public var substitutionVariables: [SubstitutionVariable] = []
+    public var details: [DetailsConfig] = []
+    public var origin: Provenance = .none
 }
 
 /// One group of apps sharing the same rules; becomes one modern entry and one legacy entry per app.

@@ -194,6 +194,21 @@ extension ConfigDecoder {
             reader.typeMismatch(node, path, expected: "a number of seconds between 0 and 86400 (e.g. 10 or 0.5)")
             return nil
         }
+        /// A string that must not be empty (a file or directory name): nil and `rule` reported when it is.
+        func nonEmpty(_ node: JSONNode, _ path: JSONPath, rule: String, _ message: String) -> String? {
+            guard let text = reader.string(node, path) else { return nil }
+            guard !text.value.isEmpty else {
+                reader.report(.error, rule, message, node.location, path)
+                return nil
+            }
+            return text.value
+        }
+        /// The members of a nested settings object (`limits`, `timeouts`, `reload`), unknown keys reported.
+        func fields(_ node: JSONNode, _ path: JSONPath, known: [String], context: String) -> [(member: JSONMember, path: JSONPath)] {
+            guard let fields = reader.object(node, path) else { return [] }
+            reader.checkKeys(fields, path, known: known, context: context)
+            return fields.map { ($0, path.key($0.key)) }
+        }
         func listener(_ node: JSONNode, _ path: JSONPath) -> ServerSettings.Listener? {
             if let text = node.stringValue {
                 switch ServerSettings.parseListenAddress(text) {
@@ -263,10 +278,7 @@ extension ConfigDecoder {
             case "maxRequestsPerConnection":
                 settings.maxRequestsPerConnection = positiveInt(value, memberPath) ?? settings.maxRequestsPerConnection
             case "limits":
-                guard let fields = reader.object(value, memberPath) else { continue }
-                reader.checkKeys(fields, memberPath, known: ServerSettings.limitKeys, context: "limits")
-                for field in fields {
-                    let fieldPath = memberPath.key(field.key)
+                for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.limitKeys, context: "limits") {
                     switch field.key {
                     case "requestLineBytes":
                         settings.maxRequestLineBytes = positiveInt(field.value, fieldPath, minimum: 64) ?? settings.maxRequestLineBytes
@@ -278,10 +290,7 @@ extension ConfigDecoder {
                     }
                 }
             case "timeouts":
-                guard let fields = reader.object(value, memberPath) else { continue }
-                reader.checkKeys(fields, memberPath, known: ServerSettings.timeoutKeys, context: "timeouts")
-                for field in fields {
-                    let fieldPath = memberPath.key(field.key)
+                for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.timeoutKeys, context: "timeouts") {
                     switch field.key {
                     case "header": settings.headerTimeout = seconds(field.value, fieldPath) ?? settings.headerTimeout
                     case "keepAlive": settings.keepAliveTimeout = seconds(field.value, fieldPath) ?? settings.keepAliveTimeout
@@ -360,10 +369,7 @@ extension ConfigDecoder {
                     )
                 }
             case "reload":
-                guard let fields = reader.object(value, memberPath) else { continue }
-                reader.checkKeys(fields, memberPath, known: ServerSettings.reloadKeys, context: "reload")
-                for field in fields {
-                    let fieldPath = memberPath.key(field.key)
+                for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.reloadKeys, context: "reload") {
                     switch field.key {
                     case "watch":
                         if field.value.stringValue == "poll" {
@@ -380,19 +386,8 @@ extension ConfigDecoder {
                 }
             case "adminExposed": settings.adminExposed = reader.bool(value, memberPath) ?? settings.adminExposed
             case "adminTokenFile":
-                if let text = reader.string(value, memberPath) {
-                    if text.value.isEmpty {
-                        reader.report(
-                            .error,
-                            "server.admin-token",
-                            "\"adminTokenFile\" is empty; name the file holding the token",
-                            value.location,
-                            memberPath
-                        )
-                    } else {
-                        settings.adminTokenFile = text.value
-                    }
-                }
+                let message = "\"adminTokenFile\" is empty; name the file holding the token"
+                settings.adminTokenFile = nonEmpty(value, memberPath, rule: "server.admin-token", message) ?? settings.adminTokenFile
             case "accessLog": settings.accessLog = reader.bool(value, memberPath) ?? settings.accessLog
             case "logFormat":
                 if let text = reader.string(value, memberPath) {
@@ -411,19 +406,8 @@ extension ConfigDecoder {
             case "trustForwardedHeaders":
                 settings.trustForwardedHeaders = reader.bool(value, memberPath) ?? settings.trustForwardedHeaders
             case "stateDirectory":
-                if let text = reader.string(value, memberPath) {
-                    if text.value.isEmpty {
-                        reader.report(
-                            .error,
-                            "server.state-directory",
-                            "\"stateDirectory\" is empty; name a directory for the fetch records, or leave the key out",
-                            value.location,
-                            memberPath
-                        )
-                    } else {
-                        settings.stateDirectory = text.value
-                    }
-                }
+                let message = "\"stateDirectory\" is empty; name a directory for the fetch records, or leave the key out"
+                settings.stateDirectory = nonEmpty(value, memberPath, rule: "server.state-directory", message) ?? settings.stateDirectory
             case "fetchHistory":
                 settings.fetchHistory = positiveInt(value, memberPath).map { min($0, 10_000) } ?? settings.fetchHistory
             case "acme": settings.acme = decodeACME(value, memberPath, &reader)

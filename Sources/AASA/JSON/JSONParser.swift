@@ -247,19 +247,7 @@ public struct JSONParser {
             guard index < bytes.count else { throw truncated(expecting: "a value", openedAt: start, closer: "}") }
             let value = try parseValue()
             members.append(JSONMember(key: key, keyLocation: keyLocation, value: value))
-            skipWhitespace()
-            guard index < bytes.count else { throw truncated(expecting: "',' or '}'", openedAt: start, closer: "}") }
-            switch bytes[index] {
-            case UInt8(ascii: ","):
-                lastComma = location()
-                index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                lastComma = nil
-                return JSONNode(.object(members), at: start)
-            default:
-                throw unexpected(expecting: "',' or '}' after the value", missingCommaHint: true)
-            }
+            if try closesAfterValue(UInt8(ascii: "}"), openedAt: start) { return JSONNode(.object(members), at: start) }
         }
     }
 
@@ -292,19 +280,30 @@ public struct JSONParser {
             } else {
                 items.append(try parseValue())
             }
-            skipWhitespace()
-            guard index < bytes.count else { throw truncated(expecting: "',' or ']'", openedAt: start, closer: "]") }
-            switch bytes[index] {
-            case UInt8(ascii: ","):
-                lastComma = location()
-                index += 1
-            case UInt8(ascii: "]"):
-                index += 1
-                lastComma = nil
-                return JSONNode(.array(items), at: start)
-            default:
-                throw unexpected(expecting: "',' or ']' after the value", missingCommaHint: true)
-            }
+            if try closesAfterValue(UInt8(ascii: "]"), openedAt: start) { return JSONNode(.array(items), at: start) }
+        }
+    }
+
+    /// After an object's member or an array's item: a comma (another follows: false) or `closer` (the
+    /// container ends: true); anything else is a syntax error, most often a missing comma.
+    @inline(__always)
+    private mutating func closesAfterValue(_ closer: UInt8, openedAt start: SourceLocation) throws(SyntaxError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else {
+            let text = Character(Unicode.Scalar(closer))
+            throw truncated(expecting: "',' or '\(text)'", openedAt: start, closer: text)
+        }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
+            lastComma = location()
+            index += 1
+            return false
+        case closer:
+            index += 1
+            lastComma = nil
+            return true
+        default:
+            throw unexpected(expecting: "',' or '\(Character(Unicode.Scalar(closer)))' after the value", missingCommaHint: true)
         }
     }
 

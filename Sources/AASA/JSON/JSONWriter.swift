@@ -52,6 +52,32 @@ public enum JSONWriter {
         String(decoding: bytes(value, pretty: pretty), as: UTF8.self)
     }
 
+    /// An array or object: `[]` / `{}` when empty, else the opener, the elements separated by commas (each
+    /// on its own indented line when pretty), the closer.
+    @inline(__always)
+    private static func writeContainer<Element>(
+        _ elements: [Element],
+        open: UInt8,
+        close: UInt8,
+        into out: inout [UInt8],
+        pretty: Bool,
+        indent: Int,
+        element writeElement: (Element, inout [UInt8]) -> Void
+    ) {
+        out.append(open)
+        if elements.isEmpty {
+            out.append(close)
+            return
+        }
+        for (position, element) in elements.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            if pretty { newline(into: &out, indent: indent + 1) }
+            writeElement(element, &out)
+        }
+        if pretty { newline(into: &out, indent: indent) }
+        out.append(close)
+    }
+
     private static func write(_ value: JSONOutput, into out: inout [UInt8], pretty: Bool, indent: Int) {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
@@ -59,34 +85,20 @@ public enum JSONWriter {
         case .int(let number): out.append(contentsOf: String(number).utf8)
         case .string(let text): writeString(text, into: &out)
         case .array(let items):
-            if items.isEmpty {
-                out.append(contentsOf: "[]".utf8)
-                return
-            }
-            out.append(UInt8(ascii: "["))
-            for (position, item) in items.enumerated() {
-                if position > 0 { out.append(UInt8(ascii: ",")) }
-                if pretty { newline(into: &out, indent: indent + 1) }
+            writeContainer(items, open: UInt8(ascii: "["), close: UInt8(ascii: "]"), into: &out, pretty: pretty, indent: indent) {
+                item,
+                out in
                 write(item, into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { newline(into: &out, indent: indent) }
-            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            if members.isEmpty {
-                out.append(contentsOf: "{}".utf8)
-                return
-            }
-            out.append(UInt8(ascii: "{"))
-            for (position, member) in members.enumerated() {
-                if position > 0 { out.append(UInt8(ascii: ",")) }
-                if pretty { newline(into: &out, indent: indent + 1) }
+            writeContainer(members, open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), into: &out, pretty: pretty, indent: indent) {
+                member,
+                out in
                 writeString(member.0, into: &out)
                 out.append(UInt8(ascii: ":"))
                 if pretty { out.append(UInt8(ascii: " ")) }
                 write(member.1, into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { newline(into: &out, indent: indent) }
-            out.append(UInt8(ascii: "}"))
         }
     }
 
@@ -174,6 +186,26 @@ struct CompactJSONWriter {
         openArray()
         for text in texts { string(text) }
         closeArray()
+    }
+
+    /// `"name": "text"`, only when there is a text.
+    mutating func member(_ name: String, string text: String?) {
+        guard let text else { return }
+        key(name)
+        string(text)
+    }
+
+    /// `"name": true|false`, only when there is a flag.
+    mutating func member(_ name: String, bool flag: Bool?) {
+        guard let flag else { return }
+        key(name)
+        bool(flag)
+    }
+
+    /// `"name": [texts…]`, the shape of every app list.
+    mutating func member(_ name: String, strings texts: some Sequence<String>) {
+        key(name)
+        strings(texts)
     }
 }
 

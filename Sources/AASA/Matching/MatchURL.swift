@@ -135,21 +135,17 @@ struct PreparedURL {
     init(_ url: MatchURL) { parts = URLParts(url) }
 
     mutating func variant(caseSensitive: Bool, percentEncoded: Bool) -> PreparedVariant {
-        func make() -> PreparedVariant { PreparedVariant(parts, decode: !percentEncoded, fold: !caseSensitive) }
-        switch (percentEncoded, caseSensitive) {
-        case (true, true):
-            if exact == nil { exact = make() }
-            return exact ?? make()
-        case (true, false):
-            if folded == nil { folded = make() }
-            return folded ?? make()
-        case (false, true):
-            if decoded == nil { decoded = make() }
-            return decoded ?? make()
-        case (false, false):
-            if decodedFolded == nil { decodedFolded = make() }
-            return decodedFolded ?? make()
-        }
+        let slot: WritableKeyPath<Self, PreparedVariant?> =
+            switch (percentEncoded, caseSensitive) {
+            case (true, true): \.exact
+            case (true, false): \.folded
+            case (false, true): \.decoded
+            case (false, false): \.decodedFolded
+            }
+        if let prepared = self[keyPath: slot] { return prepared }
+        let prepared = PreparedVariant(parts, decode: !percentEncoded, fold: !caseSensitive)
+        self[keyPath: slot] = prepared
+        return prepared
     }
 }
 

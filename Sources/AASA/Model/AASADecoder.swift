@@ -181,23 +181,13 @@ public enum AASADecoder {
             switch member.key {
             case "appID":
                 if member.value.arrayValue != nil {
-                    reader.typeMismatch(
-                        member.value,
-                        memberPath,
-                        expected: "a string",
-                        hint: "for several apps use \"appIDs\": [...]"
-                    )
+                    reader.typeMismatch(member.value, memberPath, expected: "a string", hint: "for several apps use \"appIDs\": [...]")
                 } else {
                     details.appID = reader.string(member.value, memberPath)
                 }
             case "appIDs":
                 if let single = member.value.stringValue {
-                    reader.typeMismatch(
-                        member.value,
-                        memberPath,
-                        expected: "an array of strings",
-                        hint: "write [\"\(single)\"]"
-                    )
+                    reader.typeMismatch(member.value, memberPath, expected: "an array of strings", hint: "write [\"\(single)\"]")
                 } else {
                     details.appIDs = reader.stringArray(member.value, memberPath)
                 }

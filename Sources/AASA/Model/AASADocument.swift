@@ -58,27 +58,11 @@ public struct SubstitutionVariable: Sendable {
 public struct AppLinks: Sendable {
     /// Legacy; must be empty when present (docs/aasa-format.md §2.1). Nil when the key is absent.
     public var apps: [Located<String>]?
-    public var defaults: MatchOptions
+    public var defaults = MatchOptions()
     public var defaultsOrigin: Provenance?
-    public var substitutionVariables: [SubstitutionVariable]
+    public var substitutionVariables: [SubstitutionVariable] = []
     public var details: [AppLinksDetails]
-    public var origin: Provenance
-
-    public init(
-        apps: [Located<String>]? = nil,
-        defaults: MatchOptions = MatchOptions(),
-        defaultsOrigin: Provenance? = nil,
-        substitutionVariables: [SubstitutionVariable] = [],
-        details: [AppLinksDetails],
-        origin: Provenance = .none
-    ) {
-        self.apps = apps
-        self.defaults = defaults
-        self.defaultsOrigin = defaultsOrigin
-        self.substitutionVariables = substitutionVariables
-        self.details = details
-        self.origin = origin
-    }
+    public var origin: Provenance = .none
 }
 
 /// One entry of `applinks.details`.
@@ -146,28 +130,10 @@ public struct Component: Sendable {
     public var path: String?
     public var query: QueryPattern?
     public var fragment: String?
-    public var exclude: Bool
-    public var options: MatchOptions
+    public var exclude = false
+    public var options = MatchOptions()
     public var comment: String?
-    public var origin: Provenance
-
-    public init(
-        path: String? = nil,
-        query: QueryPattern? = nil,
-        fragment: String? = nil,
-        exclude: Bool = false,
-        options: MatchOptions = MatchOptions(),
-        comment: String? = nil,
-        origin: Provenance = .none
-    ) {
-        self.path = path
-        self.query = query
-        self.fragment = fragment
-        self.exclude = exclude
-        self.options = options
-        self.comment = comment
-        self.origin = origin
-    }
+    public var origin: Provenance = .none
 
     /// The rule as a person would write it, for explanations: `{"/":"/admin/*","exclude":true}`.
     /// The comment is left out: it is the user's note, not part of the rule.

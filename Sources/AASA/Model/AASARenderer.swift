@@ -38,16 +38,14 @@ public enum AASARenderer {
         guard let service else { return }
         writer.key(name)
         writer.openObject()
-        writer.key("apps")
-        writer.strings(service.apps.lazy.map(\.value))
+        writer.member("apps", strings: service.apps.lazy.map(\.value))
         writer.closeObject()
     }
 
     static func write(_ applinks: AppLinks, to writer: inout CompactJSONWriter) {
         writer.openObject()
         if let apps = applinks.apps {
-            writer.key("apps")
-            writer.strings(apps.lazy.map(\.value))
+            writer.member("apps", strings: apps.lazy.map(\.value))
         }
         if !applinks.defaults.isEmpty {
             writer.key("defaults")
@@ -57,8 +55,7 @@ public enum AASARenderer {
             writer.key("substitutionVariables")
             writer.openObject()
             for variable in applinks.substitutionVariables {
-                writer.key(variable.name)
-                writer.strings(variable.values.lazy.map(\.value))
+                writer.member(variable.name, strings: variable.values.lazy.map(\.value))
             }
             writer.closeObject()
         }
@@ -72,8 +69,7 @@ public enum AASARenderer {
     static func write(_ details: AppLinksDetails, to writer: inout CompactJSONWriter) {
         writer.openObject()
         if let appIDs = details.appIDs {
-            writer.key("appIDs")
-            writer.strings(appIDs.lazy.map(\.value))
+            writer.member("appIDs", strings: appIDs.lazy.map(\.value))
         }
         if let appID = details.appID {
             writer.key("appID")
@@ -90,18 +86,14 @@ public enum AASARenderer {
             writer.closeArray()
         }
         if let paths = details.paths {
-            writer.key("paths")
-            writer.strings(paths.lazy.map(\.value))
+            writer.member("paths", strings: paths.lazy.map(\.value))
         }
         writer.closeObject()
     }
 
     static func write(_ component: Component, to writer: inout CompactJSONWriter) {
         writer.openObject()
-        if let path = component.path {
-            writer.key("/")
-            writer.string(path)
-        }
+        writer.member("/", string: component.path)
         switch component.query {
         case .whole(let pattern):
             writer.key("?")
@@ -116,39 +108,21 @@ public enum AASARenderer {
             writer.closeObject()
         case nil: break
         }
-        if let fragment = component.fragment {
-            writer.key("#")
-            writer.string(fragment)
-        }
+        writer.member("#", string: component.fragment)
         if component.exclude {
             writer.key("exclude")
             writer.bool(true)
         }
-        if let flag = component.options.caseSensitive {
-            writer.key("caseSensitive")
-            writer.bool(flag)
-        }
-        if let flag = component.options.percentEncoded {
-            writer.key("percentEncoded")
-            writer.bool(flag)
-        }
-        if let comment = component.comment {
-            writer.key("comment")
-            writer.string(comment)
-        }
+        writer.member("caseSensitive", bool: component.options.caseSensitive)
+        writer.member("percentEncoded", bool: component.options.percentEncoded)
+        writer.member("comment", string: component.comment)
         writer.closeObject()
     }
 
     static func write(_ options: MatchOptions, to writer: inout CompactJSONWriter) {
         writer.openObject()
-        if let flag = options.caseSensitive {
-            writer.key("caseSensitive")
-            writer.bool(flag)
-        }
-        if let flag = options.percentEncoded {
-            writer.key("percentEncoded")
-            writer.bool(flag)
-        }
+        writer.member("caseSensitive", bool: options.caseSensitive)
+        writer.member("percentEncoded", bool: options.percentEncoded)
         writer.closeObject()
     }
 

@@ -2,7 +2,6 @@ import AASA
 import ACME
 import Posix
 import Server
-import TLS
 
 /// `certificates`: each host's certificate — from a file, obtained by ACME, or pending — with its issuer,
 /// expiry, next renewal and the last error, read from the config, its certificate files and the ACME
@@ -42,67 +41,8 @@ enum CertificatesCommand {
             return ExitStatus.usage
         }
         let now = Int(Posix.unixTime())
-        let rows = self.rows(config: config, sites: loaded.config.sites, configPath: configPath, now: now)
+        let rows = CertificateReport.rows(config: config, sites: loaded.config.sites, configPath: configPath)
         console.out(arguments.has("--json") ? CertificateReport.json(rows, now: now) : CertificateReport.text(rows, now: now))
         return rows.allSatisfy { $0.isValid(at: now) } ? ExitStatus.success : ExitStatus.failure
-    }
-
-    static func rows(config: Config, sites: SiteList, configPath: String, now: Int) -> [CertificateRow] {
-        let settings = config.server
-        // Each certificate file, read once.
-        let files: [(entry: ServerSettings.CertificateEntry, path: String, summary: CertificateSummary?)] = settings.certificates.map {
-            entry in
-            let path = ConfigLoader.resolve(entry.certificate, relativeTo: configPath)
-            let summary = (try? Posix.readFile(path, limit: Posix.ReadLimit.certificate)).flatMap(CertificateInspector.summary)
-            return (entry, path, summary)
-        }
-        let storage = settings.acme.map { CertificateStorage(root: ConfigLoader.resolve($0.storage, relativeTo: configPath)) }
-        var rows: [CertificateRow] = []
-        var listed = Set<String>()
-        func acmeRow(_ host: String, storage: CertificateStorage) -> CertificateRow {
-            let failure = storage.readFailure(host)
-            if let meta = storage.readMeta(host), Posix.fileExists(storage.certificatePath(host)) {
-                return CertificateRow(
-                    host: host,
-                    source: .acme,
-                    issuer: meta.issuer,
-                    notAfter: meta.notAfter,
-                    nextRenewal: max(meta.renewAt, failure?.nextAttempt ?? 0),
-                    lastError: failure?.message,
-                    location: storage.certificatePath(host)
-                )
-            }
-            return CertificateRow(host: host, source: .pending, nextRenewal: failure?.nextAttempt, lastError: failure?.message)
-        }
-        for loaded in sites {
-            for located in loaded.site.hosts {
-                let host = located.value.description
-                guard listed.insert(host).inserted else { continue }
-                if let file = files.first(where: { file in
-                    file.entry.hosts.contains { CertificateInspector.name($0, covers: host) || $0 == host }
-                        && (file.summary?.names.contains { CertificateInspector.name($0.lowercased(), covers: host) } ?? true)
-                }) {
-                    rows.append(
-                        CertificateRow(
-                            host: host,
-                            source: .file,
-                            issuer: file.summary?.issuer,
-                            notAfter: file.summary?.notAfter,
-                            lastError: file.summary == nil ? "cannot read \(file.path)" : nil,
-                            location: file.path
-                        )
-                    )
-                } else if let storage, settings.acme?.configHosts == true || settings.acme?.onDemand != nil {
-                    rows.append(acmeRow(host, storage: storage))
-                } else {
-                    rows.append(CertificateRow(host: host, source: .none))
-                }
-            }
-        }
-        // Hosts obtained on demand: in the storage, not named in the config.
-        if let storage {
-            for host in storage.storedHosts() where listed.insert(host).inserted { rows.append(acmeRow(host, storage: storage)) }
-        }
-        return rows
     }
 }
