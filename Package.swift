@@ -55,7 +55,11 @@ let package = Package(
             dependencies: ["AASA", "HTTPClient", "HTTP1", "Posix", "TLS", "Support"],
             swiftSettings: strictSettings
         ),
-        .target(name: "Check", dependencies: ["AASA", "HTTP1", "Posix", "TLS", "Gzip", "Support"], swiftSettings: strictSettings),
+        .target(
+            name: "Check",
+            dependencies: ["AASA", "HTTP1", "HTTPClient", "Posix", "TLS", "Gzip", "Support"],
+            swiftSettings: strictSettings
+        ),
 
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
         .target(

@@ -1,5 +1,6 @@
 import Gzip
 import HTTP1
+import HTTPClient
 import Posix
 import Support
 import TLS
@@ -232,7 +233,7 @@ struct HostProbe: Sendable {
         var description = "\(method) \(path)"
         if userAgent != Self.botAgent { description += " (browser User-Agent)" }
         func remaining() -> Int32 { Int32(clamping: max(0, deadline - Posix.monotonicMilliseconds())) }
-        let fd: Int32
+        let connection: ClientConnection
         switch Posix.connect(address: address, port: port, timeoutMilliseconds: remaining()) {
         case .failure(let error):
             if error == .timedOut { return .failure(.timedOut(awaiting: "the TCP connection to \(Self.hostPort(address, port))")) }
@@ -240,77 +241,39 @@ struct HostProbe: Sendable {
             if case .failed(let system) = error { return .failure(.unreachable(message: system.reason.lowercased())) }
             return .failure(.unreachable(message: "\(error)"))
         case .success(let socket):
-            fd = socket
+            connection = ClientConnection(fd: socket, deadline: deadline)
         }
-        defer { Posix.close(fd) }
-        var session: TLSSession?
         var facts: SessionFacts?
         if target.scheme == .https {
-            guard let created = tls.session(fd: fd, serverName: target.host) else {
-                return .failure(.tls(kind: .other, message: "could not start a TLS session"))
+            switch connection.startTLS(tls, serverName: target.host) {
+            case .done(let session):
+                facts = SessionFacts(version: session.protocolVersion, certificate: session.peerCertificate.map(Self.facts))
+            case .couldNotStart: return .failure(.tls(kind: .other, message: "could not start a TLS session"))
+            case .timedOut: return .failure(.timedOut(awaiting: "the TLS handshake with \(Self.hostPort(address, port))"))
+            case .closed: return .failure(.tls(kind: .other, message: "the server closed the connection during the TLS handshake"))
+            case .failed(let failure): return .failure(.tls(kind: Self.kind(failure.kind), message: failure.description))
             }
-            session = created
-            handshake: while true {
-                switch created.handshake() {
-                case .done:
-                    break handshake
-                case .wouldBlock(let readiness):
-                    guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                        return .failure(.timedOut(awaiting: "the TLS handshake with \(Self.hostPort(address, port))"))
-                    }
-                case .closed:
-                    return .failure(.tls(kind: .other, message: "the server closed the connection during the TLS handshake"))
-                case .failed(let failure):
-                    return .failure(.tls(kind: Self.kind(failure.kind), message: failure.description))
-                }
-            }
-            facts = SessionFacts(version: created.protocolVersion, certificate: created.peerCertificate.map(Self.facts))
         }
         let request =
             "\(method) \(path) HTTP/1.1\r\nHost: \(target.port == (target.scheme == .https ? 443 : 80) ? target.host : "\(target.host):\(target.port)")\r\n"
             + "User-Agent: \(userAgent)\r\nAccept: */*\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"
-        let bytes = Array(request.utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let result = bytes[sent...].withUnsafeBytes { session?.write($0) ?? Posix.write(fd, $0) }
-            switch result {
-            case .bytes(let count): sent += count
-            case .wouldBlock(let readiness):
-                guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                    return .success((Exchange(request: description, awaiting: "the server to take the request"), facts))
-                }
-            case .closed, .failed:
-                return .success((Exchange(request: description, failure: "the connection was closed while sending the request"), facts))
-            }
+        switch connection.send(Array(request.utf8)) {
+        case .sent: break
+        case .timedOut: return .success((Exchange(request: description, awaiting: "the server to take the request"), facts))
+        case .closed:
+            return .success((Exchange(request: description, failure: "the connection was closed while sending the request"), facts))
         }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        /// The exchange the bytes so far make (a response or why it is malformed); nil while incomplete.
-        func parsed(closed: Bool) -> Exchange? {
-            switch ResponseParser.parse(received, closed: closed, isHEAD: method == "HEAD") {
-            case .complete(let response, _): return Self.decoded(Exchange(request: description, response: response))
-            case .failed(let error): return Exchange(request: description, failure: error.message)
-            case .incomplete: return nil
-            }
-        }
-        while true {
-            if let exchange = parsed(closed: false) { return .success((exchange, facts)) }
-            let result = buffer.withUnsafeMutableBytes { session?.read(into: $0) ?? Posix.read(fd, into: $0) }
-            switch result {
-            case .bytes(let count):
-                received += buffer[0..<count]
-            case .wouldBlock(let readiness):
-                guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                    let what =
-                        received.isEmpty
-                        ? "the answer to \(method) \(path)"
-                        : "the rest of the answer to \(method) \(path) (\(received.count) bytes arrived)"
-                    return .success((Exchange(request: description, awaiting: what), facts))
-                }
-            case .closed, .failed:
-                let incomplete = Exchange(request: description, failure: "the connection closed before the response was complete")
-                return .success((parsed(closed: true) ?? incomplete, facts))
-            }
+        switch connection.receive(isHEAD: method == "HEAD") {
+        case .response(let response): return .success((Self.decoded(Exchange(request: description, response: response)), facts))
+        case .malformed(let message): return .success((Exchange(request: description, failure: message), facts))
+        case .timedOut(let received):
+            let what =
+                received == 0
+                ? "the answer to \(method) \(path)"
+                : "the rest of the answer to \(method) \(path) (\(received) bytes arrived)"
+            return .success((Exchange(request: description, awaiting: what), facts))
+        case .closedEarly:
+            return .success((Exchange(request: description, failure: "the connection closed before the response was complete"), facts))
         }
     }
 

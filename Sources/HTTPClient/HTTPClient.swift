@@ -91,73 +91,41 @@ public struct HTTPClient: Sendable {
         case .success(let found): addresses = found
         case .failure(let error): return failure("cannot resolve \(url.host): \(error.message)")
         }
-        var fd: Int32 = -1
+        var connection: ClientConnection?
         var lastError = "no address"
-        for address in addresses where fd < 0 {
+        for address in addresses where connection == nil {
             switch Posix.connect(address: address, port: url.port, timeoutMilliseconds: remaining()) {
-            case .success(let socket): fd = socket
+            case .success(let socket): connection = ClientConnection(fd: socket, deadline: deadline)
             case .failure(let error): lastError = "\(error)"
             }
         }
-        guard fd >= 0 else { return failure("cannot connect to \(url.hostHeader): \(lastError)") }
-        defer { Posix.close(fd) }
-        var session: TLSSession?
+        guard let connection else { return failure("cannot connect to \(url.hostHeader): \(lastError)") }
         if url.https {
-            guard let created = tls.session(fd: fd, serverName: url.host) else { return failure("could not start a TLS session") }
-            session = created
-            handshake: while true {
-                switch created.handshake() {
-                case .done: break handshake
-                case .wouldBlock(let readiness):
-                    guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                        return failure("the TLS handshake with \(url.hostHeader) timed out")
-                    }
-                case .closed: return failure("\(url.hostHeader) closed the connection during the TLS handshake")
-                case .failed(let error): return failure("TLS with \(url.hostHeader) failed: \(error)")
+            switch connection.startTLS(tls, serverName: url.host) {
+            case .done(let session):
+                guard let peer = session.peerCertificate else { return failure("\(url.hostHeader) sent no certificate") }
+                if let problem = peer.verificationError {
+                    return failure("the certificate of \(url.hostHeader) is not trusted: \(problem)")
                 }
-            }
-            guard let peer = created.peerCertificate else { return failure("\(url.hostHeader) sent no certificate") }
-            if let problem = peer.verificationError {
-                return failure("the certificate of \(url.hostHeader) is not trusted: \(problem)")
+            case .couldNotStart: return failure("could not start a TLS session")
+            case .timedOut: return failure("the TLS handshake with \(url.hostHeader) timed out")
+            case .closed: return failure("\(url.hostHeader) closed the connection during the TLS handshake")
+            case .failed(let error): return failure("TLS with \(url.hostHeader) failed: \(error)")
             }
         }
         var request = "\(method) \(url.target) HTTP/1.1\r\nHost: \(url.hostHeader)\r\nUser-Agent: \(userAgent)\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { request += "Content-Length: \(body.count)\r\n" }
-        let bytes = Array((request + "\r\n").utf8) + body
-        var sent = 0
-        while sent < bytes.count {
-            switch bytes[sent...].withUnsafeBytes({ session?.write($0) ?? Posix.write(fd, $0) }) {
-            case .bytes(let count): sent += count
-            case .wouldBlock(let readiness):
-                guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                    return failure("\(url.hostHeader) did not take the request in time")
-                }
-            case .closed, .failed: return failure("\(url.hostHeader) closed the connection while the request was sent")
-            }
+        switch connection.send(Array((request + "\r\n").utf8) + body) {
+        case .sent: break
+        case .timedOut: return failure("\(url.hostHeader) did not take the request in time")
+        case .closed: return failure("\(url.hostHeader) closed the connection while the request was sent")
         }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        let isHEAD = method == "HEAD"
-        while true {
-            switch ResponseParser.parse(received, closed: false, isHEAD: isHEAD, bodyLimit: 4 << 20) {
-            case .complete(let response, _): return .success(response)
-            case .failed(let error): return failure("\(url.hostHeader) sent a malformed response: \(error.message)")
-            case .incomplete: break
-            }
-            switch buffer.withUnsafeMutableBytes({ session?.read(into: $0) ?? Posix.read(fd, into: $0) }) {
-            case .bytes(let count): received += buffer[0..<count]
-            case .wouldBlock(let readiness):
-                guard Posix.wait(fd, for: readiness, timeoutMilliseconds: remaining()), remaining() > 0 else {
-                    return failure("\(url.hostHeader) did not answer \(method) \(url.target) in time")
-                }
-            case .closed, .failed:
-                switch ResponseParser.parse(received, closed: true, isHEAD: isHEAD, bodyLimit: 4 << 20) {
-                case .complete(let response, _): return .success(response)
-                case .failed(let error): return failure("\(url.hostHeader) sent a malformed response: \(error.message)")
-                case .incomplete: return failure("\(url.hostHeader) closed the connection before the response was complete")
-                }
-            }
+        switch connection.receive(isHEAD: method == "HEAD", bodyLimit: 4 << 20) {
+        case .response(let response): return .success(response)
+        case .malformed(let message): return failure("\(url.hostHeader) sent a malformed response: \(message)")
+        case .timedOut: return failure("\(url.hostHeader) did not answer \(method) \(url.target) in time")
+        case .closedEarly: return failure("\(url.hostHeader) closed the connection before the response was complete")
         }
     }
 }
