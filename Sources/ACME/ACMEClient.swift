@@ -161,16 +161,7 @@ final class ACMEClient: @unchecked Sendable {
     static func retryAfterSeconds(_ value: String, now: Int) -> Int? {
         let trimmed = value.trimmingSpacesAndTabs()
         if let seconds = Int(trimmed), seconds >= 0 { return seconds }
-        // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT".
-        let parts = trimmed.split(separator: " ")
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        guard parts.count == 6, parts[5] == "GMT", let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])),
-            let year = Int(parts[3])
-        else { return nil }
-        let clock = parts[4].split(separator: ":").compactMap { Int($0) }
-        guard clock.count == 3 else { return nil }
-        let when = CivilTime.unixSeconds(year: year, month: month + 1, day: day, hour: clock[0], minute: clock[1], second: clock[2])
-        return max(0, when - now)
+        return HTTPDate.parse(trimmed).map { max(0, $0 - now) }
     }
 
     private func accountSigner() throws(ACMEError) -> JWS.Signer {

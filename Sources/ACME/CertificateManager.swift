@@ -275,7 +275,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     private func damaged(_ host: String, because reason: String) {
         let first = state.withLock { state -> Bool in
-            let first = state.lastError[host] == nil || !(state.lastError[host]!.hasPrefix("damaged"))
+            let first = state.lastError[host]?.hasPrefix("damaged") != true
             state.lastError[host] = "damaged certificate in storage: \(reason)"
             state.cache[host] = nil
             return first
@@ -555,9 +555,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         guard !bytes.isEmpty, bytes.count <= 253, bytes.first != UInt8(ascii: "."), bytes.first != UInt8(ascii: "-") else { return false }
         var previous: UInt8 = 0
         for byte in bytes {
+            // Lower case only: handshake names arrive lowercased, and a file name must not differ by case.
             let allowed =
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                (ASCII.isLetter(byte) && byte >= UInt8(ascii: "a")) || ASCII.isDigit(byte) || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ".")
             guard allowed, !(byte == UInt8(ascii: ".") && previous == UInt8(ascii: ".")) else { return false }
             previous = byte
         }

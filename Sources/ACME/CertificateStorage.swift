@@ -1,4 +1,5 @@
 import AASA
+import HTTPClient
 public import Posix
 import Support
 
@@ -35,8 +36,9 @@ public struct CertificateStorage: Sendable {
     func challengePath(_ token: String) -> String { "\(root)/challenges/\(token)" }
     func lockPath(_ name: String) -> String { "\(root)/locks/\(Self.directoryName(name)).lock" }
     func accountDirectory(_ directoryURL: String) -> String {
-        let host = ClientURLHost.of(directoryURL)
-        return "\(root)/accounts/\(host)"
+        // One account per CA: its host and port name the directory (`acme-v02.api.letsencrypt.org`).
+        let host = ClientURL(directoryURL)?.hostHeader ?? "unknown-ca"
+        return "\(root)/accounts/\(host.replacingAll(":", with: "_"))"
     }
 
     /// Every host with a stored certificate.
@@ -143,15 +145,5 @@ public struct StoredFailure: Sendable, Equatable {
         self.time = Int(time) ?? 0
         self.message = message
         if case .number(let next)? = root["nextAttempt"]?.value { nextAttempt = Int(next) ?? 0 } else { nextAttempt = 0 }
-    }
-}
-
-/// The host of a URL, for naming the account directory of a CA.
-enum ClientURLHost {
-    static func of(_ url: String) -> String {
-        var rest = Substring(url)
-        if rest.hasPrefix("https://") { rest = rest.dropFirst(8) } else if rest.hasPrefix("http://") { rest = rest.dropFirst(7) }
-        let host = rest.prefix { $0 != "/" && $0 != "?" }
-        return String(host).replacingAll(":", with: "_")
     }
 }

@@ -1,4 +1,5 @@
 import Posix
+import Support
 import Synchronization
 import TLS
 
@@ -15,10 +16,7 @@ final class ChallengeBoard: Sendable {
     /// RFC 8555 §8.3: tokens are base64url; anything else is no token of ours (and never a path).
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 256
-            && text.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-            }
+            && text.utf8.allSatisfy { ASCII.isLetter($0) || ASCII.isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
     }
 
     func presentHTTP(token: String, keyAuthorization: String) throws(SystemError) {

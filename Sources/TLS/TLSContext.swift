@@ -280,7 +280,8 @@ public final class TLSContexts: @unchecked Sendable {
                 { ssl, _, argument in
                     guard let ssl, let argument else { return 1 }
                     let contexts = Unmanaged<TLSContexts>.fromOpaque(argument).takeUnretainedValue()
-                    guard let hello = ClientHello(ssl), hello.offersOnlyACMETLS, let name = hello.serverName,
+                    let hello = ClientHello(ssl)
+                    guard hello.offersOnlyACMETLS, let name = hello.serverName,
                         let answer = contexts.obtained?.challengeCertificate(forServerName: name)
                     else { return 1 }
                     SSL_set_SSL_CTX(ssl, answer.context.context)

@@ -168,10 +168,14 @@ struct ACMEPebbleTests {
         // The CA goes away in the middle of an order (while the DNS hook publishes the record): that order
         // fails; the other hosts are still served, and so is plain HTTP.
         let config = server.directory + "/config.json"
-        try Data(
-            acmeConfig(pebble, sites: sites([["one.test"], ["two.test"], ["*.three.test"]]), storage: "storage", acme: withHook).utf8
-        ).write(to: URL(fileURLWithPath: config))
-        server.signal(SIGHUP)
+        /// The config with these sites (same CA, storage and hook), then a reload.
+        func reconfigure(sites hosts: [[String]]) throws {
+            try Data(acmeConfig(pebble, sites: sites(hosts), storage: "storage", acme: withHook).utf8).write(
+                to: URL(fileURLWithPath: config)
+            )
+            server.signal(SIGHUP)
+        }
+        try reconfigure(sites: [["one.test"], ["two.test"], ["*.three.test"]])
         #expect(waitUntil(30) { FileManager.default.fileExists(atPath: marker) }, "\(server.stderr)")
         pebble.stopCA()
         #expect(
@@ -198,15 +202,7 @@ struct ACMEPebbleTests {
 
         // A challenge that fails: the mock DNS sends the CA elsewhere. Logged per attempt, then fixed.
         try pebble.setAddress("four.test", "127.0.0.9")
-        try Data(
-            acmeConfig(
-                pebble,
-                sites: sites([["one.test"], ["two.test"], ["*.three.test"], ["four.test"]]),
-                storage: "storage",
-                acme: withHook
-            ).utf8
-        ).write(to: URL(fileURLWithPath: config))
-        server.signal(SIGHUP)
+        try reconfigure(sites: [["one.test"], ["two.test"], ["*.three.test"], ["four.test"]])
         #expect(
             waitUntil(30) { server.stderr.contains("could not obtain a certificate for four.test: the CA refused") },
             "\(server.stderr.suffix(3000))"
@@ -224,15 +220,7 @@ struct ACMEPebbleTests {
         let immutable = try runTool(["chattr", "+i", certificates])
         if immutable.status == 0 {
             defer { _ = try? runTool(["chattr", "-i", certificates]) }
-            try Data(
-                acmeConfig(
-                    pebble,
-                    sites: sites([["one.test"], ["two.test"], ["*.three.test"], ["four.test"], ["five.test"]]),
-                    storage: "storage",
-                    acme: withHook
-                ).utf8
-            ).write(to: URL(fileURLWithPath: config))
-            server.signal(SIGHUP)
+            try reconfigure(sites: [["one.test"], ["two.test"], ["*.three.test"], ["four.test"], ["five.test"]])
             #expect(
                 waitUntil(30) { server.stderr.contains("could not obtain a certificate for five.test: cannot") },
                 "\(server.stderr.suffix(3000))"

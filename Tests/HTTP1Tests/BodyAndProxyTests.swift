@@ -95,6 +95,13 @@ struct BodyAndProxyTests {
         #expect(HTTPDate.format(unixSeconds: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(unixSeconds: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
         #expect(HTTPDate.format(unixSeconds: 951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        // Parsing is the inverse (Retry-After), and refuses what is not an IMF-fixdate.
+        for seconds in [0, 784_111_777, 951_782_400, 1_796_000_000] {
+            #expect(HTTPDate.parse(HTTPDate.format(unixSeconds: seconds)) == seconds)
+        }
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 UTC") == nil)
+        #expect(HTTPDate.parse("120") == nil)
         #expect(HTTPDate.format(unixSeconds: 1_798_761_599) == "Thu, 31 Dec 2026 23:59:59 GMT")
     }
 }
