@@ -66,10 +66,12 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     struct State {
         var cache: [String: Cached] = [:]
-        /// Names with nothing in storage, not looked up again before the time given (monotonic ms).
-        var absent: [String: Int64] = [:]
-        var configHosts: Set<String> = []
-        var serves: @Sendable (String) -> Bool = { _ in false }
+        /// Names the decision allows with nothing in storage, not looked up again before the time given
+        /// (monotonic ms). Refused names are never here: the decision is made anew for them, and costs a
+        /// hash lookup.
+        var nothingStored: [String: Int64] = [:]
+        var inputs = IssuanceDecision.Inputs()
+        var configHosts: Set<String> { inputs.configHosts }
         /// Stored certificates this replica knows of, for renewal and expiry metrics: two numbers per host,
         /// so 100,000 stored certificates cost a few megabytes (the rest of their meta is read when renewing).
         var known: [String: Schedule] = [:]
@@ -138,14 +140,21 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     /// A new generation: the exact hosts that get certificates from the config, and which names the
     /// config serves (on-demand issuance is only for those).
     public func update(configHosts: [String], serves: @escaping @Sendable (String) -> Bool) {
+        let hosts: Set<String> =
+            settings.configHosts ? Set(configHosts.compactMap { try? CertificateName.normalize($0, allowWildcard: true).get() }) : []
         state.withLock { state in
-            let hosts = settings.configHosts ? Set(configHosts.map { $0.lowercased() }) : []
             state.unchecked += hosts.subtracting(state.configHosts)
-            state.configHosts = hosts
-            state.serves = serves
-            state.absent = [:]
+            state.inputs = IssuanceDecision.Inputs(configHosts: hosts, serves: serves, onDemand: settings.onDemand != nil)
+            state.nothingStored = [:]
         }
         wake.signal()
+    }
+
+    /// What the config in force decides for `name` as it arrived: the one decision the handshake, the
+    /// worker and the renewal schedule all take.
+    public func decision(for name: String, origin: IssuanceDecision.Origin = .handshake) -> (name: String?, decision: IssuanceDecision) {
+        let inputs = state.withLock { $0.inputs }
+        return IssuanceDecision.decide(name, origin: origin, inputs)
     }
 
     /// The HTTP-01 key authorization for `token`, if an order waits on it.
@@ -166,49 +175,54 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         state.withLock { state in state.known.map { ($0.key, $0.value.notAfter) } }.sorted { $0.host < $1.host }
     }
 
-    /// A handshake's certificate: from the cache, else from storage. A name the config serves with nothing
-    /// stored starts an on-demand order (when enabled); this handshake goes without.
-    public func certificate(forServerName name: String) -> ServerCertificate? {
-        guard Self.isHostName(name) else { return nil }
+    /// A handshake's certificate: from the cache, else from storage. A name the decision refuses gets
+    /// nothing and touches nothing; a name it allows on demand with nothing stored starts an order (this
+    /// handshake goes without).
+    public func certificate(forServerName raw: String) -> ServerCertificate? {
+        guard case .success(let name) = CertificateName.normalize(raw) else { return nil }
         let now = Posix.monotonicMilliseconds()
         enum Step {
             case hit(ServerCertificate)
             case recheck(Cached)
             case skip
-            case look(serves: @Sendable (String) -> Bool)
+            case look
         }
-        let step: Step = state.withLock { state in
-            if var cached = state.cache[name] {
+        let (decision, key, step): (IssuanceDecision, String, Step) = state.withLock { state in
+            let decision = IssuanceDecision.decide(normalized: name, state.inputs)
+            let key: String
+            switch decision {
+            case .refused: return (decision, name, .skip)
+            case .coveredByWildcard(let wildcard): key = wildcard
+            case .configHost, .onDemand: key = name
+            }
+            if var cached = state.cache[key] {
                 cached.lastUse = now
                 // Another replica may have renewed it: look at the file's stamp at most every 30 s.
                 if now - cached.checkedAt < 30_000 {
-                    state.cache[name] = cached
-                    return .hit(cached.certificate)
+                    state.cache[key] = cached
+                    return (decision, key, .hit(cached.certificate))
                 }
                 cached.checkedAt = now
-                state.cache[name] = cached
-                return .recheck(cached)
+                state.cache[key] = cached
+                return (decision, key, .recheck(cached))
             }
-            if let until = state.absent[name], until > now { return .skip }
-            return .look(serves: state.serves)
+            if let until = state.nothingStored[key], until > now { return (decision, key, .skip) }
+            return (decision, key, .look)
         }
+        if case .refused = decision { return nil }
         switch step {
         case .hit(let certificate): return certificate
         case .skip:
-            requestOnDemand(name)
+            if decision == .onDemand { requestOnDemand(key) }
             return nil
         case .recheck(let cached):
-            if Posix.fileStamp(storage.certificatePath(name)) == cached.stamp { return cached.certificate }
-            return load(name, now: now) ?? cached.certificate
-        case .look(let serves):
-            // Names the config does not serve never touch storage nor start an order.
-            guard serves(name) || wildcardCovered(name) else {
-                state.withLock { Self.remember(absent: name, until: now + 60_000, in: &$0) }
-                return nil
-            }
-            if let certificate = load(name, now: now) ?? loadWildcard(name, now: now) { return certificate }
-            state.withLock { Self.remember(absent: name, until: now + 5_000, in: &$0) }
-            requestOnDemand(name)
+            if Posix.fileStamp(storage.certificatePath(key)) == cached.stamp { return cached.certificate }
+            return load(key, now: now) ?? cached.certificate
+        case .look:
+            if let certificate = load(key, now: now) { return certificate }
+            state.withLock { Self.remember(nothingStored: key, until: now + 5_000, in: &$0) }
+            // Config hosts (and their wildcards) are ordered by the scheduler, not by handshakes.
+            if decision == .onDemand { requestOnDemand(key) }
             return nil
         }
     }
@@ -235,24 +249,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         }
         state.withLock { state in
             state.cache[name] = Cached(certificate: certificate, stamp: stamp, checkedAt: now, lastUse: now)
-            state.absent[name] = nil
+            state.nothingStored[name] = nil
             evict(&state)
         }
         return certificate
-    }
-
-    /// A host under a wildcard site with a stored wildcard certificate.
-    private func loadWildcard(_ name: String, now: Int64) -> ServerCertificate? {
-        guard let dot = name.firstIndex(of: ".") else { return nil }
-        let wildcard = "*" + name[dot...]
-        guard state.withLock({ $0.configHosts.contains(wildcard) }) else { return nil }
-        return load(wildcard, now: now)
-    }
-
-    private func wildcardCovered(_ name: String) -> Bool {
-        guard let dot = name.firstIndex(of: ".") else { return false }
-        let wildcard = "*" + name[dot...]
-        return state.withLock { $0.configHosts.contains(wildcard) }
     }
 
     /// Keeps the cache within its capacity: of a few entries drawn at random, the least recently used goes.
@@ -268,9 +268,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         }
     }
 
-    private static func remember(absent name: String, until: Int64, in state: inout State) {
-        if state.absent.count > 100_000 { state.absent = [:] }
-        state.absent[name] = until
+    private static func remember(nothingStored name: String, until: Int64, in state: inout State) {
+        if state.nothingStored.count > 100_000 { state.nothingStored = [:] }
+        state.nothingStored[name] = until
     }
 
     private func damaged(_ host: String, because reason: String) {
@@ -283,7 +283,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         if first {
             log(.warning, "the stored certificate for \(host) is damaged (\(reason)); not serving it, ordering a new one")
         }
-        enqueue(host, force: true)
+        // Under the same backoff as any failure: a damaged file is not a reason to ask the CA every few seconds.
+        enqueue(host, force: false)
     }
 
     // MARK: - Queue
@@ -368,10 +369,27 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     private func obtain(_ host: String) {
         let now = Int(Posix.unixTime())
-        let (isConfigHost, isKnown) = state.withLock { ($0.configHosts.contains(host), $0.known[host] != nil) }
+        let (decision, isKnown) = state.withLock { (IssuanceDecision.decide(normalized: host, $0.inputs), $0.known[host] != nil) }
+        let isConfigHost: Bool
+        switch decision {
+        case .configHost: isConfigHost = true
+        case .onDemand: isConfigHost = false
+        case .coveredByWildcard, .refused:
+            // The config changed since this was queued (a host removed, a wildcard certificate asked for
+            // instead): nothing is ordered, renewed or written for it.
+            state.withLock { state in
+                if state.known.removeValue(forKey: host) != nil {
+                    log(.info, "not renewing the certificate for \(host): \(Self.why(decision))")
+                }
+                state.notBefore[host] = nil
+                state.failures[host] = nil
+            }
+            return
+        }
         // What is renewed: its expiry for the log, its renewal-information ID for the CA.
         let previous = isKnown ? storage.readMeta(host) : nil
-        if !isConfigHost && previous == nil, let ask = settings.onDemand?.ask {
+        // On demand, the ask endpoint decides every order, renewals included: a customer who left is not renewed.
+        if !isConfigHost, let ask = settings.onDemand?.ask {
             if let refusal = askAllows(host, ask) {
                 fail(host, ACMEError.local(refusal), configHost: false)
                 return
@@ -438,7 +456,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             state.notBefore[host] = nil
             state.lastError[host] = nil
             state.cache[host] = nil
-            state.absent[host] = nil
+            state.nothingStored[host] = nil
             if obtainedHere { state.counters.ordersSucceeded += 1 }
         }
         if obtainedHere {
@@ -547,21 +565,11 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         return client
     }
 
-    /// Letters, digits, hyphens and dots (or a leading `*.`): anything else is no host of ours and never
-    /// reaches a file name.
-    static func isHostName(_ name: String) -> Bool {
-        var bytes = Substring(name).utf8[...]
-        if bytes.starts(with: "*.".utf8) { bytes = bytes.dropFirst(2) }
-        guard !bytes.isEmpty, bytes.count <= 253, bytes.first != UInt8(ascii: "."), bytes.first != UInt8(ascii: "-") else { return false }
-        var previous: UInt8 = 0
-        for byte in bytes {
-            // Lower case only: handshake names arrive lowercased, and a file name must not differ by case.
-            let allowed =
-                (ASCII.isLetter(byte) && byte >= UInt8(ascii: "a")) || ASCII.isDigit(byte) || byte == UInt8(ascii: "-")
-                || byte == UInt8(ascii: ".")
-            guard allowed, !(byte == UInt8(ascii: ".") && previous == UInt8(ascii: ".")) else { return false }
-            previous = byte
+    private static func why(_ decision: IssuanceDecision) -> String {
+        switch decision {
+        case .refused(let refusal): return refusal.description
+        case .coveredByWildcard(let wildcard): return "the certificate for \(wildcard) covers it"
+        case .configHost, .onDemand: return "it is allowed"
         }
-        return true
     }
 }

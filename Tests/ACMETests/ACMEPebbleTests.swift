@@ -74,14 +74,9 @@ struct ACMEPebbleTests {
     @Test("On demand: 50 new hosts get one order each, all served within a bound; an SNI outside the config orders nothing")
     func onDemand() throws {
         let pebble = try Pebble()
-        let server = try ServerProcess(
-            config: acmeConfig(
-                pebble,
-                sites: sites([["*.customers.test"]]),
-                storage: "storage",
-                acme: #""hosts": "none", "onDemand": true"#
-            )
-        )
+        let asked = try AllowingAsk()
+        defer { asked.server.stop() }
+        let server = try onDemandServer(pebble, sites: [["*.customers.test"]], ask: asked)
         defer { server.stop() }
         let hosts = (0..<50).map { "shop\($0).customers.test" }
         let started = monotonicSeconds()
@@ -101,6 +96,69 @@ struct ACMEPebbleTests {
         #expect(monotonicSeconds() - started < 90)
         #expect(pebble.orderCount == 50, "orders at pebble: \(pebble.orderCount)")
         #expect(!server.stderr.contains("stranger.example"))
+    }
+
+    @Test(
+        "On demand: stranger SNIs in every spelling order nothing and write nothing; a served name in any spelling is one order, one entry"
+    )
+    func strangers() throws {
+        let pebble = try Pebble()
+        let asked = try AllowingAsk()
+        defer { asked.server.stop() }
+        let server = try onDemandServer(pebble, sites: [["exact.test"], ["*.cust.test"]], ask: asked)
+        defer { server.stop() }
+        let strangers =
+            Array(repeating: "stranger.test", count: 10) + [
+                "stranger.test.", "STRANGER.TEST", "*.evil.cust.test", "*.cust.test", "*.exact.test", "exact.test..", "a..cust.test",
+                "-x.cust.test", "x_y.cust.test",
+            ]
+        // Spaced over more than the 5 s a lookup is remembered, so the second handshake of each is a new decision.
+        for (index, name) in strangers.enumerated() {
+            handshakeNaming(name, port: pebble.tlsPort)
+            if index == 9 { Thread.sleep(forTimeInterval: 5.5) }
+        }
+        handshakeNaming("stranger.test", port: pebble.tlsPort)
+        Thread.sleep(forTimeInterval: 2)
+        #expect(pebble.orderCount == 0, "orders at pebble: \(pebble.orderCount)")
+        let certificates = server.directory + "/storage/certificates"
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: certificates)) ?? []).isEmpty, "\(certificates)")
+        #expect(!server.stderr.contains("stranger"), "\(server.stderr)")
+        // A served name, spelled three ways: one order, one storage entry in the normal spelling.
+        for name in ["Exact.Test.", "EXACT.TEST", "exact.test"] { handshakeNaming(name, port: pebble.tlsPort) }
+        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for exact.test") }, "\(server.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: certificates).sorted() == ["exact.test"])
+        #expect(pebble.orderCount == 1)
+        #expect(httpsStatus("exact.test", port: pebble.tlsPort, root: try pebble.rootFile()) == 200)
+    }
+
+    @Test("On demand for a wildcard site without ask is refused by validation (acme.on-demand-wildcard); with ask it is valid")
+    func wildcardNeedsAsk() throws {
+        let pebble = try Pebble()
+        try withTemporaryDirectory { directory in
+            let config = directory + "/config.json"
+            try write(
+                acmeConfig(pebble, sites: sites([["*.cust.test"], ["exact.test"]]), storage: "storage", acme: #""onDemand": true"#),
+                to: config
+            )
+            let refused = try runTool([TestPaths.serverExecutable, "validate", "--config", config])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("onDemand covers *.cust.test without onDemand.ask"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("[acme.on-demand-wildcard]"))
+            #expect(!refused.stderr.contains("exact.test"), "an exact host is one name: no ask needed")
+            let start = try runTool([TestPaths.serverExecutable, "serve", "--config", config], timeout: 10)
+            #expect(start.status == 1 && start.stderr.contains("[acme.on-demand-wildcard]"), "\(start.stderr)")
+            try write(
+                acmeConfig(
+                    pebble,
+                    sites: sites([["*.cust.test"]]),
+                    storage: "storage",
+                    acme: #""onDemand": {"ask": "http://127.0.0.1:9/allowed"}"#
+                ),
+                to: config
+            )
+            let allowed = try runTool([TestPaths.serverExecutable, "validate", "--config", config])
+            #expect(allowed.status == 0, "\(allowed.stderr)")
+        }
     }
 
     @Test("On demand with an ask URL that refuses: no order")

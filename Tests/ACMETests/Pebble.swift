@@ -213,3 +213,27 @@ func metric(_ server: ServerProcess, _ name: String) -> Int? {
     let line = body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
     return line.flatMap { Int($0.split(separator: " ").last ?? "") }
 }
+
+/// A TLS handshake sending `serverName` as it is (any case, a trailing dot, a `*`), which curl would refuse.
+func handshakeNaming(_ serverName: String, port: Int) {
+    _ = try? runTool(["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-servername", serverName, "-brief"], timeout: 5)
+}
+
+/// An `ask` endpoint that allows every name: another aasa-server whose health path answers 200.
+struct AllowingAsk {
+    let server: ServerProcess
+    var url: String { "http://127.0.0.1:\(server.port)/healthz" }
+
+    init() throws {
+        server = try ServerProcess(
+            config: testConfig(server: #"{"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "healthPath": "/healthz"}"#)
+        )
+    }
+}
+
+/// A server on `pebble` whose certificates come on demand only, each order allowed by `ask`.
+func onDemandServer(_ pebble: Pebble, sites hosts: [[String]], ask: AllowingAsk) throws -> ServerProcess {
+    try ServerProcess(
+        config: acmeConfig(pebble, sites: sites(hosts), storage: "storage", acme: #""hosts": "none", "onDemand": {"ask": "\#(ask.url)"}"#)
+    )
+}

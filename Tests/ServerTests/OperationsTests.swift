@@ -105,6 +105,12 @@ struct OperationsTests {
         let denied = try curl("http://127.0.0.1:\(port)/reload", ["-X", "POST"])
         #expect(denied.status == 403)
         #expect(denied.body.contains("read-only"))
+        // The pages that list every host and what fetched it are closed to whoever reaches the port.
+        for path in ["/console", "/status", "/status/example.com"] {
+            let closed = try curl("http://127.0.0.1:\(port)\(path)")
+            #expect(closed.status == 403, "\(path)")
+            #expect(closed.body.contains("set adminTokenFile"), "\(path): \(closed.body)")
+        }
 
         let token = "s3cr3t-token-0123456789"
         let guarded = try ServerProcess(
@@ -117,6 +123,16 @@ struct OperationsTests {
         #expect(try curl(admin + "/metrics").status == 401)
         #expect(try curl(admin + "/reload", ["-X", "POST", "-H", "Authorization: Bearer nope-nope-nope-nope"]).status == 401)
         #expect(try curl(admin + "/metrics", ["-H", "Authorization: Bearer \(token)"]).status == 200)
+        // status sends the token from a file; without it the listener answers 401 and status says so.
+        let tokenFile = guarded.directory + "/admin.token"
+        let withToken = try runTool([
+            TestPaths.serverExecutable, "status", "--admin", "127.0.0.1:\(guarded.adminPort)", "--token-file", tokenFile,
+        ])
+        #expect(withToken.status == 0, "\(withToken.stderr)")
+        let without = try runTool([TestPaths.serverExecutable, "status", "--admin", "127.0.0.1:\(guarded.adminPort)"])
+        #expect(without.status == 1 && without.stderr.contains("answered /status with 401"), "\(without.stderr)")
+        let missing = try runTool([TestPaths.serverExecutable, "status", "--token-file", guarded.directory + "/nope"])
+        #expect(missing.status == 2 && missing.stderr.contains("--token-file"), "\(missing.stderr)")
         // With a token, a name is fine as Host.
         #expect(
             try curl(admin + "/reload", ["-X", "POST", "-H", "Host: admin.internal", "-H", "Authorization: Bearer \(token)"]).status == 200

@@ -252,11 +252,18 @@ struct AdminPolicyTests {
         #expect(response.response.headText.contains("WWW-Authenticate: Bearer"))
     }
 
-    @Test("Exposed without a token: read-only (health, readiness, metrics); POST /reload is refused")
+    @Test("Exposed without a token: health, readiness, metrics; the console, /status and POST /reload are refused")
     func readOnly() {
         let exposed = RouterHarness(adminPolicy: AdminPolicy(token: nil, readOnly: true))
         #expect(status(exposed, "GET /metrics HTTP/1.1\r\nHost: 10.0.0.5:9090\r\n\r\n") == 200)
+        #expect(status(exposed, "GET /readyz HTTP/1.1\r\nHost: 10.0.0.5\r\n\r\n") == 200)
         #expect(status(exposed, "POST /reload HTTP/1.1\r\nHost: 10.0.0.5:9090\r\n\r\n") == 403)
+        for path in ["/console", "/console/host/example.com", "/status", "/status/example.com"] {
+            #expect(status(exposed, "GET \(path) HTTP/1.1\r\nHost: 10.0.0.5:9090\r\n\r\n") == 403, "\(path)")
+        }
+        // On loopback (not exposed) the same pages answer.
+        #expect(status(RouterHarness(), "GET /console HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 200)
+        #expect(status(RouterHarness(), "GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 200)
     }
 }
 

@@ -85,9 +85,51 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
 
     /// The group and offset a host-table position stands for.
     public func locate(position: Int) -> (group: Int, offset: Int) {
+        guard let found = locateIfPresent(position: position) else { preconditionFailure("site position out of range") }
+        return found
+    }
+
+    /// The group and offset a host-table position stands for; nil when no site has that position. For
+    /// callers that must answer rather than stop the server (the admin pages) when a position is wrong.
+    public func locateIfPresent(position: Int) -> (group: Int, offset: Int)? {
         let slot = position >> 32
-        precondition(slot < groupBySlot.count && groupBySlot[slot] >= 0, "site position out of range")
-        return (groupBySlot[slot], position & 0xFFFF_FFFF)
+        let offset = position & 0xFFFF_FFFF
+        guard position >= 0, slot < groupBySlot.count, groupBySlot[slot] >= 0 else { return nil }
+        let group = groupBySlot[slot]
+        guard offset < groups[group].sites.count else { return nil }
+        return (group, offset)
+    }
+
+    /// Every site with its host-table position, group by group. A walk over the sites that later looks a
+    /// site up again takes its position from here: a count of the sites seen so far is a flat ordinal,
+    /// which is another number as soon as there is more than one group.
+    public var positioned: Positioned { Positioned(list: self) }
+
+    public struct Positioned: Sequence {
+        let list: SiteList
+
+        public func makeIterator() -> Iterator { Iterator(list: list) }
+
+        public struct Iterator: IteratorProtocol {
+            private let list: SiteList
+            private var group = 0
+            private var offset = 0
+
+            init(list: SiteList) { self.list = list }
+
+            public mutating func next() -> (position: Int, site: LoadedSite)? {
+                while group < list.groups.count {
+                    let sites = list.groups[group].sites
+                    if offset < sites.count {
+                        offset += 1
+                        return (list.position(group: group, offset: offset - 1), sites[offset - 1])
+                    }
+                    group += 1
+                    offset = 0
+                }
+                return nil
+            }
+        }
     }
 
     /// The site at a host-table position.

@@ -84,7 +84,13 @@ enum HealthcheckCommand {
 
     /// One GET on a fresh connection, bounded by `timeout`. `Host` is the address itself, which the admin
     /// listener always accepts.
-    static func get(address: String, port: Int, path: String, timeout: Double) -> Result<ParsedResponse, Problem> {
+    static func get(
+        address: String,
+        port: Int,
+        path: String,
+        timeout: Double,
+        bearerToken: String? = nil
+    ) -> Result<ParsedResponse, Problem> {
         let deadline = Posix.monotonicMilliseconds() + Int64(timeout * 1000)
         func remaining() -> Int32 { Int32(clamping: max(0, deadline - Posix.monotonicMilliseconds())) }
         let fd: Int32
@@ -95,8 +101,9 @@ enum HealthcheckCommand {
         }
         defer { Posix.close(fd) }
         let host = address.contains(":") ? "[\(address)]" : address
+        let authorization = bearerToken.map { "Authorization: Bearer \($0)\r\n" } ?? ""
         let request = Array(
-            "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: aasa-server-healthcheck\r\nConnection: close\r\n\r\n".utf8
+            "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: aasa-server-healthcheck\r\n\(authorization)Connection: close\r\n\r\n".utf8
         )
         var sent = 0
         while sent < request.count {

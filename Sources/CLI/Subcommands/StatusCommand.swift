@@ -3,6 +3,7 @@ import FetchRecords
 import HTTP1
 import Posix
 import Server
+import Support
 
 /// `status`: has Apple (or Google) fetched the current version yet? Asks running servers' admin
 /// listeners, or reads state directories (every replica's records), merges what they saw, and answers
@@ -19,7 +20,8 @@ enum StatusCommand {
             balancer each replica sees part of the fetches: name every replica's admin listener, or the state
             directories, and their records are merged.
 
-            USAGE: aasa-server status [HOST...] [--admin HOST:PORT]... [--state DIR]... [--json] [--timeout SECONDS]
+            USAGE: aasa-server status [HOST...] [--admin HOST:PORT]... [--token-file FILE] [--state DIR]... [--json]
+                                      [--timeout SECONDS]
 
             ARGUMENTS:
               HOST                The hosts to report (default: every host a known fetcher fetched).
@@ -27,6 +29,8 @@ enum StatusCommand {
             OPTIONS:
               --admin HOST:PORT   A running server's admin listener (repeatable; default 127.0.0.1:9090 when no
                                   --state is given). Its /status answer carries the version served now.
+              --token-file FILE   The admin token (the server's adminTokenFile), sent as Authorization: Bearer to
+                                  every --admin listener.
               --state DIR         A state directory (server.stateDirectory; repeatable). Without a server, the
                                   current version is the last one recorded there.
               --json              One JSON object: {"hosts": [...]} with versions and fetches per host.
@@ -36,7 +40,12 @@ enum StatusCommand {
             EXIT STATUS: 0 reported, 1 a source could not be read (the others are still reported), 2 usage error.
 
             """,
-        spec: ArgumentSpec(options: ["--timeout"], repeatableOptions: ["--admin", "--state"], flags: ["--json"], positionalName: "HOST"),
+        spec: ArgumentSpec(
+            options: ["--timeout", "--token-file"],
+            repeatableOptions: ["--admin", "--state"],
+            flags: ["--json"],
+            positionalName: "HOST"
+        ),
         run: run
     )
 
@@ -55,6 +64,17 @@ enum StatusCommand {
             case .success(let listener): admins.append(listener)
             case .failure(let error): return CommandLineTool.usageError("--admin \(error.message)", console: console, usage: usage)
             }
+        }
+        var token: String?
+        if let file = arguments.value("--token-file") {
+            guard let bytes = try? Posix.readFile(file, limit: 4096) else {
+                return CommandLineTool.usageError("--token-file \(file) cannot be read", console: console, usage: usage)
+            }
+            let trimmed = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+            guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                return CommandLineTool.usageError("--token-file \(file) holds no token", console: console, usage: usage)
+            }
+            token = trimmed
         }
         let states = arguments.all("--state")
         if admins.isEmpty && states.isEmpty { admins = [ServerSettings.Listener(address: "127.0.0.1", port: 9090)] }
@@ -81,7 +101,7 @@ enum StatusCommand {
         }
         for admin in admins {
             let address = admin.address == "0.0.0.0" ? "127.0.0.1" : admin.address == "::" ? "::1" : admin.address
-            switch HealthcheckCommand.get(address: address, port: admin.port, path: "/status", timeout: timeout) {
+            switch HealthcheckCommand.get(address: address, port: admin.port, path: "/status", timeout: timeout, bearerToken: token) {
             case .success(let response) where response.status == 200:
                 let parsed = JSONParser.parse(response.body)
                 for node in parsed.root?["hosts"]?.arrayValue ?? [] {

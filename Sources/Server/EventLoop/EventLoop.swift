@@ -280,14 +280,19 @@ final class EventLoop {
             lastReloadFailed: state.lastReloadFailed.load(ordering: .relaxed),
             metrics: { [registry, state] in MetricsRenderer.render(registry.merged(), state: state) },
             status: { [state] host in StatusRenderer.json(host: host, log: state.fetchLog, snapshot: state.snapshot) },
-            console: { [state] path, query in
-                ConsoleRenderer.answer(
-                    path: path,
-                    query: query,
-                    log: state.fetchLog,
-                    snapshot: state.snapshot,
-                    now: Int(Posix.unixTime() * 1000)
-                )
+            console: { [state] path, query throws(ConsoleRenderer.Failure) in
+                do throws(ConsoleRenderer.Failure) {
+                    return try ConsoleRenderer.answer(
+                        path: path,
+                        query: query,
+                        log: state.fetchLog,
+                        snapshot: state.snapshot,
+                        now: Int(Posix.unixTime() * 1000)
+                    )
+                } catch {
+                    Log.warning("console: answered 500 for \(path): \(error.reason)")
+                    throw error
+                }
             }
         )
     }

@@ -14,7 +14,13 @@ enum ConsoleRenderer {
         var body: [UInt8]
     }
 
-    static func answer(path: String, query: String, log: FetchLog, snapshot: Snapshot, now: Int) -> Answer? {
+    /// A page that could not be put together from the generation in force: that request gets a 500 and
+    /// the server goes on.
+    struct Failure: Error, Equatable {
+        var reason: String
+    }
+
+    static func answer(path: String, query: String, log: FetchLog, snapshot: Snapshot, now: Int) throws(Failure) -> Answer? {
         let parameters = HTML.query(query)
         if path == ConsolePage.stylesheetPath {
             return Answer(status: 200, contentType: "text/css; charset=utf-8", body: Array(ConsolePage.stylesheet.utf8))
@@ -24,14 +30,14 @@ enum ConsoleRenderer {
         }
         if path == "/console" || path == "/console/" {
             let page = max(1, min(Int(parameters["page"] ?? "1") ?? 1, 1_000_000))
-            let listing = hostListing(query: parameters["q"] ?? "", page: page, log: log, snapshot: snapshot)
+            let listing = try hostListing(query: parameters["q"] ?? "", page: page, log: log, snapshot: snapshot)
             return html(HostIndexPage.html(listing, now: now))
         }
         let prefix = "/console/host/"
         guard path.hasPrefix(prefix) else { return nil }
         let host = HostTable<Int>.normalize(HTML.formValue(path.dropFirst(prefix.count)))
         guard let position = snapshot.hosts.lookup(normalized: host) else { return nil }
-        let site = snapshot.site(at: position)
+        let site = try responses(at: position, for: host, in: snapshot)
         let document = site.servesApple ? Array(UnsafeRawBufferPointer(site.identity.bodyBytes)) : nil
         let assetLinks = site.assetLinks.map { Array(UnsafeRawBufferPointer($0.identity.bodyBytes)) }
         var findings: [(severity: String, text: String)] = []
@@ -67,15 +73,14 @@ enum ConsoleRenderer {
     }
 
     /// The hosts on `page` of those whose name contains `query`, in config order.
-    static func hostListing(query: String, page: Int, log: FetchLog, snapshot: Snapshot) -> HostIndexPage.Listing {
+    static func hostListing(query: String, page: Int, log: FetchLog, snapshot: Snapshot) throws(Failure) -> HostIndexPage.Listing {
         let needle = Array(query.lowercased().utf8)
         let skip = (page - 1) * HostIndexPage.pageSize
         var matched = 0
         var hosts: [(host: String, position: Int)] = []
         var hasMore = false
-        var position = 0
-        search: for site in snapshot.layout {
-            for pattern in site.site.hosts {
+        search: for (position, loaded) in snapshot.layout.positioned {
+            for pattern in loaded.site.hosts {
                 let name: String
                 switch pattern.value {
                 case .exact(let exact): name = exact
@@ -90,21 +95,23 @@ enum ConsoleRenderer {
                     matched += 1
                 }
             }
-            position += 1
         }
-        let rows = hosts.map { entry in
-            let responses = snapshot.site(at: entry.position)
+        var rows: [HostIndexPage.Row] = []
+        for entry in hosts {
+            let responses = try responses(at: entry.position, for: entry.host, in: snapshot)
             var findings = 0
             if responses.servesApple,
                 let document = AASADecoder.decode(Array(UnsafeRawBufferPointer(responses.identity.bodyBytes))).document
             {
                 findings = AASAValidator.validate(document).count
             }
-            return HostIndexPage.Row(
-                host: entry.host,
-                status: log.status(entry.host, snapshot: snapshot),
-                findings: findings,
-                certificateExpiry: snapshot.tls?.expiry(forServerName: entry.host)
+            rows.append(
+                HostIndexPage.Row(
+                    host: entry.host,
+                    status: log.status(entry.host, snapshot: snapshot),
+                    findings: findings,
+                    certificateExpiry: snapshot.tls?.expiry(forServerName: entry.host)
+                )
             )
         }
         return HostIndexPage.Listing(
@@ -115,6 +122,13 @@ enum ConsoleRenderer {
             hostCount: snapshot.layout.hostCount,
             generation: snapshot.generation
         )
+    }
+
+    private static func responses(at position: Int, for host: String, in snapshot: Snapshot) throws(Failure) -> SiteResponses {
+        guard let responses = snapshot.siteIfPresent(at: position) else {
+            throw Failure(reason: "no site at position \(position) for \(host) in generation \(snapshot.generation)")
+        }
+        return responses
     }
 
     /// Byte search in a host name, without copying it.

@@ -16,6 +16,7 @@ enum ACMEAssignment {
         var findings: [Diagnostic] = []
         for loaded in sites {
             var wildcardsWithoutHook: [String] = []
+            var wildcardsWithoutAsk: [String] = []
             var unmanaged: [String] = []
             var firstOrigin: Provenance?
             for host in loaded.site.hosts {
@@ -27,7 +28,14 @@ enum ACMEAssignment {
                 if text.hasPrefix("*.") {
                     if acme.dnsHook != nil && acme.configHosts {
                         hosts.append(text)
-                    } else if acme.onDemand == nil {
+                    } else if let onDemand = acme.onDemand {
+                        // Every name under the wildcard would be a new order: the CA's weekly allowance per
+                        // registered domain spent by whoever makes up subdomains.
+                        if onDemand.ask == nil {
+                            wildcardsWithoutAsk.append(text)
+                            if firstOrigin == nil { firstOrigin = host.origin }
+                        }
+                    } else {
                         wildcardsWithoutHook.append(text)
                         if firstOrigin == nil { firstOrigin = host.origin }
                     }
@@ -48,6 +56,21 @@ enum ACMEAssignment {
                         "no certificate covers \(wildcardsWithoutHook.joined(separator: ", ")): a wildcard certificate needs the "
                             + "DNS-01 challenge; set acme.dnsHook to a command that publishes the TXT record, enable onDemand (a "
                             + "certificate per host as it is first asked for), or add a certificate file",
+                        at: location,
+                        path: path,
+                        file: loaded.definedIn ?? configPath
+                    )
+                )
+            }
+            if !wildcardsWithoutAsk.isEmpty {
+                findings.append(
+                    Diagnostic(
+                        .error,
+                        "acme.on-demand-wildcard",
+                        "onDemand covers \(wildcardsWithoutAsk.joined(separator: ", ")) without onDemand.ask: anyone could make up "
+                            + "subdomains and spend the CA's certificates for the domain (Let's Encrypt allows 50 per registered "
+                            + "domain a week); set onDemand.ask to a URL that answers 200 only for your customers' names, set "
+                            + "acme.dnsHook for one wildcard certificate, or add a certificate file",
                         at: location,
                         path: path,
                         file: loaded.definedIn ?? configPath

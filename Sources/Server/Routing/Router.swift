@@ -46,8 +46,9 @@ struct AdminView {
     /// `/status` (nil: every recorded host) or `/status/<host>` as JSON; nil when the config does not
     /// serve that host.
     var status: (String?) -> [UInt8]?
-    /// A console page (path, query string); nil when there is no such page or host.
-    var console: (String, String) -> ConsoleRenderer.Answer?
+    /// A console page (path, query string); nil when there is no such page or host; throws when the page
+    /// cannot be put together, which answers 500 for that request alone.
+    var console: (String, String) throws(ConsoleRenderer.Failure) -> ConsoleRenderer.Answer?
 }
 
 /// Every route of both listeners, in one place, with no I/O: a request head and its bytes in, a decision
@@ -178,6 +179,11 @@ enum Router {
             return .reload
         }
         guard let resource else { return .respond(StandardResponses.notFound, site: "-", pathClass: .admin) }
+        // Reachable from the network with no token: the pages that list every customer host and what
+        // fetched it stay closed; probes keep health, readiness and metrics.
+        if policy.readOnly, resource.isOperatorPage {
+            return .respond(AdminResponses.exposedWithoutToken, site: "-", pathClass: .admin)
+        }
         guard head.method == .get || head.method == .head else {
             return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .admin)
         }
@@ -192,7 +198,13 @@ enum Router {
         case .console(let page):
             let target = String(decoding: UnsafeBufferPointer(rebasing: buffer[head.targetRange]), as: UTF8.self)
             let query = target.firstIndex(of: "?").map { String(target[target.index(after: $0)...]) } ?? ""
-            guard let answer = admin().console(page, query) else {
+            let found: ConsoleRenderer.Answer?
+            do {
+                found = try admin().console(page, query)
+            } catch {
+                return .respond(AdminResponses.consoleFailed(error), site: "-", pathClass: .admin)
+            }
+            guard let answer = found else {
                 return .respond(AdminResponses.noConsolePage, site: "-", pathClass: .admin)
             }
             return .respond(AdminResponses.console(answer), site: "-", pathClass: .admin)
@@ -238,6 +250,14 @@ enum Router {
         case status(String?)
         /// `/console`, its stylesheet and its host pages.
         case console(String)
+
+        /// The console and `/status`: for an operator, never for whoever can reach an exposed port.
+        var isOperatorPage: Bool {
+            switch self {
+            case .status, .console: return true
+            case .health, .readiness, .metrics: return false
+            }
+        }
 
         /// What names the config's hosts is for the token holder alone, when there is a token.
         var listsHosts: Bool {
@@ -300,6 +320,11 @@ enum AdminResponses {
         "the admin listener is exposed read-only (adminExposed without adminTokenFile): reload with SIGHUP, a file change, "
             + "or set adminTokenFile"
     )
+    static let exposedWithoutToken = StandardResponses.error(
+        status: 403,
+        "the console and /status are closed on an admin listener exposed without a token (adminExposed without "
+            + "adminTokenFile): set adminTokenFile, or reach them on a loopback admin address"
+    )
     static let formContentType = StandardResponses.error(
         status: 415,
         "POST /reload takes no form: send it without a body, or with Content-Type: application/json"
@@ -323,6 +348,14 @@ enum AdminResponses {
         headers: [("Server", "aasa-server"), ("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
         body: Array("no such console page, or the config serves no such host; the hosts are listed at /console\n".utf8)
     )
+
+    static func consoleFailed(_ failure: ConsoleRenderer.Failure) -> PreparedResponse {
+        PreparedResponse(
+            status: 500,
+            headers: [("Server", "aasa-server"), ("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
+            body: Array("the console could not show this page (\(failure.reason)); the server goes on serving\n".utf8)
+        )
+    }
 
     /// Console pages: no script, no outside asset, never framed, never cached (they show live state).
     static func console(_ answer: ConsoleRenderer.Answer) -> PreparedResponse {

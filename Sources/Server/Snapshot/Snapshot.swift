@@ -35,6 +35,15 @@ final class Snapshot: Sendable {
         return groups[group].responses[offset]
     }
 
+    /// The responses of the site at `position`, or nil when no site has it: for the admin pages, which
+    /// answer 500 for a wrong position instead of stopping every listener with the process.
+    func siteIfPresent(at position: Int) -> SiteResponses? {
+        guard let (group, offset) = layout.locateIfPresent(position: position), group < groups.count,
+            offset < groups[group].responses.count
+        else { return nil }
+        return groups[group].responses[offset]
+    }
+
     /// Builds every response for `config`. `previous` supplies `Last-Modified` for documents that did not
     /// change; `now` is the time a changed document is stamped with.
     init(
