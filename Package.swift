@@ -89,7 +89,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strictSettings),
-        .testTarget(name: "FetchRecordsTests", dependencies: ["FetchRecords", "AASA"], swiftSettings: strictSettings),
+        .testTarget(name: "FetchRecordsTests", dependencies: ["FetchRecords", "AASA", "Support"], swiftSettings: strictSettings),
         .testTarget(
             name: "ConsoleTests",
             dependencies: ["ConsolePages", "FetchRecords", "TestSupport"],

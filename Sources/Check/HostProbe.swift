@@ -24,6 +24,9 @@ public struct ProbeOptions: Sendable {
 /// and records what it saw. Every step is bounded by the host's deadline.
 struct HostProbe: Sendable {
     static let botAgent = "AASA-Bot/1.0.0"
+    /// Sent with every request besides the fetchers' exact User-Agents (a WAF may treat those differently):
+    /// an aasa-server never records a request that carries it as Apple's or Google's fetch.
+    static let markHeader = "AASA-Server-Check: 1\r\n"
     static let browserAgent =
         "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1"
 
@@ -256,7 +259,7 @@ struct HostProbe: Sendable {
         }
         let request =
             "\(method) \(path) HTTP/1.1\r\nHost: \(target.port == (target.scheme == .https ? 443 : 80) ? target.host : "\(target.host):\(target.port)")\r\n"
-            + "User-Agent: \(userAgent)\r\nAccept: */*\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"
+            + "User-Agent: \(userAgent)\r\nAccept: */*\r\nAccept-Encoding: gzip\r\n\(Self.markHeader)Connection: close\r\n\r\n"
         switch connection.send(Array(request.utf8)) {
         case .sent: break
         case .timedOut: return .success((Exchange(request: description, awaiting: "the server to take the request"), facts))

@@ -76,6 +76,12 @@ public struct HostStatus: Sendable {
             }
             lines.append(line)
         }
+        for fetcher in Fetcher.allCases {
+            guard let claim = history.lastClaim(by: fetcher) else { continue }
+            // Only a claim newer than the last real fetch is news; older ones are history (in --json).
+            if let real = history.lastFetch(by: fetcher), real.time >= claim.time { continue }
+            lines.append(Self.claimSentence(claim))
+        }
         if let cacheControl, let aasa = current[.aasa] {
             lines.append(
                 "the server sends Cache-Control: \(cacheControl); the document changed \(Self.ago(now - aasa.since)). Apple's CDN "
@@ -83,6 +89,25 @@ public struct HostStatus: Sendable {
             )
         }
         return lines
+    }
+
+    /// What a fetch that did not come from its fetcher's network says, and what would make it checkable.
+    public static func claimSentence(_ claim: FetchRecord) -> String {
+        let who = claim.fetcher.displayName
+        let start = "a client claiming to be \(who) fetched \(claim.document.fileName) at \(time(claim.time)) from \(claim.client)"
+        switch claim.origin {
+        case .unverifiable:
+            return start
+                + ", an address of this machine or a private network, so a proxy's: not counted as \(who)'s. To check the "
+                + "real address, set \"proxyProtocol\": true on the listener (TCP load balancers) or \"trustForwardedHeaders\": "
+                + "true (HTTP proxies that set X-Forwarded-For)"
+        case .claimed, .verified, .device:
+            let networks =
+                claim.fetcher == .googleVerifier
+                ? "Google's network (server.fetcherNetworks.google, or a reverse DNS name in google.com or googlebot.com)"
+                : "Apple's network (server.fetcherNetworks.apple, 17.0.0.0/8 by default)"
+            return start + ", outside \(networks): not counted as \(who)'s"
+        }
     }
 
     public var json: JSONOutput {

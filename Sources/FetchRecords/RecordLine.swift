@@ -13,6 +13,7 @@ public enum RecordLine {
             ("type", .string("fetch")), ("time", .int(fetch.time)), ("host", .string(fetch.host)),
             ("fetcher", .string(fetch.fetcher.rawValue)), ("path", .string(fetch.path)), ("status", .int(fetch.status)),
             ("bytes", .int(fetch.bytes)), ("version", .string(fetch.version)), ("client", .string(fetch.client)),
+            ("origin", .string(fetch.origin.rawValue)),
         ])
     }
 
@@ -60,7 +61,9 @@ public enum RecordLine {
                     status: status,
                     bytes: bytes,
                     version: version,
-                    client: client
+                    client: client,
+                    // Records written before addresses were checked: the User-Agent's word is all there is.
+                    origin: string("origin").flatMap(FetchOrigin.init(rawValue:)) ?? (fetcher == .appleDevice ? .device : .claimed)
                 )
             )
         case "version":

@@ -11,8 +11,20 @@ public struct FetchRecord: Equatable, Hashable, Sendable {
     /// document was served (a 404).
     public var version: String
     public var client: String
+    /// Whether the address is the fetcher's own network: only such fetches say the fetcher has a version.
+    public var origin: FetchOrigin
 
-    public init(time: Int, host: String, fetcher: Fetcher, path: String, status: Int, bytes: Int, version: String, client: String) {
+    public init(
+        time: Int,
+        host: String,
+        fetcher: Fetcher,
+        path: String,
+        status: Int,
+        bytes: Int,
+        version: String,
+        client: String,
+        origin: FetchOrigin
+    ) {
         self.time = time
         self.host = host
         self.fetcher = fetcher
@@ -21,6 +33,7 @@ public struct FetchRecord: Equatable, Hashable, Sendable {
         self.bytes = bytes
         self.version = version
         self.client = client
+        self.origin = origin
     }
 
     public var document: DocumentKind { path.hasSuffix("assetlinks.json") ? .assetLinks : .aasa }
@@ -72,7 +85,11 @@ public struct HostHistory: Equatable, Sendable {
 
     public func currentVersion(_ document: DocumentKind) -> VersionRecord? { versions.last { $0.document == document } }
 
-    public func lastFetch(by fetcher: Fetcher) -> FetchRecord? { fetches.last { $0.fetcher == fetcher } }
+    /// The last fetch that counts as `fetcher`'s (from its network, or a device).
+    public func lastFetch(by fetcher: Fetcher) -> FetchRecord? { fetches.last { $0.fetcher == fetcher && $0.origin.counts } }
+
+    /// The last fetch whose User-Agent named `fetcher` but that did not come from its network.
+    public func lastClaim(by fetcher: Fetcher) -> FetchRecord? { fetches.last { $0.fetcher == fetcher && !$0.origin.counts } }
 }
 
 /// Every host's history, for the hosts a known fetcher asked for (and only those: a million hosts of

@@ -60,6 +60,8 @@ func equalsLowercase(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, 
 enum KnownHeader {
     case host, contentLength, transferEncoding, connection, acceptEncoding, userAgent, forwardedFor, origin, contentType, authorization
     case expect
+    /// `AASA-Server-Check`: a request of `aasa-server check`, never recorded as a fetch.
+    case checkProbe
     case other
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
@@ -67,6 +69,7 @@ enum KnownHeader {
         case 4 where equalsLowercase(buffer, name, "host"): self = .host
         case 14 where equalsLowercase(buffer, name, "content-length"): self = .contentLength
         case 17 where equalsLowercase(buffer, name, "transfer-encoding"): self = .transferEncoding
+        case 17 where equalsLowercase(buffer, name, "aasa-server-check"): self = .checkProbe
         case 10 where equalsLowercase(buffer, name, "connection"): self = .connection
         case 15 where equalsLowercase(buffer, name, "accept-encoding"): self = .acceptEncoding
         case 15 where equalsLowercase(buffer, name, "x-forwarded-for"): self = .forwardedFor

@@ -44,6 +44,8 @@ public struct RequestHead: Sendable, Equatable {
     public var forwardedForRange: Range<Int>?
     /// Present on every cross-origin request a browser makes (the admin listener refuses them).
     public var originRange: Range<Int>?
+    /// Sent by `aasa-server check` (`AASA-Server-Check`): its AASA-Bot User-Agent is a test, not Apple.
+    public var isCheckProbe = false
     public var contentTypeRange: Range<Int>?
     public var authorizationRange: Range<Int>?
     public var body: BodyFraming = .none

@@ -204,7 +204,10 @@ public struct RequestHeadParser: Sendable {
             case .userAgent:
                 head.userAgentRange = value
             case .forwardedFor:
-                head.forwardedForRange = head.forwardedForRange ?? value
+                // The last line: a proxy that adds a line of its own puts it after the client's.
+                head.forwardedForRange = value
+            case .checkProbe:
+                head.isCheckProbe = true
             case .origin:
                 head.originRange = head.originRange ?? value
             case .contentType:

@@ -41,29 +41,47 @@ extension Posix {
         return .success(v4 + v6)
     }
 
-    /// `resolve(_:)` bounded by a deadline: `getaddrinfo` cannot be interrupted, so it runs on a thread of
-    /// its own, and a lookup that outlives the deadline is left to finish there, its answer unused.
+    /// `resolve(_:)` bounded by a deadline.
     public static func resolve(_ host: String, timeoutMilliseconds: Int32) -> Result<[String], ResolveError> {
-        final class Lookup: Sendable {
-            let answer = Mutex<Result<[String], ResolveError>?>(nil)
-            let done: EventFD
-            init(done: consuming EventFD) { self.done = done }
+        withDeadline(timeoutMilliseconds, { resolve(host) })
+            ?? .failure(ResolveError(host: host, message: "the resolver gave no answer in time", isNotFound: false, timedOut: true))
+    }
+
+    /// The name an address's reverse DNS (PTR) record gives, lower case without the trailing dot; nil when
+    /// there is none, the address is not one, or the resolver gives no answer within the deadline.
+    public static func reverseLookup(_ address: String, timeoutMilliseconds: Int32) -> String? {
+        withDeadline(timeoutMilliseconds, { reverseLookup(address) }) ?? nil
+    }
+
+    private static func reverseLookup(_ address: String) -> String? {
+        guard var (storage, length) = try? socketAddress(address, port: 0) else { return nil }
+        var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        let status = withUnsafePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getnameinfo($0, length, &name, socklen_t(name.count), nil, 0, NI_NAMEREQD)
+            }
         }
-        guard let done = try? EventFD() else { return resolve(host) }
-        let lookup = Lookup(done: done)
+        guard status == 0 else { return nil }
+        var text = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    /// `work` on a thread of its own, its answer if it comes within the deadline: the resolver's calls
+    /// cannot be interrupted, so one that outlives the deadline is left to finish there, its answer unused.
+    private static func withDeadline<Answer: Sendable>(_ timeoutMilliseconds: Int32, _ work: @escaping @Sendable () -> Answer) -> Answer? {
+        guard let done = try? EventFD() else { return work() }
+        let lookup = DeadlineLookup<Answer>(done: done)
         guard
             let thread = try? Thread({
-                let result = resolve(host)
+                let result = work()
                 lookup.answer.withLock { $0 = result }
                 lookup.done.signal()
             })
-        else { return resolve(host) }
+        else { return work() }
         thread.detach()
         _ = wait(lookup.done.fd, for: .readable, timeoutMilliseconds: max(1, timeoutMilliseconds))
-        if let answer = lookup.answer.withLock({ $0 }) { return answer }
-        return .failure(
-            ResolveError(host: host, message: "the resolver gave no answer in time", isNotFound: false, timedOut: true)
-        )
+        return lookup.answer.withLock { $0 }
     }
 
     /// Connects to `address:port` within `timeoutMilliseconds`; the socket is non-blocking.
@@ -94,4 +112,11 @@ extension Posix {
             return false
         }
     }
+}
+
+/// The answer of a lookup run on its own thread, and the descriptor that says it is there.
+private final class DeadlineLookup<Answer: Sendable>: Sendable {
+    let answer = Mutex<Answer?>(nil)
+    let done: EventFD
+    init(done: consuming EventFD) { self.done = done }
 }

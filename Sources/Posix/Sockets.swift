@@ -70,7 +70,7 @@ extension Posix {
         return value == 0 ? nil : SystemError(call: "connect", code: value)
     }
 
-    private static func socketAddress(_ address: String, port: Int) throws(SystemError) -> (address: sockaddr_storage, length: socklen_t) {
+    static func socketAddress(_ address: String, port: Int) throws(SystemError) -> (address: sockaddr_storage, length: socklen_t) {
         if address.contains(":") {
             var address6 = sockaddr_in6()
             address6.sin6_family = sa_family_t(AF_INET6)

@@ -38,7 +38,7 @@ struct ServerSettingsTests {
               "limits": {"requestLineBytes": 1024, "headerBytes": 2048, "headerCount": 20, "bodyBytes": 0},
               "timeouts": {"header": 2.5, "keepAlive": 90, "write": 5, "drain": 1},
               "cacheControl": "public, max-age=60", "healthPath": "/healthz", "accessLog": false,
-              "trustForwardedHeaders": true}}
+              "trustForwardedHeaders": true, "fetcherNetworks": {"apple": ["17.0.0.0/8", "2620:149::/32"], "google": ["66.249.64.0/19"]}}}
             """#
         let decoded = ConfigDecoder.decode(Array(json.utf8))
         #expect(decoded.diagnostics.map(\.rule) == ["config.no-sites"], "\(decoded.diagnostics)")
@@ -57,6 +57,9 @@ struct ServerSettingsTests {
         #expect(server.headerTimeout == 2.5 && server.keepAliveTimeout == 90 && server.writeTimeout == 5 && server.drainTimeout == 1)
         #expect(server.cacheControl == "public, max-age=60" && server.healthPath == "/healthz")
         #expect(!server.accessLog && server.trustForwardedHeaders)
+        #expect(server.appleNetworks.map(\.description) == ["17.0.0.0/8", "2620:149::/32"])
+        #expect(server.googleNetworks.map(\.description) == ["66.249.64.0/19"])
+        #expect(ServerSettings().appleNetworks.map(\.description) == ["17.0.0.0/8"] && ServerSettings().googleNetworks.isEmpty)
         #expect(ConfigDecoder.decode(Array(#"{"version": 1, "sites": []}"#.utf8)).config?.server == ServerSettings())
     }
 
@@ -73,6 +76,10 @@ struct ServerSettingsTests {
             (#"{"cacheControl": "a\nb"}"#, "server.cache-control"),
             (#"{"accessLog": "yes"}"#, "type.mismatch"),
             (#"{"listen": [{"address": "0.0.0.0"}]}"#, "server.listen"),
+            (#"{"fetcherNetworks": {"apple": ["17.1.0.0/8"]}}"#, "server.fetcher-networks"),
+            (#"{"fetcherNetworks": {"apple": "17.0.0.0/8"}}"#, "server.fetcher-networks"),
+            (#"{"fetcherNetworks": {"google": ["googlebot.com"]}}"#, "server.fetcher-networks"),
+            (#"{"fetcherNetworks": {"microsoft": []}}"#, "key.unknown"),
         ]
     )
     func errors(server: String, rule: String) {

@@ -322,7 +322,9 @@ struct ACMEPebbleTests {
         let pebble = try Pebble()
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-acme-shared-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: storage) }
-        let onDemand = #""hosts": "none", "onDemand": true"#
+        let asked = try AllowingAsk()
+        defer { asked.server.stop() }
+        let onDemand = #""hosts": "none", "onDemand": {"ask": "\#(asked.url)"}"#
         // Only the first listens where Pebble validates: it answers the other's HTTP-01 challenges from storage.
         let first = try ServerProcess(config: acmeConfig(pebble, sites: sites([["*.shared.test"]]), storage: storage, acme: onDemand))
         defer { first.stop() }

@@ -22,7 +22,8 @@ struct ConsolePagesTests {
                     status: 200,
                     bytes: 10,
                     version: "aaaa1111bbbb2222",
-                    client: "<b>10.0.0.1</b>"
+                    client: "<b>10.0.0.1</b>",
+                    origin: .verified
                 )
             )
         }

@@ -1,10 +1,17 @@
 import AASA
 import FetchRecords
+import Support
 import Testing
 
 @Suite("Fetch records (pure): fetchers, bounded histories, record lines, sentences")
 struct FetchRecordsTests {
-    func fetch(_ time: Int, _ fetcher: Fetcher = .appleCDN, version: String = "v1", host: String = "example.com") -> FetchRecord {
+    func fetch(
+        _ time: Int,
+        _ fetcher: Fetcher = .appleCDN,
+        version: String = "v1",
+        host: String = "example.com",
+        origin: FetchOrigin = .verified
+    ) -> FetchRecord {
         FetchRecord(
             time: time,
             host: host,
@@ -13,7 +20,8 @@ struct FetchRecordsTests {
             status: 200,
             bytes: 100,
             version: version,
-            client: "192.0.2.7"
+            client: "192.0.2.7",
+            origin: fetcher == .appleDevice ? .device : origin
         )
     }
 
@@ -95,6 +103,87 @@ struct FetchRecordsTests {
         #expect(!text.contains { $0.contains("Google") }, "no assetlinks.json is served and Google never came")
         let parsed = HostStatus.parse(FetchRecordsTests.node(status))
         #expect(parsed?.history == status.history && parsed?.current == status.current)
+    }
+
+    @Test("address blocks: IPv4, IPv6, mapped and bracketed addresses; host bits set or junk refused")
+    func networks() throws {
+        let apple = try #require(IPNetwork("17.0.0.0/8"))
+        for inside in ["17.0.0.1", "17.255.255.255", "::ffff:17.1.2.3", "[::ffff:17.1.2.3]"] {
+            #expect(apple.contains(inside), "\(inside)")
+        }
+        for outside in ["16.255.255.255", "18.0.0.0", "170.0.0.1", "::1", "junk", "", "17.0.0", "17.0.0.256", "017.0.0.1"] {
+            #expect(!apple.contains(outside), "\(outside)")
+        }
+        let six = try #require(IPNetwork("2620:149::/32"))
+        #expect(six.contains("2620:149:a:b::1") && six.contains("[2620:0149::]") && !six.contains("2620:14a::1"))
+        #expect(try #require(IPNetwork("0.0.0.0/0")).contains("203.0.113.9"))
+        #expect(try #require(IPNetwork("::/0")).contains("::1"))
+        for bad in ["17.1.0.0/8", "17.0.0.0/33", "17.0.0.0/-1", "17.0.0.0/+8", "2620:149::1/32", "1:2:3:4:5:6:7:8:9", "1::2::3", "x/8"] {
+            #expect(IPNetwork(bad) == nil, "\(bad)")
+        }
+        for address in ["127.0.0.1", "10.1.2.3", "172.31.0.1", "192.168.1.1", "100.64.0.1", "::1", "fd00::1", "fe80::1%eth0"] {
+            #expect(IPNetwork.isInternal(address), "\(address)")
+        }
+        for external in ["17.1.2.3", "172.32.0.1", "8.8.8.8", "2001:db8::1"] { #expect(!IPNetwork.isInternal(external), "\(external)") }
+        #expect(IPNetwork.sameAddress("::ffff:66.249.66.1", "66.249.66.1") && !IPNetwork.sameAddress("66.249.66.1", "66.249.66.2"))
+    }
+
+    @Test("a fetch counts as the fetcher's only from its network; a proxy's address is unverifiable; a device is a device")
+    func origins() {
+        let networks = FetcherNetworks(google: ["66.249.64.0/19"].compactMap(IPNetwork.init))
+        #expect(networks.origin(of: .appleCDN, from: "17.1.2.3", source: .peer) == .verified)
+        #expect(networks.origin(of: .appleCDN, from: "17.1.2.3", source: .proxyProtocol) == .verified)
+        #expect(networks.origin(of: .appleCDN, from: "203.0.113.5", source: .peer) == .claimed)
+        #expect(networks.origin(of: .appleCDN, from: "127.0.0.1", source: .peer) == .unverifiable)
+        #expect(networks.origin(of: .appleCDN, from: "10.0.0.4", source: .peer) == .unverifiable)
+        #expect(
+            networks.origin(of: .appleCDN, from: "10.0.0.4", source: .forwardedFor) == .claimed,
+            "the trusted proxy saw a private client"
+        )
+        #expect(networks.origin(of: .googleVerifier, from: "66.249.66.1", source: .peer) == .verified)
+        #expect(networks.origin(of: .googleVerifier, from: "17.1.2.3", source: .peer) == .claimed)
+        #expect(networks.origin(of: .appleDevice, from: "192.168.1.20", source: .peer) == .device)
+        #expect(FetcherNetworks().google.isEmpty && FetcherNetworks().apple.map(\.description) == ["17.0.0.0/8"])
+    }
+
+    @Test("forward-confirmed reverse DNS: Google's domain and the same address back, or nothing")
+    func reverseDNS() {
+        let ptr = [
+            "66.249.66.1": "crawl-66-249-66-1.googlebot.com", "203.0.113.9": "crawl.googlebot.com.evil.test",
+            "198.51.100.3": "x.google.com",
+        ]
+        let forward = ["crawl-66-249-66-1.googlebot.com": ["66.249.66.1"], "x.google.com": ["198.51.100.4"]]
+        func confirms(_ address: String) -> Bool {
+            ReverseDNSCheck.confirms(address, reverse: { ptr[$0] }, forward: { forward[$0] ?? [] })
+        }
+        #expect(confirms("66.249.66.1"))
+        #expect(!confirms("203.0.113.9"), "a name that only contains googlebot.com")
+        #expect(!confirms("198.51.100.3"), "the name resolves to another address")
+        #expect(!confirms("192.0.2.1"), "no PTR record")
+    }
+
+    @Test("claims are said as claims, with the setting that would make them checkable; they never stand for the fetcher")
+    func claims() {
+        var ledger = FetchLedger(limit: 10)
+        ledger.add(fetch(1_000, origin: .verified))
+        ledger.add(fetch(2_000, origin: .unverifiable))
+        ledger.add(fetch(3_000, .googleVerifier, origin: .claimed))
+        let history = ledger.hosts["example.com"]!
+        #expect(history.lastFetch(by: .appleCDN)?.time == 1_000)
+        #expect(history.lastClaim(by: .appleCDN)?.time == 2_000)
+        #expect(history.lastFetch(by: .googleVerifier) == nil)
+        let text = HostStatus(host: "example.com", history: history).sentences(now: 10_000)
+        #expect(text.contains { $0.hasPrefix("Apple's CDN last fetched at 1970-01-01 00:00:01 UTC") })
+        #expect(text.contains { $0.contains("a client claiming to be Apple's CDN") && $0.contains("\"trustForwardedHeaders\": true") })
+        #expect(text.contains { $0.contains("a client claiming to be Google's verifier") && $0.contains("outside Google's network") })
+        // Lines written before origins were recorded: the User-Agent's word only.
+        let old =
+            #"{"type":"fetch","time":5,"host":"example.com","fetcher":"apple-cdn","path":"/x","status":200,"bytes":1,"version":"v","client":"17.1.1.1"}"#
+        guard case .fetch(let parsed)? = RecordLine.parse(Array(old.utf8)[...]) else {
+            Issue.record("an old line no longer parses")
+            return
+        }
+        #expect(parsed.origin == .claimed)
     }
 
     static func node(_ status: HostStatus) -> JSONNode {

@@ -19,7 +19,7 @@ struct AssetLinksServingTests {
                {"hosts": ["ios.example.com"], "webcredentials": {"apps": ["shop"]}},
                {"hosts": ["brand.example.org"], "webcredentials": {"apps": ["shop"]}, "assetlinksFile": "\#(brandFile)"}
              ],
-             "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0"}}
+             "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "fetcherNetworks": {"google": ["127.0.0.0/8"]}}}
             """#
     }
 
@@ -72,13 +72,15 @@ struct AssetLinksServingTests {
             "http://127.0.0.1:\(server.port)/.well-known/assetlinks.json",
         ])
         #expect(String(decoding: post.stdout, as: UTF8.self) == "405")
-        // Google's verifier is counted per site, like Apple's CDN.
+        // Google's verifier is counted per site, like Apple's CDN (this config counts loopback as Google's network).
         _ = try runTool([
             "curl", "-s", "-A", "GoogleAssociationService", "-H", "Host: example.com",
             "http://127.0.0.1:\(server.port)/.well-known/assetlinks.json",
         ])
         let metrics = String(decoding: try runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/metrics"]).stdout, as: UTF8.self)
         #expect(metrics.contains(#"aasa_google_fetches_total{host="example.com"} 1"#), "\(metrics)")
+        #expect(metrics.contains("aasa_google_verified_fetches_total 1"), "\(metrics)")
+        #expect(metrics.contains("aasa_google_unverified_fetches_total 0"), "\(metrics)")
         #expect(metrics.contains(#"aasa_requests_total{host="ios.example.com",path="assetlinks",status="404"} 1"#))
     }
 

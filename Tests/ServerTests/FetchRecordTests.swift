@@ -13,16 +13,115 @@ struct FetchRecordTests {
     static let device = "swcd (unknown version) CFNetwork/1496.0.7 Darwin/23.5.0"
     static let google = "GoogleAssociationService"
 
-    static func config(state: String, productPath: String = "/product/*") -> String {
+    /// `server`: extra members of the server section. By default loopback counts as Apple's and Google's
+    /// network, so the recording itself can be tested from 127.0.0.1.
+    static func config(
+        state: String,
+        productPath: String = "/product/*",
+        server: String = #""fetcherNetworks": {"apple": ["127.0.0.0/8"], "google": ["127.0.0.0/8"]}"#,
+        listen: String = #"["127.0.0.1:0"]"#
+    ) -> String {
         #"""
         {"version": 1,
          "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "android": {"package": "com.example.shop", "sha256": ["\#(fingerprint)"]}}},
          "sites": [{"hosts": ["example.com", "www.example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "\#(productPath)"}]}]},
                     "android": ["shop"]},
                    {"hosts": ["other.example.org"], "webcredentials": {"apps": ["shop"]}}],
-         "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false, "stateDirectory": "\#(state)",
-                    "reload": {"watch": false}}}
+         "server": {"listen": \#(listen), "admin": "127.0.0.1:0", "accessLog": false, "stateDirectory": "\#(state)",
+                    "reload": {"watch": false}\#(server.isEmpty ? "" : ", " + server)}}
         """#
+    }
+
+    /// A PROXY protocol v2 header from `client` (IPv4) to 127.0.0.1:443.
+    static func proxyHeader(_ client: [UInt8]) -> [UInt8] {
+        [0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A, 0x21, 0x11, 0x00, 0x0C] + client
+            + [127, 0, 0, 1, 0x9C, 0x40, 0x01, 0xBB]
+    }
+
+    func fetch(_ port: Int, proxiedFrom client: [UInt8]? = nil, forwardedFor: String? = nil, userAgent: String = cdn) throws -> Int? {
+        let connection = try RawClient(port: port)
+        let path = userAgent == Self.google ? "/.well-known/assetlinks.json" : Self.wellKnown
+        var request = "GET \(path) HTTP/1.1\r\nHost: example.com\r\nUser-Agent: \(userAgent)\r\n"
+        if let forwardedFor { request += "X-Forwarded-For: \(forwardedFor)\r\n" }
+        connection.send((client.map(Self.proxyHeader) ?? []) + Array((request + "Connection: close\r\n\r\n").utf8))
+        return connection.readResponses(1).first?.status
+    }
+
+    func fetches(_ admin: [String]) -> [[String: Any]] {
+        ((try? statusJSON(admin))?["example.com"]?["fetches"] as? [[String: Any]]) ?? []
+    }
+
+    @Test(
+        "only Apple's network is Apple's CDN: AASA-Bot from loopback is unverifiable, from elsewhere a claim, from 17.x (PROXY v2) Apple's"
+    )
+    func appleNetworkOnly() throws {
+        try withTemporaryDirectory { state in
+            let server = try ServerProcess(
+                config: Self.config(
+                    state: state,
+                    server: "",
+                    listen: #"["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "proxyProtocol": true}]"#
+                )
+            )
+            defer { server.stop() }
+            let admin = ["--admin", "127.0.0.1:\(server.adminPort)"]
+            #expect(try fetch(server.port) == 200)
+            #expect(try fetch(server.port, userAgent: Self.google) == 200)
+            #expect(waitUntil(5) { fetches(admin).count == 2 })
+            var words = try status(admin + ["example.com"])
+            #expect(!words.out.contains("Apple's CDN last fetched"), "\(words.out)")
+            #expect(words.out.contains("Apple's CDN has not fetched apple-app-site-association yet"), "\(words.out)")
+            #expect(words.out.contains("a client claiming to be Apple's CDN fetched apple-app-site-association at "))
+            #expect(words.out.contains("from 127.0.0.1, an address of this machine or a private network"))
+            #expect(words.out.contains(#"set "proxyProtocol": true on the listener"#), "it says which setting makes it checkable")
+            #expect(fetches(admin).map { $0["origin"] as? String } == ["unverifiable", "unverifiable"])
+
+            // Through the PROXY listener: a public address outside 17/8 is a claim, 17.x is Apple's CDN.
+            #expect(try fetch(server.proxyPort, proxiedFrom: [203, 0, 113, 5]) == 200)
+            #expect(waitUntil(5) { fetches(admin).count == 3 })
+            words = try status(admin + ["example.com"])
+            #expect(words.out.contains("from 203.0.113.5, outside Apple's network"), "\(words.out)")
+            #expect(!words.out.contains("Apple's CDN last fetched"))
+            #expect(try fetch(server.proxyPort, proxiedFrom: [17, 58, 1, 2]) == 200)
+            #expect(waitUntil(5) { fetches(admin).count == 4 })
+            words = try status(admin + ["example.com"])
+            #expect(words.out.contains("Apple's CDN last fetched at "), "\(words.out)")
+            #expect(words.out.contains("got the current version"))
+            #expect(!words.out.contains("a client claiming to be Apple's CDN"), "the claims are older than Apple's fetch")
+            #expect(fetches(admin).last?["client"] as? String == "17.58.1.2")
+            let metrics = String(
+                decoding: try runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/metrics"]).stdout,
+                as: UTF8.self
+            )
+            #expect(metrics.contains(#"aasa_bot_fetches_total{host="example.com"} 1"#), "\(metrics)")
+            #expect(metrics.contains("aasa_bot_verified_fetches_total 1"))
+            #expect(metrics.contains("aasa_bot_unverified_fetches_total 2"))
+            #expect(metrics.contains("aasa_google_unverified_fetches_total 1"))
+
+            // check sends AASA-Bot too, and marks its requests: nothing is recorded for it.
+            let checked = try runTool([
+                TestPaths.serverExecutable, "check", "--connect", "127.0.0.1:\(server.port)", "http://example.com",
+            ])
+            #expect(!checked.stdout.isEmpty)
+            Thread.sleep(forTimeInterval: 1.5)
+            #expect(fetches(admin).count == 4, "check is not a fetcher")
+        }
+    }
+
+    @Test("behind a trusted HTTP proxy the address it appended decides, never the client's own X-Forwarded-For entries")
+    func forwardedFor() throws {
+        try withTemporaryDirectory { state in
+            let server = try ServerProcess(config: Self.config(state: state, server: #""trustForwardedHeaders": true"#))
+            defer { server.stop() }
+            let admin = ["--admin", "127.0.0.1:\(server.adminPort)"]
+            #expect(try fetch(server.port, forwardedFor: "17.1.1.1, 198.51.100.20") == 200)
+            #expect(waitUntil(5) { fetches(admin).count == 1 })
+            #expect(fetches(admin).first?["origin"] as? String == "claimed")
+            #expect(fetches(admin).first?["client"] as? String == "198.51.100.20")
+            #expect(try fetch(server.port, forwardedFor: "198.51.100.20, 17.2.3.4") == 200)
+            #expect(waitUntil(5) { fetches(admin).count == 2 })
+            #expect(fetches(admin).last?["origin"] as? String == "verified")
+        }
     }
 
     func get(_ server: ServerProcess, _ path: String, host: String = "example.com", userAgent: String) throws -> HTTPResponse {

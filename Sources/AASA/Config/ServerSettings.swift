@@ -1,3 +1,5 @@
+public import Support
+
 /// The config's `server` section: listeners, limits, timeouts and logging (README "Server settings").
 ///
 /// Pure values with the defaults a production deployment wants; the server target turns them into sockets.
@@ -92,6 +94,10 @@ public struct ServerSettings: Sendable, Equatable {
     public var stateDirectory: String?
     /// How many versions and how many fetches each host's record keeps.
     public var fetchHistory = 20
+    /// The networks Apple's CDN fetches from: an `AASA-Bot` fetch from elsewhere is recorded as a claim.
+    public var appleNetworks: [IPNetwork] = ["17.0.0.0/8"].compactMap(IPNetwork.init)
+    /// Google's verifier's networks, besides forward-confirmed reverse DNS in Google's domains.
+    public var googleNetworks: [IPNetwork] = []
     /// Certificates obtained and renewed from an ACME CA (nil: only the files of `certificates`).
     public var acme: ACMESettings?
 
@@ -121,8 +127,10 @@ extension ServerSettings {
     static let keys = [
         "certificates", "listen", "admin", "adminExposed", "adminTokenFile", "threads", "maxConnections", "maxRequestsPerConnection",
         "limits", "timeouts", "cacheControl",
-        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "acme", "comment",
+        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "fetcherNetworks",
+        "acme", "comment",
     ]
+    static let fetcherNetworkKeys = ["apple", "google", "comment"]
     static let reloadKeys = ["watch", "pollSeconds"]
     static let listenerKeys = ["address", "port", "proxyProtocol", "tls", "comment"]
     static let limitKeys = ["requestLineBytes", "headerBytes", "headerCount", "bodyBytes"]
@@ -410,6 +418,36 @@ extension ConfigDecoder {
                 settings.stateDirectory = nonEmpty(value, memberPath, rule: "server.state-directory", message) ?? settings.stateDirectory
             case "fetchHistory":
                 settings.fetchHistory = positiveInt(value, memberPath).map { min($0, 10_000) } ?? settings.fetchHistory
+            case "fetcherNetworks":
+                for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.fetcherNetworkKeys, context: "fetcherNetworks") {
+                    guard field.key != "comment" else { continue }
+                    guard let items = field.value.arrayValue else {
+                        reader.report(
+                            .error,
+                            "server.fetcher-networks",
+                            "\"\(field.key)\" is a list of address blocks such as \"17.0.0.0/8\"",
+                            field.value.location,
+                            fieldPath
+                        )
+                        continue
+                    }
+                    var networks: [IPNetwork] = []
+                    for (index, item) in items.enumerated() {
+                        guard let text = item.stringValue, let network = IPNetwork(text) else {
+                            reader.report(
+                                .error,
+                                "server.fetcher-networks",
+                                "\(item.stringValue.map { "\"\($0)\"" } ?? "this") is not an address block: write it as "
+                                    + "ADDRESS/PREFIX with the host bits zero (\"17.0.0.0/8\", \"2620:149::/32\")",
+                                item.location,
+                                fieldPath.index(index)
+                            )
+                            continue
+                        }
+                        networks.append(network)
+                    }
+                    if field.key == "apple" { settings.appleNetworks = networks } else { settings.googleNetworks = networks }
+                }
             case "acme": settings.acme = decodeACME(value, memberPath, &reader)
             default: break
             }

@@ -216,11 +216,15 @@ enum DevCommand {
         case .appleDevice:
             let verdict = fetch.status == 200 && current ? " — developer mode works" : ""
             return "iPhone or iPad (\(fetch.client)) fetched \(what): \(fetch.status), \(version)\(verdict)"
-        case .appleCDN:
+        case .appleCDN where fetch.origin == .verified:
             return "Apple's CDN (\(fetch.client)) fetched \(what): \(fetch.status), \(version) — a device in developer mode "
                 + "would fetch directly; check that the entitlement ends in ?mode=developer"
-        case .googleVerifier:
+        case .googleVerifier where fetch.origin == .verified:
             return "Google's verifier (\(fetch.client)) fetched \(what): \(fetch.status), \(version)"
+        case .appleCDN, .googleVerifier:
+            // A User-Agent is a claim: from this machine or a private address it is curl or a script, not Apple.
+            return "a client calling itself \(fetch.fetcher.displayName) (\(fetch.client)) fetched \(what): \(fetch.status), "
+                + "\(version) — not \(fetch.fetcher == .appleCDN ? "Apple's" : "Google's") network, so not counted"
         }
     }
 

@@ -10,27 +10,43 @@ extension EventLoop {
     func record(_ connection: Connection, _ head: RequestHead, status: Int, bytes: Int, site: String, pathClass: PathClass) {
         connection.machine.input.withUnsafeBufferPointer { buffer in
             // Only document requests are looked at: a few byte comparisons for those, nothing for others.
+            // A check run says it is one: its AASA-Bot User-Agent is a test of the server, not Apple.
             let fetcher =
-                pathClass == .aasa || pathClass == .assetLinks
+                (pathClass == .aasa || pathClass == .assetLinks) && !head.isCheckProbe
                 ? head.userAgentRange.flatMap { Fetcher.classify(UnsafeBufferPointer(rebasing: buffer[$0])) } : nil
-            let isBot = pathClass == .aasa && fetcher == .appleCDN
-            let isGoogle = pathClass == .assetLinks && fetcher == .googleVerifier
             let wallTime = fetcher != nil || settings.accessLog ? Posix.unixTime() : 0
             pendingStats.count(LoopStats.RequestKey(site: site, pathClass: pathClass, status: status), bytes: bytes)
-            if isBot {
-                pendingStats.add { stats in
-                    stats.botFetches[site, default: 0] += 1
-                    stats.botLastFetch[site] = wallTime
+            if let fetcher {
+                let (address, source) = fetchingClient(connection, head, buffer)
+                let origin = settings.fetcherNetworks.origin(of: fetcher, from: address, source: source)
+                let isBot = pathClass == .aasa && fetcher == .appleCDN
+                let isGoogle = pathClass == .assetLinks && fetcher == .googleVerifier
+                if isBot || isGoogle {
+                    pendingStats.add { stats in
+                        if origin != .verified {
+                            stats.unverifiedFetches[fetcher, default: 0] += 1
+                        } else if isBot {
+                            stats.botFetches[site, default: 0] += 1
+                            stats.botLastFetch[site] = wallTime
+                        } else {
+                            stats.googleFetches[site, default: 0] += 1
+                            stats.googleLastFetch[site] = wallTime
+                        }
+                    }
                 }
-            } else if isGoogle {
-                pendingStats.add { stats in
-                    stats.googleFetches[site, default: 0] += 1
-                    stats.googleLastFetch[site] = wallTime
+                if let fetch = fetchRecord(
+                    fetcher,
+                    origin: origin,
+                    client: address,
+                    head,
+                    buffer,
+                    status: status,
+                    bytes: bytes,
+                    time: wallTime
+                ) {
+                    pendingStats.add { $0.fetches.append(fetch) }
+                    state.fetchesWaiting.add(1, ordering: .relaxed)
                 }
-            }
-            if let fetcher, let fetch = fetchRecord(fetcher, connection, head, buffer, status: status, bytes: bytes, time: wallTime) {
-                pendingStats.add { $0.fetches.append(fetch) }
-                state.fetchesWaiting.add(1, ordering: .relaxed)
             }
             guard settings.accessLog else { return }
             func text(_ range: Range<Int>?) -> String {
@@ -60,9 +76,26 @@ extension EventLoop {
 
     /// A fetch by a known fetcher of a host the config serves (a Host header nobody serves is not kept:
     /// records must not grow with what clients make up), with the version it was answered.
+    /// The address a fetch is checked against, and how it was learned: the PROXY header's, else the last
+    /// X-Forwarded-For entry when forwarded headers are trusted (the one the trusted proxy wrote), else the peer.
+    private func fetchingClient(
+        _ connection: Connection,
+        _ head: RequestHead,
+        _ buffer: UnsafeBufferPointer<UInt8>
+    ) -> (address: String, source: ClientAddressSource) {
+        if let proxied = connection.machine.proxiedClient { return (proxied, .proxyProtocol) }
+        if settings.trustForwardedHeaders, let forwarded = head.forwardedForRange,
+            let last = String(decoding: UnsafeBufferPointer(rebasing: buffer[forwarded]), as: UTF8.self).split(separator: ",").last
+        {
+            return (last.trimmingSpacesAndTabs(), .forwardedFor)
+        }
+        return (connection.peer.description, .peer)
+    }
+
     private func fetchRecord(
         _ fetcher: Fetcher,
-        _ connection: Connection,
+        origin: FetchOrigin,
+        client: String,
         _ head: RequestHead,
         _ buffer: UnsafeBufferPointer<UInt8>,
         status: Int,
@@ -83,7 +116,8 @@ extension EventLoop {
             status: status,
             bytes: bytes,
             version: version,
-            client: connection.clientAddress
+            client: client,
+            origin: origin
         )
     }
 

@@ -1,3 +1,5 @@
+import FetchRecords
+
 /// A listening socket and what its connections speak.
 struct ListenerSocket: Sendable {
     var fd: Int32
@@ -14,4 +16,6 @@ struct LoopSettings: Sendable {
     var maxConnections: Int
     var accessLog: Bool
     var trustForwardedHeaders: Bool
+    /// Which addresses make a fetcher's fetch count as its own.
+    var fetcherNetworks: FetcherNetworks
 }

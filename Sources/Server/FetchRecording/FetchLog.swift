@@ -37,9 +37,40 @@ final class FetchLog: Sendable {
     /// A copy of the ledger, for an admin request.
     var current: FetchLedger { ledger.withLock { $0 } }
 
+    /// Google's verifier checked by reverse DNS, per address (true: confirmed); bounded, as addresses are
+    /// what a client chooses.
+    private let reverseDNSAnswers = Mutex<[String: Bool]>([:])
+
+    /// A Google fetch from outside the configured networks, checked by forward-confirmed reverse DNS here,
+    /// on the supervisor (never a loop); a few new addresses per collection, two seconds each at most.
+    private func confirmingGoogle(_ fetches: [FetchRecord]) -> [FetchRecord] {
+        var lookups = 0
+        return fetches.map { fetch in
+            guard fetch.fetcher == .googleVerifier, fetch.origin == .claimed else { return fetch }
+            var confirmed = reverseDNSAnswers.withLock { $0[fetch.client] }
+            if confirmed == nil, lookups < 4 {
+                lookups += 1
+                let answer = ReverseDNSCheck.confirms(
+                    fetch.client,
+                    reverse: { Posix.reverseLookup($0, timeoutMilliseconds: 2_000) },
+                    forward: { (try? Posix.resolve($0, timeoutMilliseconds: 2_000).get()) ?? [] }
+                )
+                reverseDNSAnswers.withLock { answers in
+                    if answers.count >= 4_096 { answers.removeAll(keepingCapacity: true) }
+                    answers[fetch.client] = answer
+                }
+                confirmed = answer
+            }
+            var checked = fetch
+            if confirmed == true { checked.origin = .verified }
+            return checked
+        }
+    }
+
     /// Records fetches the loops answered from `snapshot`'s generation or one before it.
     func collect(_ fetches: [FetchRecord], snapshot: Snapshot) {
         guard !fetches.isEmpty else { return }
+        let fetches = confirmingGoogle(fetches)
         var written: [RecordLine.Entry] = []
         var recorded: [(FetchRecord, HostStatus)] = []
         ledger.withLock { ledger in

@@ -1,5 +1,6 @@
 public import AASA
 public import ACME
+import FetchRecords
 public import Posix
 import Synchronization
 
@@ -86,7 +87,8 @@ public enum HTTPServer {
             connection: ConnectionSettings(settings),
             maxConnections: settings.maxConnections,
             accessLog: settings.accessLog,
-            trustForwardedHeaders: settings.trustForwardedHeaders
+            trustForwardedHeaders: settings.trustForwardedHeaders,
+            fetcherNetworks: FetcherNetworks(apple: settings.appleNetworks, google: settings.googleNetworks)
         )
         var loops: [EventLoop] = []
         do {

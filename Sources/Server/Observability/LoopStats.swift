@@ -15,6 +15,8 @@ struct LoopStats {
     var botLastFetch: [String: Double] = [:]
     var googleFetches: [String: Int] = [:]
     var googleLastFetch: [String: Double] = [:]
+    /// Fetches whose User-Agent named Apple's CDN or Google's verifier from outside its network.
+    var unverifiedFetches: [Fetcher: Int] = [:]
     var connectionsAccepted = 0
     var connectionsEvicted = 0
     var timeouts: [String: Int] = [:]
@@ -28,6 +30,7 @@ struct LoopStats {
         botLastFetch.merge(other.botLastFetch, uniquingKeysWith: max)
         googleFetches.merge(other.googleFetches, uniquingKeysWith: +)
         googleLastFetch.merge(other.googleLastFetch, uniquingKeysWith: max)
+        unverifiedFetches.merge(other.unverifiedFetches, uniquingKeysWith: +)
         connectionsAccepted += other.connectionsAccepted
         connectionsEvicted += other.connectionsEvicted
         timeouts.merge(other.timeouts, uniquingKeysWith: +)

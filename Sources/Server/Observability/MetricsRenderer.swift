@@ -1,4 +1,5 @@
 import ACME
+import FetchRecords
 import Support
 import Synchronization
 import TLS
@@ -45,13 +46,21 @@ enum MetricsRenderer {
         }) {
             out += "aasa_requests_total{host=\"\(escape(key.site))\",path=\"\(key.pathClass.label)\",status=\"\(key.status)\"} \(count)\n"
         }
-        out += fetcherMetrics("bot", who: "Apple's CDN (User-Agent AASA-Bot/...)", file: "AASA", stats.botFetches, stats.botLastFetch)
+        out += fetcherMetrics(
+            "bot",
+            who: "Apple's CDN (User-Agent AASA-Bot/...)",
+            file: "AASA",
+            stats.botFetches,
+            stats.botLastFetch,
+            unverified: stats.unverifiedFetches[.appleCDN] ?? 0
+        )
         out += fetcherMetrics(
             "google",
             who: "Google's App Links verifier (User-Agent GoogleAssociationService)",
             file: "assetlinks.json",
             stats.googleFetches,
-            stats.googleLastFetch
+            stats.googleLastFetch,
+            unverified: stats.unverifiedFetches[.googleVerifier] ?? 0
         )
         out += "# HELP aasa_response_bytes_total Bytes of responses queued for sending (headers and bodies).\n"
         out += "# TYPE aasa_response_bytes_total counter\naasa_response_bytes_total \(stats.responseBytes)\n"
@@ -94,8 +103,21 @@ enum MetricsRenderer {
 
     /// Fetches by a platform's fetcher, per site, and when it last came: `aasa_<name>_fetches_total` and
     /// `aasa_<name>_last_fetch_timestamp_seconds`.
-    static func fetcherMetrics(_ name: String, who: String, file: String, _ counts: [String: Int], _ last: [String: Double]) -> String {
-        var out = "# HELP aasa_\(name)_fetches_total \(file) fetches by \(who), by site.\n"
+    static func fetcherMetrics(
+        _ name: String,
+        who: String,
+        file: String,
+        _ counts: [String: Int],
+        _ last: [String: Double],
+        unverified: Int
+    ) -> String {
+        // Totals first: they exist at 0 before the first fetch, so an alert on them works from the start.
+        var out = "# HELP aasa_\(name)_verified_fetches_total Fetches of the \(file) by \(who) from its own network, all sites.\n"
+        out += "# TYPE aasa_\(name)_verified_fetches_total counter\naasa_\(name)_verified_fetches_total \(counts.values.reduce(0, +))\n"
+        out +=
+            "# HELP aasa_\(name)_unverified_fetches_total Requests whose User-Agent claims \(who) from outside its network (not counted as its).\n"
+        out += "# TYPE aasa_\(name)_unverified_fetches_total counter\naasa_\(name)_unverified_fetches_total \(unverified)\n"
+        out += "# HELP aasa_\(name)_fetches_total \(file) fetches by \(who) from its own network, by site.\n"
         out += "# TYPE aasa_\(name)_fetches_total counter\n"
         for (site, count) in counts.sorted(by: { $0.key < $1.key }) {
             out += "aasa_\(name)_fetches_total{host=\"\(escape(site))\"} \(count)\n"

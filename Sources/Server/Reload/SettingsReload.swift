@@ -41,6 +41,8 @@ enum SettingsReload {
             .restart("server.trustForwardedHeaders", \.trustForwardedHeaders),
             .restart("server.stateDirectory", \.stateDirectory),
             .restart("server.fetchHistory", \.fetchHistory),
+            .restart("server.fetcherNetworks.apple", \.appleNetworks),
+            .restart("server.fetcherNetworks.google", \.googleNetworks),
             .restart("server.acme", \.acme),
             .applied("server.cacheControl", \.cacheControl),
             .applied("server.healthPath", \.healthPath),
