@@ -54,7 +54,8 @@ extension Posix {
     }
 
     private static func reverseLookup(_ address: String) -> String? {
-        guard var (storage, length) = try? socketAddress(address, port: 0) else { return nil }
+        guard let (address, length) = try? socketAddress(address, port: 0) else { return nil }
+        var storage = address
         var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         let status = withUnsafePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {

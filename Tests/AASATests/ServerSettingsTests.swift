@@ -1,3 +1,4 @@
+import Support
 import Testing
 
 @testable import AASA
