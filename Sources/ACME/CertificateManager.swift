@@ -162,6 +162,19 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     public func challengeCertificate(forServerName serverName: String) -> ServerCertificate? { board.alpnAnswer(domain: serverName) }
 
+    public func knownExpiry(forServerName raw: String) -> Int? {
+        guard case .success(let name) = CertificateName.normalize(raw) else { return nil }
+        return state.withLock { state in
+            let key: String
+            switch IssuanceDecision.decide(normalized: name, state.inputs) {
+            case .refused: return nil
+            case .coveredByWildcard(let wildcard): key = wildcard
+            case .configHost, .onDemand: key = name
+            }
+            return state.cache[key]?.certificate.notAfter ?? state.known[key]?.notAfter
+        }
+    }
+
     public var counters: Counters {
         state.withLock { state in
             var counters = state.counters

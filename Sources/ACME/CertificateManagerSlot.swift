@@ -17,4 +17,8 @@ public final class CertificateManagerSlot: ObtainedCertificates, Sendable {
     public func challengeCertificate(forServerName serverName: String) -> ServerCertificate? {
         manager.withLock { $0 }?.challengeCertificate(forServerName: serverName)
     }
+
+    public func knownExpiry(forServerName serverName: String) -> Int? {
+        manager.withLock { $0 }?.knownExpiry(forServerName: serverName)
+    }
 }

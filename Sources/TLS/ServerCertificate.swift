@@ -63,4 +63,7 @@ public protocol ObtainedCertificates: AnyObject, Sendable {
     func certificate(forServerName serverName: String) -> ServerCertificate?
     /// The TLS-ALPN-01 answer for `serverName` while a validation of it is waiting.
     func challengeCertificate(forServerName serverName: String) -> ServerCertificate?
+    /// The expiry of what is known for `serverName` (Unix seconds), from memory alone: for pages that
+    /// show certificates, which must never read storage or start an order.
+    func knownExpiry(forServerName serverName: String) -> Int?
 }

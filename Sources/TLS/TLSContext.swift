@@ -300,7 +300,8 @@ public final class TLSContexts: @unchecked Sendable {
     /// When the certificate a handshake for `serverName` gets expires (Unix seconds).
     public func expiry(forServerName serverName: String) -> Int? {
         if let index = select(serverName) { return index < expiries.count ? expiries[index] : nil }
-        if let certificate = obtained?.certificate(forServerName: serverName.lowercased()) { return certificate.notAfter }
+        // A GET of the console must not be a handshake: no storage read, no on-demand order.
+        if let obtained { return obtained.knownExpiry(forServerName: serverName.lowercased()) }
         return expiries.first ?? nil
     }
 

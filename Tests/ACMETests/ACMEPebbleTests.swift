@@ -123,6 +123,14 @@ struct ACMEPebbleTests {
         let certificates = server.directory + "/storage/certificates"
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: certificates)) ?? []).isEmpty, "\(certificates)")
         #expect(!server.stderr.contains("stranger"), "\(server.stderr)")
+        // The console and /status show certificates; reading them never starts an order (item 12).
+        for path in ["/console", "/console?q=exact", "/console/host/exact.test", "/console/host/a.cust.test", "/status"] {
+            let page = try runTool(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(server.adminPort)\(path)"])
+            #expect(String(decoding: page.stdout, as: UTF8.self) == "200", "\(path)")
+        }
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(pebble.orderCount == 0, "a console GET ordered: \(server.stderr)")
+        #expect(!server.stderr.contains("ordered a certificate"), "\(server.stderr)")
         // A served name, spelled three ways: one order, one storage entry in the normal spelling.
         for name in ["Exact.Test.", "EXACT.TEST", "exact.test"] { handshakeNaming(name, port: pebble.tlsPort) }
         #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for exact.test") }, "\(server.stderr)")
