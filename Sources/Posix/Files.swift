@@ -153,11 +153,19 @@ extension Posix {
     public static func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: UInt32 = 0o644) throws(SystemError) {
         let directory = directoryName(path)
         try makeDirectories(directory)
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = try check("open \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
-        let writeError = bytes.withUnsafeBytes { writeAll(fd, $0) }
-        // The umask must not loosen or tighten what the caller asked for (private keys are 0600).
+        // A name no other writer can have (every container is pid 1, replicas share storage), created
+        // here and nowhere else (O_EXCL, no symlink followed), private from its first byte.
+        var temporary = ""
+        var fd: Int32 = -1
+        for _ in 0..<8 {
+            temporary = path + ".tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 || errno != EEXIST { break }
+        }
+        guard fd >= 0 else { throw SystemError(call: "open \(temporary)", code: errno) }
+        // Exactly the mode asked for, whatever the umask, before any byte is written (private keys stay 0600).
         _ = fchmod(fd, mode)
+        let writeError = bytes.withUnsafeBytes { writeAll(fd, $0) }
         var failure = writeError.map { SystemError(call: "write \(temporary)", code: $0) }
         if failure == nil && fsync(fd) != 0 { failure = SystemError(call: "fsync \(temporary)", code: errno) }
         close(fd)
