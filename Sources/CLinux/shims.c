@@ -24,3 +24,7 @@ int CLinux_available_cpus(void) {
     int count = CPU_COUNT(&set);
     return count > 0 ? count : 1;
 }
+
+int CLinux_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

@@ -1,3 +1,4 @@
+internal import CLinux
 internal import Glibc
 
 extension Posix {
@@ -28,6 +29,14 @@ extension Posix {
         posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
         posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 2)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // Nothing of the server's (listening sockets, storage locks, client connections) reaches the command.
+        _ = CLinux_spawn_close_from(&actions, 3)
+        // Its own process group: at the deadline the command and whatever it started are killed together.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
         var merged: [String: String] = [:]
         var index = 0
         while let entry = environ[index] {
@@ -43,7 +52,7 @@ extension Posix {
             for pointer in envp { free(pointer) }
         }
         var child: pid_t = 0
-        let spawned = posix_spawn(&child, path, &actions, nil, argv, envp)
+        let spawned = posix_spawn(&child, path, &actions, &attributes, argv, envp)
         close(pipeEnds[1])
         guard spawned == 0 else {
             close(pipeEnds[0])
@@ -60,7 +69,7 @@ extension Posix {
             let remaining = deadline - monotonicMilliseconds()
             if remaining <= 0 {
                 timedOut = true
-                kill(child, SIGKILL)
+                kill(-child, SIGKILL)
                 break
             }
             var descriptor = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)

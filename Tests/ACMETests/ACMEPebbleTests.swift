@@ -50,8 +50,12 @@ struct ACMEPebbleTests {
                 )
             }
         }
-        // TLS-ALPN-01, and a wildcard site by DNS-01.
-        let hook = try pebble.writeDNSHook()
+        // TLS-ALPN-01, and a wildcard site by DNS-01 through a hook named relative to the config (the
+        // server's working directory is elsewhere).
+        let hook =
+            "../" + URL(fileURLWithPath: pebble.directory).lastPathComponent + "/"
+            + URL(fileURLWithPath: try pebble.writeDNSHook())
+            .lastPathComponent
         let server = try ServerProcess(
             config: acmeConfig(
                 pebble,

@@ -6,7 +6,10 @@ import Server
 /// challenge types the listeners allow, the server's log.
 enum ACMESetup {
     static func manager(_ acme: ACMESettings, settings: ServerSettings, configPath: String) throws(ACMEError) -> CertificateManager {
-        try CertificateManager(
+        var acme = acme
+        // Like every other file the config names: relative to the config, not to where serve was started.
+        acme.dnsHook = acme.dnsHook.map { ConfigLoader.resolve($0, relativeTo: configPath) }
+        return try CertificateManager(
             settings: acme,
             storageRoot: ConfigLoader.resolve(acme.storage, relativeTo: configPath),
             trustFile: acme.directoryTrust.map { ConfigLoader.resolve($0, relativeTo: configPath) },

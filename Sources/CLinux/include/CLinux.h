@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <pthread.h>
 #include <malloc.h>
+#include <spawn.h>
 
 int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 
@@ -24,4 +25,7 @@ int CLinux_available_cpus(void);
 
 /* sigset_t manipulation is a set of macros in some libcs; these are plain calls. */
 int CLinux_block_signals(const int *signals, int count, sigset_t *set_out);
+
+/* posix_spawn_file_actions_addclosefrom_np (glibc 2.34+) is declared only under _GNU_SOURCE. */
+int CLinux_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
 #endif
