@@ -108,6 +108,25 @@ struct FetchRecordTests {
         }
     }
 
+    @Test("status HOST tells a host the config does not serve from one no fetcher has asked for yet")
+    func servedOrNot() throws {
+        try withTemporaryDirectory { state in
+            let server = try ServerProcess(config: Self.config(state: state))
+            defer { server.stop() }
+            let admin = ["--admin", "127.0.0.1:\(server.adminPort)"]
+            let words = try status(admin + ["www.example.com", "nobody.example.net"])
+            #expect(words.status == 0, "\(words.err)")
+            let sections = words.out.components(separatedBy: "nobody.example.net\n")
+            #expect(sections.count == 2)
+            #expect(sections[0].contains("served, and no known fetcher has asked for it yet"), "\(words.out)")
+            #expect(sections[0].contains("apple-app-site-association: version "), "the version served now")
+            #expect(sections[1].contains("the config does not serve nobody.example.net"), "\(words.out)")
+            #expect(!sections[1].contains("has not fetched"))
+            let json = try status(admin + ["nobody.example.net", "--json"])
+            #expect(json.out.contains(#""served": false"#), "\(json.out)")
+        }
+    }
+
     @Test("behind a trusted HTTP proxy the address it appended decides, never the client's own X-Forwarded-For entries")
     func forwardedFor() throws {
         try withTemporaryDirectory { state in

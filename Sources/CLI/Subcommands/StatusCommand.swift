@@ -79,6 +79,11 @@ enum StatusCommand {
         let states = arguments.all("--state")
         if admins.isEmpty && states.isEmpty { admins = [ServerSettings.Listener(address: "127.0.0.1", port: 9090)] }
 
+        func ask(_ admin: ServerSettings.Listener, _ path: String) -> Result<ParsedResponse, HealthcheckCommand.Problem> {
+            // A wildcard listen address is reached on loopback.
+            let address = admin.address == "0.0.0.0" ? "127.0.0.1" : admin.address == "::" ? "::1" : admin.address
+            return HealthcheckCommand.get(address: address, port: admin.port, path: path, timeout: timeout, bearerToken: token)
+        }
         var merged: [String: HostStatus] = [:]
         var failed = false
         func fold(_ status: HostStatus) {
@@ -100,8 +105,7 @@ enum StatusCommand {
             merged[status.host] = known
         }
         for admin in admins {
-            let address = admin.address == "0.0.0.0" ? "127.0.0.1" : admin.address == "::" ? "::1" : admin.address
-            switch HealthcheckCommand.get(address: address, port: admin.port, path: "/status", timeout: timeout, bearerToken: token) {
+            switch ask(admin, "/status") {
             case .success(let response) where response.status == 200:
                 let parsed = JSONParser.parse(response.body)
                 for node in parsed.root?["hosts"]?.arrayValue ?? [] {
@@ -129,9 +133,37 @@ enum StatusCommand {
         }
         let requested = arguments.positionals.map { HostTable<Int>.normalize($0) }
         let hosts = requested.isEmpty ? merged.keys.sorted() : requested
+        // A host no fetcher asked for is not in /status: its own page says whether the config serves it
+        // (200 with the version served now) or not (404).
+        var notServed: Set<String> = []
+        var servedBy: Set<String> = []
+        for host in requested where merged[host] == nil {
+            for admin in admins {
+                let address = admin.address == "0.0.0.0" ? "127.0.0.1" : admin.address == "::" ? "::1" : admin.address
+                guard
+                    case .success(let response) = HealthcheckCommand.get(
+                        address: address,
+                        port: admin.port,
+                        path: "/status/\(host)",
+                        timeout: timeout,
+                        bearerToken: token
+                    )
+                else { continue }
+                if response.status == 200, let node = JSONParser.parse(response.body).root?["host"], let status = HostStatus.parse(node) {
+                    fold(status)
+                    servedBy.insert(host)
+                } else if response.status == 404 {
+                    notServed.insert(host)
+                }
+            }
+        }
+        notServed.subtract(servedBy)
         let now = Int(Posix.unixTime() * 1000)
         if arguments.has("--json") {
-            let items: [JSONOutput] = hosts.map { merged[$0]?.json ?? HostStatus(host: $0, history: HostHistory()).json }
+            let items: [JSONOutput] = hosts.map { host in
+                if notServed.contains(host) { return .object([("host", .string(host)), ("served", .bool(false))]) }
+                return merged[host]?.json ?? HostStatus(host: host, history: HostHistory()).json
+            }
             console.out(JSONWriter.string(.object([("hosts", .array(items))]), pretty: true) + "\n")
         } else if hosts.isEmpty {
             console.out("no fetch by Apple's CDN, an Apple device or Google's verifier recorded yet\n")
@@ -139,7 +171,18 @@ enum StatusCommand {
             for host in hosts {
                 console.out("\(host)\n")
                 let status = merged[host] ?? HostStatus(host: host, history: HostHistory())
-                if merged[host] == nil { console.out("  nothing recorded for this host: no known fetcher has fetched it\n") }
+                if notServed.contains(host) {
+                    console.out("  the config does not serve \(host): it gets the unknown-host answer, and no fetch of it is recorded\n")
+                    continue
+                }
+                if admins.isEmpty && merged[host] == nil {
+                    console.out(
+                        "  nothing recorded for this host in the state directories (ask a running server with --admin to learn "
+                            + "whether its config serves it)\n"
+                    )
+                } else if status.history.fetches.isEmpty {
+                    console.out("  served, and no known fetcher has asked for it yet\n")
+                }
                 for sentence in status.sentences(now: now) { console.out("  \(sentence)\n") }
             }
         }
