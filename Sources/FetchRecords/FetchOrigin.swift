@@ -51,8 +51,9 @@ public struct FetcherNetworks: Sendable, Equatable {
 
     /// Where a fetch by `fetcher` (as its User-Agent says) from `address` comes from. A Google fetch left
     /// `claimed` here may still be verified by forward-confirmed reverse DNS, off the event loops.
-    public func origin(of fetcher: Fetcher, from address: String, source: ClientAddressSource) -> FetchOrigin {
+    public func origin(of fetcher: Fetcher, from text: String, source: ClientAddressSource) -> FetchOrigin {
         if fetcher == .appleDevice { return .device }
+        guard let address = IPAddress(text) else { return .claimed }
         if networks(of: fetcher).contains(where: { $0.contains(address) }) { return .verified }
         if source == .peer && IPNetwork.isInternal(address) { return .unverifiable }
         return .claimed

@@ -126,6 +126,15 @@ struct FetchRecordsTests {
         }
         for external in ["17.1.2.3", "172.32.0.1", "8.8.8.8", "2001:db8::1"] { #expect(!IPNetwork.isInternal(external), "\(external)") }
         #expect(IPNetwork.sameAddress("::ffff:66.249.66.1", "66.249.66.1") && !IPNetwork.sameAddress("66.249.66.1", "66.249.66.2"))
+        let full = try #require(IPAddress("1:2:3:4:5:6:7:8"))
+        #expect(full.high == 0x0001_0002_0003_0004 && full.low == 0x0005_0006_0007_0008)
+        #expect(IPAddress("2001:db8:0:0:0:0:0:1") == IPAddress("2001:DB8::1"))
+        #expect(IPAddress("1:2:3:4:5:6:1.2.3.4")?.low == 0x0005_0006_0102_0304)
+        #expect(IPAddress("::") == IPAddress(high: 0, low: 0) && IPAddress("1::")?.high == 0x0001_0000_0000_0000)
+        #expect(IPAddress("::1.2.3.4")?.low == 0x0102_0304 && IPAddress("1.2.3.4")?.isIPv4 == true)
+        for bad in ["1:", ":1", "1:::2", "12345::", "1:2:3:4:5:6:7:8:9", "1::2:3:4:5:6:7:8", "g::1", "1.2.3.4:5", "::1.2.3", "[::1", ""] {
+            #expect(IPAddress(bad) == nil, "\(bad)")
+        }
     }
 
     @Test("a fetch counts as the fetcher's only from its network; a proxy's address is unverifiable; a device is a device")
