@@ -342,6 +342,11 @@ public final class TLSSession {
 
     deinit { SSL_free(ssl) }
 
+    /// The name the client asked for (SNI), once its hello is read; nil when it sent none.
+    public var requestedServerName: String? {
+        SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
+    }
+
     public enum HandshakeProgress: Equatable {
         case done
         case wouldBlock(Readiness)

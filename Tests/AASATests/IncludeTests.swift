@@ -70,6 +70,25 @@ struct IncludeTests {
         #expect(loaded.includePatterns == ["/etc/aasa/sites.d/*.json"])
     }
 
+    @Test("\"sites\": [] beside include is the tenant layout, not an empty config: no config.no-sites; a pattern with no file still says so")
+    func emptyOwnSites() {
+        let disk = disk()
+        disk.write(
+            "/etc/aasa/config.json",
+            #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "sites": [], "include": ["sites.d/*.json"]}"#
+        )
+        let loaded = disk.load()
+        #expect(loaded.diagnostics.isEmpty, "\(loaded.diagnostics.map(\.rule))")
+        #expect(loaded.sites.count == 3)
+        disk.write(
+            "/etc/aasa/config.json",
+            #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "sites": [], "include": ["none.d/*.json"]}"#
+        )
+        #expect(disk.load().diagnostics.map(\.rule) == ["include.empty"])
+        disk.write("/etc/aasa/config.json", #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "sites": []}"#)
+        #expect(disk.load().diagnostics.map(\.rule) == ["config.no-sites"])
+    }
+
     @Test("A finding in an included file names that file, with the line, column and path inside it")
     func positions() {
         let disk = disk()

@@ -103,7 +103,9 @@ struct TLSTests {
         #expect(weak.contains("Cipher is (NONE)") || weak.contains("alert"))
     }
 
-    @Test("Plain HTTP on the TLS port is closed; TLS on the plain port gets 400; neither disturbs a good client")
+    @Test(
+        "Plain HTTP on the TLS port is closed; TLS on the plain port gets 400; neither disturbs a good client; failures are logged by name, once a minute"
+    )
     func wrongProtocol() throws {
         let pki = try TestPKI()
         let server = try start(pki)
@@ -114,9 +116,22 @@ struct TLSTests {
         #expect(closed)
         #expect(!String(decoding: bytes, as: UTF8.self).contains("200 OK"))
         // The reason reaches the operator's log, not just a silent close.
-        #expect(waitUntil(3) { server.stderr.contains("TLS handshake with 127.0.0.1") }, "\(server.stderr)")
-        let logged = server.stderr.split(separator: "\n").first { $0.contains("TLS handshake with") }.map(String.init) ?? ""
-        #expect(logged.contains("failed: ") && logged.count > "TLS handshake with 127.0.0.1:1 failed: ".count, "\(logged)")
+        let prefix = "TLS handshake without a server name (SNI) from 127.0.0.1 failed: "
+        #expect(waitUntil(3) { server.stderr.contains(prefix) }, "\(server.stderr)")
+        let logged = server.stderr.split(separator: "\n").first { $0.contains(prefix) }.map(String.init) ?? ""
+        #expect(logged.count > prefix.count + "aasa-server: ".count, "the reason follows: \(logged)")
+        // The same name failing again and again is one line a minute, naming the name.
+        for _ in 0..<10 {
+            _ = try runTool(
+                [
+                    "openssl", "s_client", "-connect", "127.0.0.1:\(server.proxyPort)", "-tls1_2", "-cipher", "AES128-SHA256",
+                    "-servername", "old-client.example.com",
+                ],
+                timeout: 5
+            )
+        }
+        #expect(waitUntil(3) { server.stderr.contains("TLS handshake for old-client.example.com from 127.0.0.1 failed: ") })
+        #expect(server.stderr.components(separatedBy: "for old-client.example.com").count - 1 == 1, "\(server.stderr)")
         let tlsOnPlain = try runTool(["sh", "-c", "echo | openssl s_client -connect 127.0.0.1:\(server.port) 2>&1"], timeout: 10)
         #expect(tlsOnPlain.status != 0 || String(decoding: tlsOnPlain.stdout, as: UTF8.self).contains("Cipher is (NONE)"))
         let (status, text) = try curl(server, host: "example.com")

@@ -203,7 +203,8 @@ public enum ConfigDecoder {
             reader.typeMismatch(sitesNode, sitesPath, expected: "an array of site objects")
             return (config, aliases, [])
         }
-        if siteNodes.isEmpty {
+        // With included files the sites are there; whether any file holds one is include.empty's to say.
+        if siteNodes.isEmpty && config.includes.isEmpty {
             reader.report(
                 .warning,
                 "config.no-sites",

@@ -25,6 +25,12 @@ enum Transport {
         }
     }
 
+    /// The SNI of a TLS connection, for messages.
+    var serverName: String? {
+        guard case .tls(let session) = self else { return nil }
+        return session.requestedServerName
+    }
+
     /// Decrypted bytes waiting in the TLS session, which no socket event will announce.
     var hasBufferedInput: Bool {
         guard case .tls(let session) = self else { return false }

@@ -36,6 +36,8 @@ final class EventLoop {
     private(set) var batchSnapshot: Snapshot?
     /// Counters gathered during a batch, added to the shared ones once at its end (one lock per batch).
     var pendingStats = PendingStats()
+    /// One log line per name and reason a minute for failed handshakes.
+    private var handshakeFailures = HandshakeFailureLog()
     private var observedDraining = false
     var nextSerial = 1
     /// Connections accepted at the cap while another loop makes room (see `acceptConnections`).
@@ -150,8 +152,15 @@ final class EventLoop {
             case .timedOut(let kind):
                 pendingStats.add { $0.timeouts[kind.rawValue, default: 0] += 1 }
             case .handshakeFailed(let reason):
-                // Info, not error: scanners fail handshakes all day; the reason is what an operator needs.
-                Log.info("TLS handshake with \(connection.clientAddress) failed: \(reason)")
+                // Info, not error: scanners fail handshakes all day; the name and reason are what an operator needs.
+                if let line = handshakeFailures.line(
+                    serverName: connection.transport.serverName,
+                    client: connection.clientAddress,
+                    reason: reason,
+                    now: Posix.monotonicMilliseconds()
+                ) {
+                    Log.info(line)
+                }
             case .submitReload:
                 state.reloads.submit(ReloadMailbox.Ticket(loop: index, slot: connection.slot, serial: connection.serial))
                 state.supervisorWake.signal()
