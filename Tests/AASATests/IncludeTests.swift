@@ -70,7 +70,7 @@ struct IncludeTests {
         #expect(loaded.includePatterns == ["/etc/aasa/sites.d/*.json"])
     }
 
-    @Test("\"sites\": [] beside include is the tenant layout, not an empty config: no config.no-sites; a pattern with no file still says so")
+    @Test("\"sites\": [] beside include is the tenant layout: no config.no-sites; a pattern with no file still says so")
     func emptyOwnSites() {
         let disk = disk()
         disk.write(
