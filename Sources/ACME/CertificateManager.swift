@@ -31,6 +31,12 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         public var badNonces = 0
         /// Certificates ready in memory.
         public var cached = 0
+        /// Orders waiting for a worker (renewals and first orders).
+        public var queued = 0
+        /// First orders dropped because their queue was full.
+        public var dropped = 0
+        /// Times the first-order queue waited for the rate limits.
+        public var rateLimited = 0
     }
 
     let settings: ACMESettings
@@ -43,7 +49,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     let log: @Sendable (Level, String) -> Void
     /// Ready certificates kept in memory; the rest are read from storage when a handshake needs them.
     let cacheCapacity: Int
-    private let state = Mutex<State>(State())
+    private let state: Mutex<State>
     private let account = Mutex<(key: SigningKey, url: String)?>(nil)
     private let wake: EventFD
     private var threads: [Posix.Thread] = []
@@ -78,7 +84,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         var failures: [String: Int] = [:]
         /// No attempt before this Unix time.
         var notBefore: [String: Int] = [:]
-        var queue: [String] = []
+        var queue: OrderQueue
+        /// When a full first-order queue was last reported (Unix seconds), and drops since.
+        var lastDropReport = 0
         /// Queued or being worked on.
         var busy: Set<String> = []
         /// Config hosts still to be looked up in storage.
@@ -86,6 +94,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         var counters = Counters()
         var lastError: [String: String] = [:]
         var stopping = false
+
+        init(queue: OrderQueue) { self.queue = queue }
     }
 
     /// `storageRoot`, `trustFile`, `hmacKeyFile`: resolved paths. `userAgent` names the server to the CA.
@@ -100,6 +110,12 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         log: @escaping @Sendable (Level, String) -> Void
     ) throws(ACMEError) {
         self.settings = settings
+        let limits = OrderQueue.Limits(
+            perHour: settings.ordersPerHour,
+            perDomainPerWeek: settings.ordersPerDomainPerWeek,
+            capacity: 10_000
+        )
+        state = Mutex(State(queue: OrderQueue(limits: limits, now: Int(Posix.unixTime()))))
         storage = CertificateStorage(root: storageRoot)
         board = ChallengeBoard(storage: storage)
         do {
@@ -179,6 +195,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         state.withLock { state in
             var counters = state.counters
             counters.cached = state.cache.count
+            counters.queued = state.queue.count
+            counters.dropped = state.queue.dropped
+            counters.rateLimited = state.queue.rateLimited
             return counters
         }
     }
@@ -297,42 +316,66 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             log(.warning, "the stored certificate for \(host) is damaged (\(reason)); not serving it, ordering a new one")
         }
         // Under the same backoff as any failure: a damaged file is not a reason to ask the CA every few seconds.
-        enqueue(host, force: false)
+        enqueue(host)
     }
 
     // MARK: - Queue
 
     private func requestOnDemand(_ name: String) {
         guard settings.onDemand != nil else { return }
-        enqueue(name, force: false)
+        enqueue(name)
     }
 
-    /// Queues an order for `host` unless one is queued or running, or it is backing off after a failure.
-    private func enqueue(_ host: String, force: Bool) {
+    /// Queues an order for `host` unless one is queued or running, or it is backing off after a failure:
+    /// a renewal when a certificate is stored for it, else a first order under the rate limits.
+    private func enqueue(_ host: String) {
         let now = Int(Posix.unixTime())
-        let added = state.withLock { state -> Bool in
-            guard !state.stopping, !state.busy.contains(host) else { return false }
-            if !force, let notBefore = state.notBefore[host], notBefore > now { return false }
-            guard state.queue.count < 100_000 else { return false }
-            state.busy.insert(host)
-            state.queue.append(host)
-            return true
+        let (added, report) = state.withLock { state -> (Bool, Int?) in
+            guard !state.stopping, !state.busy.contains(host) else { return (false, nil) }
+            if let notBefore = state.notBefore[host], notBefore > now { return (false, nil) }
+            switch state.queue.enqueue(host, state.known[host] != nil ? .renewal : .first) {
+            case .queued:
+                state.busy.insert(host)
+                return (true, nil)
+            case .alreadyQueued:
+                return (false, nil)
+            case .dropped:
+                // Once a minute, with the count: a flood of names must not flood the log too.
+                guard now - state.lastDropReport >= 60 else { return (false, nil) }
+                state.lastDropReport = now
+                return (false, state.queue.dropped)
+            }
         }
         if added { wake.signal() }
+        if let report {
+            log(
+                .warning,
+                "the queue of first orders is full (10,000 names): dropped \(host) (\(report) dropped since start); they are ordered at their next handshake"
+            )
+        }
     }
 
     private func workLoop() {
         while true {
-            let next = state.withLock { state -> String?? in
-                if state.stopping { return .some(nil) }
-                return state.queue.isEmpty ? nil : .some(state.queue.removeFirst())
+            enum Step {
+                case stop
+                case order(String)
+                case wait(Int32)
             }
-            switch next {
-            case .some(.some(let host)):
+            let step = state.withLock { state -> Step in
+                if state.stopping { return .stop }
+                switch state.queue.next(now: Int(Posix.unixTime())) {
+                case .order(let host, _): return .order(host)
+                case .waitUntil(let time): return .wait(Int32(clamping: max(1, min(60, time - Int(Posix.unixTime()))) * 1000))
+                case .empty: return .wait(1000)
+                }
+            }
+            switch step {
+            case .order(let host):
                 obtain(host)
                 state.withLock { _ = $0.busy.remove(host) }
-            case .some(.none): return
-            case .none: _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: 1000)
+            case .stop: return
+            case .wait(let milliseconds): _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: milliseconds)
             }
         }
     }
@@ -357,12 +400,12 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             for host in unchecked {
                 if let meta = storage.readMeta(host), Posix.fileExists(storage.certificatePath(host)) {
                     state.withLock { $0.known[host] = Schedule(meta) }
-                    if meta.renewAt <= now { enqueue(host, force: false) }
+                    if meta.renewAt <= now { enqueue(host) }
                 } else {
                     if let failure = storage.readFailure(host), failure.nextAttempt > now {
                         state.withLock { $0.notBefore[host] = failure.nextAttempt }
                     }
-                    enqueue(host, force: false)
+                    enqueue(host)
                 }
             }
             guard now - lastSweep >= 5 else { continue }
@@ -374,7 +417,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 }
                 return renewals + retries
             }
-            for host in due { enqueue(host, force: false) }
+            for host in due { enqueue(host) }
         }
     }
 

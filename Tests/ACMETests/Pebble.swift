@@ -160,7 +160,9 @@ final class Pebble {
 /// A config for the server under test: `sites` (JSON array text), listening on Pebble's validation ports,
 /// with `acme` (JSON object members) added to the ACME section.
 func acmeConfig(_ pebble: Pebble, sites: String, storage: String, acme: String = "", plainPort: Int? = nil, tlsPort: Int? = nil) -> String {
-    let extra = acme.isEmpty ? "" : ", " + acme
+    // Every test name is under .test, one registered domain: the per-domain limit is the flood test's alone.
+    let limits = acme.contains("ordersPerDomainPerWeek") ? "" : #", "ordersPerDomainPerWeek": 1000"#
+    let extra = (acme.isEmpty ? "" : ", " + acme) + limits
     return """
         {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
          "sites": \(sites),

@@ -21,6 +21,12 @@ public struct ACMESettings: Sendable, Equatable {
     /// The command DNS-01 runs (`present` / `cleanup`), needed for wildcard hosts.
     public var dnsHook: String?
     public var maxConcurrentOrders = 4
+    /// First orders (not renewals) per hour, all names together: with the burst of as many, 240 in any
+    /// 3 hours at most, inside Let's Encrypt's 300 new orders per account per 3 hours.
+    public var ordersPerHour = 60
+    /// First orders per registered domain (its last two labels) per week, in bursts of a quarter of it:
+    /// inside Let's Encrypt's 50 certificates per registered domain per week.
+    public var ordersPerDomainPerWeek = 40
     /// After a failed order for a config host, no new one before this many seconds (doubling to a day).
     public var retryAfterFailure = 60
 
@@ -54,7 +60,7 @@ public struct ACMESettings: Sendable, Equatable {
 
     static let keys = [
         "directory", "directoryTrust", "email", "agreeToTerms", "storage", "externalAccount", "keyType", "hosts", "onDemand",
-        "challenges", "dnsHook", "maxConcurrentOrders", "retryAfterFailure", "comment",
+        "challenges", "dnsHook", "maxConcurrentOrders", "ordersPerHour", "ordersPerDomainPerWeek", "retryAfterFailure", "comment",
     ]
 }
 
@@ -204,6 +210,13 @@ extension ConfigDecoder {
                     settings.retryAfterFailure = seconds
                 } else {
                     reader.typeMismatch(value, memberPath, expected: "a whole number of seconds ≥ 1")
+                    valid = false
+                }
+            case "ordersPerHour", "ordersPerDomainPerWeek":
+                if case .number(let text) = value.value, let count = Int(text), (1...100_000).contains(count) {
+                    if member.key == "ordersPerHour" { settings.ordersPerHour = count } else { settings.ordersPerDomainPerWeek = count }
+                } else {
+                    reader.typeMismatch(value, memberPath, expected: "a whole number from 1 to 100000")
                     valid = false
                 }
             case "maxConcurrentOrders":

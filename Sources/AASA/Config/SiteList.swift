@@ -85,8 +85,10 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
 
     /// The group and offset a host-table position stands for.
     public func locate(position: Int) -> (group: Int, offset: Int) {
-        guard let found = locateIfPresent(position: position) else { preconditionFailure("site position out of range") }
-        return found
+        // The request path: positions come from the host table, built with this list.
+        let slot = position >> 32
+        precondition(slot < groupBySlot.count && groupBySlot[slot] >= 0, "site position out of range")
+        return (groupBySlot[slot], position & 0xFFFF_FFFF)
     }
 
     /// The group and offset a host-table position stands for; nil when no site has that position. For

@@ -26,6 +26,15 @@ enum MetricsRenderer {
             ("aasa_acme_orders_failed_total", "ACME orders that failed (each is retried after a backoff).", counters.ordersFailed),
             ("aasa_acme_orders_succeeded_total", "ACME orders that ended with a stored certificate.", counters.ordersSucceeded),
             (
+                "aasa_acme_orders_dropped_total",
+                "First orders dropped because 10,000 names already waited (ordered at their next handshake).",
+                counters.dropped
+            ),
+            (
+                "aasa_acme_orders_rate_limited_total", "Times first orders waited for acme.ordersPerHour or acme.ordersPerDomainPerWeek.",
+                counters.rateLimited
+            ),
+            (
                 "aasa_acme_bad_nonces_total", "badNonce answers from the CA (each retried with the fresh nonce it carried).",
                 counters.badNonces
             ),
@@ -34,6 +43,8 @@ enum MetricsRenderer {
         }
         out += "# HELP aasa_acme_cached_certificates Obtained certificates ready in memory (the rest load at their next handshake).\n"
         out += "# TYPE aasa_acme_cached_certificates gauge\naasa_acme_cached_certificates \(counters.cached)\n"
+        out += "# HELP aasa_acme_orders_queued Orders waiting for a worker (renewals first, then first orders under the rate limits).\n"
+        out += "# TYPE aasa_acme_orders_queued gauge\naasa_acme_orders_queued \(counters.queued)\n"
         return out
     }
 
