@@ -12,6 +12,10 @@ public struct CertificateRow: Sendable, Equatable {
         case acme
         /// ACME takes care of it, and has nothing stored yet.
         case pending
+        /// Obtained on demand, when a handshake first asks for it: nobody has yet. Not a problem.
+        case onDemand = "on demand, not requested"
+        /// Something is stored, and it is not a certificate and key a server could use.
+        case damaged
         /// Neither a file nor ACME covers it.
         case none
     }
@@ -28,6 +32,10 @@ public struct CertificateRow: Sendable, Equatable {
 
     /// A certificate a client accepts at `now` (as far as dates go).
     public func isValid(at now: Int) -> Bool { (source == .file || source == .acme) && (notAfter ?? 0) > now }
+
+    /// What makes `certificates` exit 1: a host that should have a certificate now and has none that
+    /// works. An on-demand name nobody asked for yet is as it should be.
+    public func needsAttention(at now: Int) -> Bool { source != .onDemand && !isValid(at: now) }
 }
 
 /// The table and the JSON of `aasa-server certificates`: pure formatting of rows.
@@ -46,20 +54,46 @@ public enum CertificateReport {
         let storage = settings.acme.map { CertificateStorage(root: ConfigLoader.resolve($0.storage, relativeTo: configPath)) }
         var rows: [CertificateRow] = []
         var listed = Set<String>()
+        let acme = settings.acme
+        /// Names ACME orders only when a handshake asks: under on-demand issuance, every host the config
+        /// does not ask a certificate for in advance (wildcards without a DNS hook included).
+        func onlyOnDemand(_ host: String) -> Bool {
+            guard let acme, acme.onDemand != nil else { return false }
+            return !acme.configHosts || (host.hasPrefix("*.") && acme.dnsHook == nil)
+        }
+        /// What is really in the storage: the certificate file is read and must hold a usable certificate
+        /// and key; meta.json only adds the renewal time.
         func acmeRow(_ host: String, storage: CertificateStorage) -> CertificateRow {
             let failure = storage.readFailure(host)
-            if let meta = storage.readMeta(host), Posix.fileExists(storage.certificatePath(host)) {
+            let location = storage.certificatePath(host)
+            let holder = (try? Posix.readFile(storage.lockPath(host), limit: 4096)).map {
+                "an order is in progress (storage lock held by \(String(decoding: $0, as: UTF8.self).trimmingWhitespace()))"
+            }
+            guard case .success(let bytes) = storage.readCertificate(host) else {
+                if onlyOnDemand(host) && failure == nil && holder == nil { return CertificateRow(host: host, source: .onDemand) }
+                return CertificateRow(host: host, source: .pending, nextRenewal: failure?.nextAttempt, lastError: holder ?? failure?.message)
+            }
+            let usable = (try? ServerCertificate(chainPEM: bytes, keyPEM: bytes)) != nil
+            guard usable, let summary = CertificateInspector.summary(bytes) else {
                 return CertificateRow(
                     host: host,
-                    source: .acme,
-                    issuer: meta.issuer,
-                    notAfter: meta.notAfter,
-                    nextRenewal: max(meta.renewAt, failure?.nextAttempt ?? 0),
-                    lastError: failure?.message,
-                    location: storage.certificatePath(host)
+                    source: .damaged,
+                    nextRenewal: failure?.nextAttempt,
+                    lastError: "\(location) holds no usable certificate and key; it is ordered again",
+                    location: location
                 )
             }
-            return CertificateRow(host: host, source: .pending, nextRenewal: failure?.nextAttempt, lastError: failure?.message)
+            let meta = storage.readMeta(host)
+            return CertificateRow(
+                host: host,
+                source: .acme,
+                issuer: summary.issuer,
+                notAfter: summary.notAfter,
+                nextRenewal: meta.map { max($0.renewAt, failure?.nextAttempt ?? 0) } ?? failure?.nextAttempt,
+                lastError: holder ?? failure?.message
+                    ?? (meta == nil ? "meta.json is unreadable: the renewal time is worked out again at the next renewal" : nil),
+                location: location
+            )
         }
         for loaded in sites {
             for located in loaded.site.hosts {

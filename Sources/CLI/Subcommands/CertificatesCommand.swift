@@ -12,9 +12,11 @@ enum CertificatesCommand {
         abstract: "List each host's certificate: source (file, ACME, pending), issuer, expiry, next renewal, last error.",
         help: """
             OVERVIEW: For every host of the config: where its certificate comes from — a file of
-            server.certificates, ACME (obtained and stored in acme.storage), or pending (ACME has nothing
-            stored yet) — with the issuer, when it expires, when ACME renews it next and the last error an
-            order met (from any replica sharing the storage). Hosts obtained on demand (customer domains under
+            server.certificates, ACME (obtained and stored in acme.storage, the certificate file itself read),
+            pending (ACME has nothing stored yet, or another replica's order is in progress), damaged (stored,
+            but no usable certificate and key), or on demand (not requested yet) — with the issuer, when it
+            expires, when ACME renews it next and the last error an order met (from any replica sharing the
+            storage). Hosts obtained on demand (customer domains under
             a wildcard site) are listed from the storage.
 
             USAGE: aasa-server certificates [--config FILE] [--json]
@@ -25,8 +27,9 @@ enum CertificatesCommand {
                               "file", "valid"}]}.
               --help          Show this help.
 
-            EXIT STATUS: 0 every host has a certificate that has not expired, 1 some host has none (pending,
-            uncovered or expired), 2 usage error or an unreadable config.
+            EXIT STATUS: 0 every host has a certificate that has not expired (or is on demand and not requested
+            yet), 1 some host has none that works (pending, damaged, uncovered or expired), 2 usage error or an
+            unreadable config.
 
             """,
         spec: ArgumentSpec(options: ["--config"], flags: ["--json"]),
@@ -43,6 +46,6 @@ enum CertificatesCommand {
         let now = Int(Posix.unixTime())
         let rows = CertificateReport.rows(config: config, sites: loaded.config.sites, configPath: configPath)
         console.out(arguments.has("--json") ? CertificateReport.json(rows, now: now) : CertificateReport.text(rows, now: now))
-        return rows.allSatisfy { $0.isValid(at: now) } ? ExitStatus.success : ExitStatus.failure
+        return rows.contains { $0.needsAttention(at: now) } ? ExitStatus.failure : ExitStatus.success
     }
 }

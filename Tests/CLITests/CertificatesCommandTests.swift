@@ -1,0 +1,93 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `aasa-server certificates` reads what is really stored: the certificate file itself, not only its
+/// meta.json, and an on-demand name nobody asked for is no failure.
+@Suite("certificates reads the storage")
+struct CertificatesCommandTests {
+    static func config(acme: String, sites: String) -> String {
+        #"""
+        {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "sites": \#(sites),
+         "server": {"listen": [{"address": "127.0.0.1", "port": 8443, "tls": true}],
+                    "acme": {"agreeToTerms": true, "storage": "storage", "email": "ops@example.com", \#(acme)}}}
+        """#
+    }
+
+    func store(_ directory: String, _ host: String, certificate: String, meta: String) throws {
+        let folder = directory + "/storage/certificates/" + host.replacingOccurrences(of: "*", with: "_wildcard_")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try certificate.write(toFile: folder + "/certificate.pem", atomically: true, encoding: .utf8)
+        try meta.write(toFile: folder + "/meta.json", atomically: true, encoding: .utf8)
+    }
+
+    /// A certificate and its key in one PEM, as ACME stores them, made by `dev-cert`.
+    func devCertificate(_ directory: String) throws -> String {
+        let made = try runTool([TestPaths.serverExecutable, "dev-cert", "--host", "example.com", "--out", directory + "/tls"])
+        #expect(made.status == 0, "\(made.stderr)")
+        return try String(contentsOfFile: directory + "/tls/cert.pem", encoding: .utf8)
+            + String(contentsOfFile: directory + "/tls/key.pem", encoding: .utf8)
+    }
+
+    func certificates(_ directory: String) throws -> (status: Int32, rows: [String: [String: Any]]) {
+        let result = try runTool([TestPaths.serverExecutable, "certificates", "--config", directory + "/config.json", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any]
+        let rows = (object?["certificates"] as? [[String: Any]]) ?? []
+        return (result.status, Dictionary(uniqueKeysWithValues: rows.map { ($0["host"] as? String ?? "", $0) }))
+    }
+
+    @Test("Garbage in certificate.pem is damaged, not valid; a good certificate beside a broken meta.json is valid")
+    func readsTheCertificate() throws {
+        try withTemporaryDirectory { directory in
+            try write(
+                Self.config(
+                    acme: #""hosts": "config""#,
+                    sites: #"[{"hosts": ["example.com", "www.example.com"], "webcredentials": {"apps": ["shop"]}}]"#
+                ),
+                to: directory + "/config.json"
+            )
+            let good = try devCertificate(directory)
+            try store(directory, "example.com", certificate: good, meta: "{not json")
+            try store(
+                directory,
+                "www.example.com",
+                certificate: "-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n",
+                meta: #"{"notAfter": 4102444800, "renewAt": 4102444800, "notBefore": 0, "issuer": "X", "obtainedAt": 0}"#
+            )
+            let (status, rows) = try certificates(directory)
+            #expect(status == 1, "a damaged certificate needs attention")
+            #expect(rows["example.com"]?["source"] as? String == "acme")
+            #expect(rows["example.com"]?["valid"] as? Bool == true)
+            #expect((rows["example.com"]?["issuer"] as? String)?.isEmpty == false, "from the certificate: meta.json is unreadable")
+            #expect((rows["example.com"]?["lastError"] as? String)?.contains("meta.json is unreadable") == true)
+            #expect(rows["www.example.com"]?["source"] as? String == "damaged")
+            #expect(rows["www.example.com"]?["valid"] as? Bool == false)
+        }
+    }
+
+    @Test("On demand: a wildcard site nobody asked a name of yet is 'on demand, not requested' and exits 0; a stored name is listed")
+    func onDemandNotRequested() throws {
+        try withTemporaryDirectory { directory in
+            try write(
+                Self.config(
+                    acme: #""hosts": "none", "onDemand": {"ask": "http://127.0.0.1:9/allowed"}"#,
+                    sites: #"[{"hosts": ["*.tenant.example.com"], "webcredentials": {"apps": ["shop"]}}]"#
+                ),
+                to: directory + "/config.json"
+            )
+            var (status, rows) = try certificates(directory)
+            #expect(status == 0)
+            #expect(rows["*.tenant.example.com"]?["source"] as? String == "on demand, not requested")
+            let good = try devCertificate(directory)
+            try store(
+                directory,
+                "a.tenant.example.com",
+                certificate: good,
+                meta: #"{"notAfter": 4102444800, "renewAt": 4102444800, "notBefore": 0, "issuer": "X", "obtainedAt": 0}"#
+            )
+            (status, rows) = try certificates(directory)
+            #expect(status == 0)
+            #expect(rows["a.tenant.example.com"]?["source"] as? String == "acme")
+        }
+    }
+}
