@@ -71,7 +71,12 @@ public enum CertificateReport {
             }
             guard case .success(let bytes) = storage.readCertificate(host) else {
                 if onlyOnDemand(host) && failure == nil && holder == nil { return CertificateRow(host: host, source: .onDemand) }
-                return CertificateRow(host: host, source: .pending, nextRenewal: failure?.nextAttempt, lastError: holder ?? failure?.message)
+                return CertificateRow(
+                    host: host,
+                    source: .pending,
+                    nextRenewal: failure?.nextAttempt,
+                    lastError: holder ?? failure?.message
+                )
             }
             let usable = (try? ServerCertificate(chainPEM: bytes, keyPEM: bytes)) != nil
             guard usable, let summary = CertificateInspector.summary(bytes) else {
