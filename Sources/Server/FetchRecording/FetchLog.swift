@@ -137,15 +137,18 @@ extension Snapshot {
         guard let position = hosts.lookup(normalized: HostTable<Int>.normalize(host)) else { return nil }
         let site = site(at: position)
         let hash: UInt64
+        let since: Int
         switch document {
         case .aasa:
             guard site.servesApple else { return nil }
             hash = site.bodyHash
+            since = site.lastModified
         case .assetLinks:
             guard let assetLinks = site.assetLinks else { return nil }
             hash = assetLinks.bodyHash
+            since = site.assetLinksLastModified
         }
-        return VersionRecord(host: host, document: document, version: FNV1a.hex(hash), since: site.lastModified * 1000)
+        return VersionRecord(host: host, document: document, version: FNV1a.hex(hash), since: since * 1000)
     }
 }
 

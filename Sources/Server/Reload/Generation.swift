@@ -21,6 +21,8 @@ public enum Generation {
         /// The bytes of every file read, to quote their lines in findings (none when serving).
         public var sources: [String: [UInt8]]
         public var microseconds: Int
+        /// Where the config was read from: its modification time stamps the first load's documents.
+        public var configPath: String
 
         /// The server settings in force for this config (after the caller's adjustments).
         public var settings: ServerSettings { config.config?.server ?? ServerSettings() }
@@ -100,7 +102,8 @@ public enum Generation {
             diagnostics: diagnostics,
             files: files,
             sources: sources,
-            microseconds: Int(Posix.monotonicMicroseconds() - started)
+            microseconds: Int(Posix.monotonicMicroseconds() - started),
+            configPath: inputs.configPath
         )
     }
 
@@ -122,7 +125,8 @@ public enum Generation {
             adminPolicy: candidate.adminPolicy,
             generation: number,
             now: now,
-            previous: previous?.snapshot
+            previous: previous?.snapshot,
+            firstStamps: previous == nil ? FirstLoadStamps(configPath: candidate.configPath) : nil
         )
         let fingerprint = candidate.certificates.fingerprint
         return .success(

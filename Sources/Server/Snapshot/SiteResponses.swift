@@ -18,6 +18,8 @@ final class SiteResponses: Sendable {
     /// Both documents: what a reload compares to say which hosts changed.
     var contentHash: UInt64 { assetLinks.map { FNV1a.hash(FNV1a.hex($0.bodyHash).utf8.map { $0 }, startingWith: bodyHash) } ?? bodyHash }
     let lastModified: Int
+    /// The assetlinks document's own: a reload that changes only the AASA leaves it as it was.
+    let assetLinksLastModified: Int
     /// What these responses were built from, so a reload that kept the site (same object) keeps them.
     let builtFrom: LoadedSite?
     /// The hosts served (read from the site, not kept twice: a million hosts are many arrays).
@@ -33,6 +35,7 @@ final class SiteResponses: Sendable {
         assetLinks = responses.assetLinks
         bodyHash = responses.bodyHash
         lastModified = responses.lastModified
+        assetLinksLastModified = responses.assetLinksLastModified
         builtFrom = site
     }
 
@@ -43,10 +46,12 @@ final class SiteResponses: Sendable {
         headers: DocumentHeaders,
         lastModified: Int,
         servesApple: Bool = true,
-        assetLinks: [UInt8]? = nil
+        assetLinks: [UInt8]? = nil,
+        assetLinksStamp: (lastModified: Int, headers: DocumentHeaders)? = nil
     ) {
         self.label = label
         self.lastModified = lastModified
+        assetLinksLastModified = assetLinksStamp?.lastModified ?? lastModified
         self.builtFrom = builtFrom
         self.servesApple = servesApple
         let document = PreparedDocument(body: body, headers: headers)
@@ -54,7 +59,7 @@ final class SiteResponses: Sendable {
         identity = document.identity
         gzip = document.gzip
         self.assetLinks = assetLinks.map {
-            PreparedDocument(body: ImmutableBytes($0), headers: headers)
+            PreparedDocument(body: ImmutableBytes($0), headers: assetLinksStamp?.headers ?? headers)
         }
     }
 }

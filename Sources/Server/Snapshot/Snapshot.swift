@@ -53,7 +53,8 @@ final class Snapshot: Sendable {
         adminPolicy: AdminPolicy = AdminPolicy(),
         generation: Int,
         now: Double,
-        previous: Snapshot? = nil
+        previous: Snapshot? = nil,
+        firstStamps: FirstLoadStamps? = nil
     ) {
         self.tls = tls
         self.adminPolicy = adminPolicy
@@ -62,13 +63,13 @@ final class Snapshot: Sendable {
         cacheControl = settings.cacheControl
         layout = config.sites
         hosts = config.hostTable
-        let built = Self.build(config.sites, cacheControl: settings.cacheControl, previous: previous, now: now)
+        let built = Self.build(config.sites, cacheControl: settings.cacheControl, previous: previous, now: now, firstStamps: firstStamps)
         groups = built.groups
         changes = built.changes
         if config.config?.unknownHost == .notFound {
             unknownHost = nil
         } else {
-            let stamp = previous?.unknownHost?.lastModified ?? Int(now)
+            let stamp = previous?.unknownHost?.lastModified ?? firstStamps.map { min(Int(now), $0.configTime) } ?? Int(now)
             unknownHost = SiteResponses(
                 label: "unknown",
                 builtFrom: nil,
@@ -93,7 +94,8 @@ final class Snapshot: Sendable {
         _ sites: SiteList,
         cacheControl: String,
         previous: Snapshot?,
-        now: Double
+        now: Double,
+        firstStamps: FirstLoadStamps?
     ) -> (groups: [ResponseGroup], changes: SnapshotChanges) {
         let previousGroups = previous?.groups ?? []
         // Responses carry over only with the same headers; with others only Last-Modified does.
@@ -111,12 +113,14 @@ final class Snapshot: Sendable {
             let loaded: LoadedSite
             let stamp: Int
             let headers: DocumentHeaders
+            var assetLinksStamp: (lastModified: Int, headers: DocumentHeaders)?
         }
         enum Plan: Sendable {
             case carried(SiteResponses)
             case build(ToBuild)
-            /// Nothing to compare with (the first load, a new file): everything is worked out in parallel.
-            case fresh(LoadedSite)
+            /// Nothing to compare with (the first load, a new file): everything is worked out in parallel,
+            /// stamped with `stamp` (the load time, or on the first load the time its files last changed).
+            case fresh(LoadedSite, stamp: Int)
         }
         /// A group compared site by site: its plans, and what it was compared with.
         struct Rebuilt {
@@ -147,7 +151,18 @@ final class Snapshot: Sendable {
             }
             let first = plans.count
             guard let match else {
-                for loaded in group.sites { plans.append(.fresh(loaded)) }
+                // The first load stamps a document with when its files last changed, not the start time: a
+                // restart must not tell every cache that every document just changed.
+                let groupStamp = firstStamps.map { min(Int(now), $0.stamp(group: group)) } ?? Int(now)
+                if firstStamps != nil { _ = headers(groupStamp) }
+                for loaded in group.sites {
+                    var stamp = groupStamp
+                    if let firstStamps, loaded.file != nil || loaded.assetLinks?.file != nil {
+                        stamp = min(Int(now), max(groupStamp, firstStamps.stamp(site: loaded)))
+                        _ = headers(stamp)
+                    }
+                    plans.append(.fresh(loaded, stamp: stamp))
+                }
                 rebuilt.append(Rebuilt(group: groupIndex, plans: first..<plans.count, previousSites: [], previousCarried: []))
                 continue
             }
@@ -187,7 +202,15 @@ final class Snapshot: Sendable {
                     previousCarried[previousIndex] = true
                 } else {
                     let stamp = unchanged?.lastModified ?? Int(now)
-                    plans.append(.build(ToBuild(label: label, loaded: loaded, stamp: stamp, headers: headers(stamp))))
+                    var planned = ToBuild(label: label, loaded: loaded, stamp: stamp, headers: headers(stamp))
+                    // Each document keeps its own Last-Modified: assetlinks.json unchanged beside an edited AASA keeps its.
+                    if let bytes = loaded.assetLinks?.bytes {
+                        let before = previousIndex.map { previousSites[$0] }
+                        let same = before.map { Self.sameAssetLinks($0.assetLinks, bytes) } ?? false
+                        let assetStamp = same ? before!.assetLinksLastModified : Int(now)
+                        if assetStamp != stamp { planned.assetLinksStamp = (assetStamp, headers(assetStamp)) }
+                    }
+                    plans.append(.build(planned))
                 }
             }
             rebuilt.append(
@@ -196,13 +219,14 @@ final class Snapshot: Sendable {
         }
 
         let decided = plans
-        let stamp = Int(now)
-        let nowHeaders = headers(stamp)
+        _ = headers(Int(now))
+        let stampedHeaders = headerBlocks
         let buildOne: @Sendable (Int) -> SiteResponses = { index in
             let site: ToBuild
             switch decided[index] {
             case .carried(let responses): return responses
-            case .fresh(let loaded): site = ToBuild(label: loaded.label, loaded: loaded, stamp: stamp, headers: nowHeaders)
+            case .fresh(let loaded, let stamp):
+                site = ToBuild(label: loaded.label, loaded: loaded, stamp: stamp, headers: stampedHeaders[stamp]!)
             case .build(let planned): site = planned
             }
             return SiteResponses(
@@ -212,7 +236,8 @@ final class Snapshot: Sendable {
                 headers: site.headers,
                 lastModified: site.stamp,
                 servesApple: site.loaded.servesApple,
-                assetLinks: site.loaded.assetLinks?.bytes
+                assetLinks: site.loaded.assetLinks?.bytes,
+                assetLinksStamp: site.assetLinksStamp
             )
         }
         let toBuild = plans.count { if case .carried = $0 { false } else { true } }
