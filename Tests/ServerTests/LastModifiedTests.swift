@@ -16,7 +16,8 @@ struct LastModifiedTests {
          "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "android": {"package": "com.example.shop", "sha256": ["\#(fingerprint)"]}}},
          "sites": [{"hosts": ["example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "\#(productPath)"}]}]},
                     "android": ["shop"]}],
-         "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false, "reload": {"watch": false}}}
+         "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false, "reload": {"watch": false},
+                    "stateDirectory": "state"}}
         """#
     }
 
@@ -26,7 +27,9 @@ struct LastModifiedTests {
         return client.readResponses(1).first?.header("Last-Modified")
     }
 
-    @Test("a restart keeps Last-Modified (the config's modification time); a reload changing only the AASA keeps assetlinks.json's")
+    @Test(
+        "a restart keeps Last-Modified (file times, or the state directory's first-served times); a reload of the AASA alone keeps assetlinks.json's"
+    )
     func restartsAndReloads() throws {
         let aasa = "/.well-known/apple-app-site-association"
         let assetLinks = "/.well-known/assetlinks.json"
@@ -49,20 +52,39 @@ struct LastModifiedTests {
             #expect(try lastModified(first, aasa) == june)
             #expect(try lastModified(first, assetLinks) == june)
         }
-        let restarted = try ServerProcess(config: "{}", command: command)
-        defer { restarted.stop() }
-        #expect(try lastModified(restarted, aasa) == june, "a restart is not a change")
-        try Self.config(productPath: "/item/*").write(toFile: configPath, atomically: true, encoding: .utf8)
-        let reload = try runTool(["curl", "-s", "-X", "POST", "http://127.0.0.1:\(restarted.adminPort)/reload"])
-        #expect(String(decoding: reload.stdout, as: UTF8.self).contains("\"reloaded\""))
-        let changed = try #require(try lastModified(restarted, aasa))
-        #expect(changed != june, "the AASA changed: stamped with the reload")
-        #expect(try lastModified(restarted, assetLinks) == june, "assetlinks.json did not change")
-        let status = try runTool([TestPaths.serverExecutable, "status", "--admin", "127.0.0.1:\(restarted.adminPort)", "example.com"])
-        #expect(String(decoding: status.stdout, as: UTF8.self).contains("assetlinks.json: version "))
-        #expect(
-            String(decoding: status.stdout, as: UTF8.self).contains("served since 2026-06-01 00:00:00 UTC"),
-            "\(String(decoding: status.stdout, as: UTF8.self))"
-        )
+        var changed = ""
+        do {
+            let restarted = try ServerProcess(config: "{}", command: command)
+            defer { restarted.stop() }
+            #expect(try lastModified(restarted, aasa) == june, "a restart is not a change")
+            // A device fetches: the state directory now keeps this host's versions and when each was first served.
+            let device = try RawClient(port: restarted.port)
+            device.send("GET \(aasa) HTTP/1.1\r\nHost: example.com\r\nUser-Agent: swcd (unknown version)\r\nConnection: close\r\n\r\n")
+            #expect(device.readResponses(1).first?.status == 200)
+            #expect(waitUntil(5) { (try? FileManager.default.contentsOfDirectory(atPath: directory + "/state"))?.isEmpty == false })
+            try Self.config(productPath: "/item/*").write(toFile: configPath, atomically: true, encoding: .utf8)
+            let reload = try runTool(["curl", "-s", "-X", "POST", "http://127.0.0.1:\(restarted.adminPort)/reload"])
+            #expect(String(decoding: reload.stdout, as: UTF8.self).contains("\"reloaded\""))
+            changed = try #require(try lastModified(restarted, aasa))
+            #expect(changed != june, "the AASA changed: stamped with the reload")
+            #expect(try lastModified(restarted, assetLinks) == june, "assetlinks.json did not change")
+            let status = try runTool([TestPaths.serverExecutable, "status", "--admin", "127.0.0.1:\(restarted.adminPort)", "example.com"])
+            let words = String(decoding: status.stdout, as: UTF8.self)
+            #expect(words.contains("assetlinks.json: version ") && words.contains("served since 2026-06-01 00:00:00 UTC"), "\(words)")
+            #expect(waitUntil(5) { ((try? stateText(directory)) ?? "").components(separatedBy: "\"type\":\"version\"").count >= 3 })
+        }
+        // The config is touched again (a deploy rewrote it unchanged): the file time says now, the state
+        // directory says when each version was first served — and wins.
+        Thread.sleep(forTimeInterval: 1.1)
+        #expect(utimensat(AT_FDCWD, configPath, nil, 0) == 0)
+        let again = try ServerProcess(config: "{}", command: command)
+        defer { again.stop() }
+        #expect(try lastModified(again, aasa) == changed, "first served at the reload, as recorded")
+        #expect(try lastModified(again, assetLinks) == june, "recorded as first served in June")
+    }
+
+    func stateText(_ directory: String) throws -> String {
+        try FileManager.default.contentsOfDirectory(atPath: directory + "/state").filter { $0.hasPrefix("fetches-") }
+            .map { try String(contentsOfFile: directory + "/state/" + $0, encoding: .utf8) }.joined()
     }
 }

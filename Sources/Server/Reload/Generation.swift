@@ -126,7 +126,7 @@ public enum Generation {
             generation: number,
             now: now,
             previous: previous?.snapshot,
-            firstStamps: previous == nil ? FirstLoadStamps(configPath: candidate.configPath) : nil
+            firstStamps: previous == nil ? firstLoadStamps(candidate, settings: settings) : nil
         )
         let fingerprint = candidate.certificates.fingerprint
         return .success(
@@ -143,6 +143,17 @@ public enum Generation {
                 acmeHosts: candidate.certificates.acmeHosts
             )
         )
+    }
+
+    /// File times for every document of the first load, and the first-served times the state directory
+    /// kept for the versions still served.
+    static func firstLoadStamps(_ candidate: Candidate, settings: ServerSettings) -> FirstLoadStamps? {
+        guard var stamps = FirstLoadStamps(configPath: candidate.configPath) else { return nil }
+        if let directory = settings.stateDirectory {
+            let path = ConfigLoader.resolve(directory, relativeTo: candidate.configPath)
+            stamps.record(RecordStore.read(directory: path, limit: settings.fetchHistory).ledger, config: candidate.config)
+        }
+        return stamps
     }
 
     /// Every file a load read, gathered from the threads that read them.

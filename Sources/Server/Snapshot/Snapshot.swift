@@ -161,6 +161,17 @@ final class Snapshot: Sendable {
                         stamp = min(Int(now), max(groupStamp, firstStamps.stamp(site: loaded)))
                         _ = headers(stamp)
                     }
+                    // A version the state directory saw first served: exactly then, each document on its own.
+                    if let recorded = firstStamps?.recorded[ObjectIdentifier(loaded)] {
+                        let aasa = min(Int(now), recorded.aasa ?? stamp)
+                        var planned = ToBuild(label: loaded.label, loaded: loaded, stamp: aasa, headers: headers(aasa))
+                        if loaded.assetLinks != nil {
+                            let assetLinks = min(Int(now), recorded.assetLinks ?? stamp)
+                            planned.assetLinksStamp = (assetLinks, headers(assetLinks))
+                        }
+                        plans.append(.build(planned))
+                        continue
+                    }
                     plans.append(.fresh(loaded, stamp: stamp))
                 }
                 rebuilt.append(Rebuilt(group: groupIndex, plans: first..<plans.count, previousSites: [], previousCarried: []))
