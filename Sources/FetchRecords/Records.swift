@@ -97,26 +97,48 @@ public struct HostHistory: Equatable, Sendable {
 public struct FetchLedger: Sendable {
     /// How many versions and how many fetches each host keeps.
     public let limit: Int
+    /// How many hosts at most: under a wildcard site every made-up subdomain a fetcher asks for is a host.
+    public let maxHosts: Int
     public private(set) var hosts: [String: HostHistory] = [:]
+    /// Hosts dropped to stay within `maxHosts`, those fetched longest ago first.
+    public private(set) var droppedHosts = 0
 
-    public init(limit: Int) { self.limit = max(1, limit) }
+    public init(limit: Int, maxHosts: Int = Int.max) {
+        self.limit = max(1, limit)
+        self.maxHosts = max(1, maxHosts)
+    }
 
     /// Records a fetch; false when it was recorded already.
     @discardableResult
     public mutating func add(_ fetch: FetchRecord) -> Bool {
-        hosts[fetch.host, default: HostHistory()].add(fetch, limit: limit)
+        if hosts[fetch.host] == nil { makeRoom() }
+        return hosts[fetch.host, default: HostHistory()].add(fetch, limit: limit)
+    }
+
+    /// At the bound, the hosts whose last fetch is oldest go: a hundredth of them at once, so a stream of
+    /// new names costs a sort per many names, not per name.
+    private mutating func makeRoom() {
+        guard hosts.count >= maxHosts else { return }
+        let excess = hosts.count - maxHosts + 1
+        let count = min(hosts.count, max(excess, maxHosts / 100))
+        let oldest = hosts.map { ($0.key, $0.value.fetches.last?.time ?? $0.value.versions.last?.since ?? 0) }
+            .sorted { $0.1 < $1.1 }.prefix(count)
+        for (host, _) in oldest { hosts[host] = nil }
+        droppedHosts += oldest.count
     }
 
     /// Records a version; for a host nobody fetched yet only when `always` (the version a first fetch got).
     @discardableResult
     public mutating func add(_ version: VersionRecord, always: Bool = true) -> Bool {
         guard always || hosts[version.host] != nil else { return false }
+        if hosts[version.host] == nil { makeRoom() }
         return hosts[version.host, default: HostHistory()].add(version, limit: limit)
     }
 
     /// Another replica's (or an earlier run's) records, folded in; repeats are dropped.
     public mutating func merge(_ other: FetchLedger) {
         for (host, history) in other.hosts {
+            if hosts[host] == nil { makeRoom() }
             for version in history.versions { hosts[host, default: HostHistory()].add(version, limit: limit) }
             for fetch in history.fetches { hosts[host, default: HostHistory()].add(fetch, limit: limit) }
         }

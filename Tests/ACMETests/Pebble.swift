@@ -207,15 +207,6 @@ func touchHandshake(_ host: String, port: Int) {
     )
 }
 
-/// A value from the server's /metrics (the line that starts with `name` and a space).
-func metric(_ server: ServerProcess, _ name: String) -> Int? {
-    guard let client = try? RawClient(port: server.adminPort, timeout: 3) else { return nil }
-    client.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-    guard let body = client.readResponses(1, timeout: 3).first?.bodyText else { return nil }
-    let line = body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-    return line.flatMap { Int($0.split(separator: " ").last ?? "") }
-}
-
 /// A TLS handshake sending `serverName` as it is (any case, a trailing dot, a `*`), which curl would refuse.
 func handshakeNaming(_ serverName: String, port: Int) {
     _ = try? runTool(["openssl", "s_client", "-connect", "127.0.0.1:\(port)", "-servername", serverName, "-brief"], timeout: 5)

@@ -51,6 +51,19 @@ struct FetchRecordsTests {
         #expect(ledger.hosts["new.example.com"] == nil, "nothing is kept for a host nobody fetched")
     }
 
+    @Test("at most maxHosts hosts: those fetched longest ago go first, counted")
+    func boundedHosts() {
+        var ledger = FetchLedger(limit: 5, maxHosts: 100)
+        for index in 0..<1_000 { ledger.add(fetch(index * 1000, host: "n\(index).tenant.test")) }
+        #expect(ledger.hosts.count <= 100)
+        #expect(ledger.droppedHosts == 1_000 - ledger.hosts.count)
+        #expect(ledger.hosts["n999.tenant.test"] != nil && ledger.hosts["n0.tenant.test"] == nil, "the newest stay")
+        // A host already recorded never makes room.
+        let before = ledger.droppedHosts
+        ledger.add(fetch(2_000_000, host: "n999.tenant.test"))
+        #expect(ledger.droppedHosts == before)
+    }
+
     @Test("merging replicas' ledgers keeps every distinct fetch once")
     func merge() {
         var a = FetchLedger(limit: 10)

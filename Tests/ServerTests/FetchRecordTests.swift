@@ -108,6 +108,30 @@ struct FetchRecordTests {
         }
     }
 
+    @Test("under a wildcard site the records keep at most fetchHosts hosts; the rest are dropped, counted and logged")
+    func boundedUnderWildcard() throws {
+        try withTemporaryDirectory { state in
+            let config = #"""
+                {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+                 "sites": [{"hosts": ["*.tenant.example.com"], "webcredentials": {"apps": ["shop"]}}],
+                 "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false, "stateDirectory": "\#(state)",
+                            "fetchHosts": 50, "fetcherNetworks": {"apple": ["127.0.0.0/8"]}}}
+                """#
+            let server = try ServerProcess(config: config)
+            defer { server.stop() }
+            let client = try RawClient(port: server.port)
+            for index in 0..<200 {
+                client.send("GET \(Self.wellKnown) HTTP/1.1\r\nHost: n\(index).tenant.example.com\r\nUser-Agent: \(Self.cdn)\r\n\r\n")
+                #expect(client.readResponses(1).first?.status == 200)
+            }
+            #expect(waitUntil(5) { (metric(server, "aasa_fetch_record_hosts_dropped_total") ?? 0) >= 150 }, "\(server.stderr)")
+            let hosts = try statusJSON(["--admin", "127.0.0.1:\(server.adminPort)"])
+            #expect(hosts.count <= 50 && hosts.count >= 40, "\(hosts.count)")
+            #expect(hosts["n199.tenant.example.com"] != nil, "the newest are kept")
+            #expect(server.stderr.contains("dropped so far to keep at most server.fetchHosts = 50"))
+        }
+    }
+
     @Test("status HOST tells a host the config does not serve from one no fetcher has asked for yet")
     func servedOrNot() throws {
         try withTemporaryDirectory { state in

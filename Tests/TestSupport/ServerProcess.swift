@@ -255,3 +255,12 @@ public func freeLoopbackPort() throws -> Int {
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// A value from the server's /metrics (the line that starts with `name` and a space).
+public func metric(_ server: ServerProcess, _ name: String) -> Int? {
+    guard let client = try? RawClient(port: server.adminPort, timeout: 3) else { return nil }
+    client.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    guard let body = client.readResponses(1, timeout: 3).first?.bodyText else { return nil }
+    let line = body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+    return line.flatMap { Int($0.split(separator: " ").last ?? "") }
+}

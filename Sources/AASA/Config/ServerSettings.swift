@@ -94,6 +94,8 @@ public struct ServerSettings: Sendable, Equatable {
     public var stateDirectory: String?
     /// How many versions and how many fetches each host's record keeps.
     public var fetchHistory = 20
+    /// How many hosts the fetch records keep at most (those fetched longest ago are dropped first).
+    public var fetchHosts = 100_000
     /// The networks Apple's CDN fetches from: an `AASA-Bot` fetch from elsewhere is recorded as a claim.
     public var appleNetworks: [IPNetwork] = ["17.0.0.0/8"].compactMap(IPNetwork.init)
     /// Google's verifier's networks, besides forward-confirmed reverse DNS in Google's domains.
@@ -127,7 +129,8 @@ extension ServerSettings {
     static let keys = [
         "certificates", "listen", "admin", "adminExposed", "adminTokenFile", "threads", "maxConnections", "maxRequestsPerConnection",
         "limits", "timeouts", "cacheControl",
-        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "fetcherNetworks",
+        "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "fetchHosts",
+        "fetcherNetworks",
         "acme", "comment",
     ]
     static let fetcherNetworkKeys = ["apple", "google", "comment"]
@@ -416,6 +419,8 @@ extension ConfigDecoder {
             case "stateDirectory":
                 let message = "\"stateDirectory\" is empty; name a directory for the fetch records, or leave the key out"
                 settings.stateDirectory = nonEmpty(value, memberPath, rule: "server.state-directory", message) ?? settings.stateDirectory
+            case "fetchHosts":
+                settings.fetchHosts = positiveInt(value, memberPath).map { min($0, 10_000_000) } ?? settings.fetchHosts
             case "fetchHistory":
                 settings.fetchHistory = positiveInt(value, memberPath).map { min($0, 10_000) } ?? settings.fetchHistory
             case "fetcherNetworks":

@@ -15,11 +15,11 @@ final class FetchLog: Sendable {
 
     init(settings: ServerSettings, configPath: String, onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)? = nil) {
         self.onFetch = onFetch
-        var ledger = FetchLedger(limit: settings.fetchHistory)
+        var ledger = FetchLedger(limit: settings.fetchHistory, maxHosts: settings.fetchHosts)
         var store: RecordStore?
         if let directory = settings.stateDirectory {
             let path = ConfigLoader.resolve(directory, relativeTo: configPath)
-            let read = RecordStore.read(directory: path, limit: settings.fetchHistory)
+            let read = RecordStore.read(directory: path, limit: settings.fetchHistory, maxHosts: settings.fetchHosts)
             ledger = read.ledger
             for warning in read.warnings { Log.warning("fetch records: \(warning)") }
             do {
@@ -36,6 +36,9 @@ final class FetchLog: Sendable {
 
     /// A copy of the ledger, for an admin request.
     var current: FetchLedger { ledger.withLock { $0 } }
+
+    /// Hosts dropped to stay within `server.fetchHosts`.
+    var droppedHosts: Int { ledger.withLock { $0.droppedHosts } }
 
     /// Google's verifier checked by reverse DNS, per address (true: confirmed); bounded, as addresses are
     /// what a client chooses.
@@ -73,7 +76,10 @@ final class FetchLog: Sendable {
         let fetches = confirmingGoogle(fetches)
         var written: [RecordLine.Entry] = []
         var recorded: [(FetchRecord, HostStatus)] = []
+        var dropped = (before: 0, after: 0, bound: 0)
         ledger.withLock { ledger in
+            dropped.before = ledger.droppedHosts
+            defer { dropped = (dropped.before, ledger.droppedHosts, ledger.maxHosts) }
             for fetch in fetches {
                 // The version a host's first recorded fetch got starts its history.
                 if ledger.hosts[fetch.host] == nil, let version = snapshot.version(of: fetch.host, fetch.document),
@@ -88,6 +94,13 @@ final class FetchLog: Sendable {
             }
         }
         save(written)
+        // The first time, then every 10,000: enough to notice, never a line per made-up subdomain.
+        if dropped.after > dropped.before, dropped.before == 0 || dropped.after / 10_000 > dropped.before / 10_000 {
+            Log.warning(
+                "fetch records: \(dropped.after) host\(dropped.after == 1 ? "" : "s") dropped so far to keep at most server.fetchHosts = "
+                    + "\(dropped.bound) (those fetched longest ago go first)"
+            )
+        }
         for (fetch, status) in recorded { onFetch?(fetch, status) }
     }
 

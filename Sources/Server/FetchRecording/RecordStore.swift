@@ -38,8 +38,8 @@ public final class RecordStore {
 
     /// Every record in a directory (all replicas' files, oldest rotation first), and a warning for each
     /// file with damaged lines or that cannot be read. Never fails: a damaged record is skipped.
-    public static func read(directory: String, limit: Int) -> (ledger: FetchLedger, warnings: [String]) {
-        var ledger = FetchLedger(limit: limit)
+    public static func read(directory: String, limit: Int, maxHosts: Int = Int.max) -> (ledger: FetchLedger, warnings: [String]) {
+        var ledger = FetchLedger(limit: limit, maxHosts: maxHosts)
         var warnings: [String] = []
         let names = (Posix.directoryEntries(directory) ?? []).filter { $0.hasPrefix("fetches-") && $0.contains(".jsonl") }
         // Older rotations first, so the newest records are the ones a bounded history keeps.

@@ -73,6 +73,9 @@ enum MetricsRenderer {
             stats.googleLastFetch,
             unverified: stats.unverifiedFetches[.googleVerifier] ?? 0
         )
+        out += "# HELP aasa_fetch_record_hosts_dropped_total Hosts the fetch records dropped to stay within server.fetchHosts.\n"
+        out += "# TYPE aasa_fetch_record_hosts_dropped_total counter\n"
+        out += "aasa_fetch_record_hosts_dropped_total \(state.fetchLog.droppedHosts)\n"
         out += "# HELP aasa_response_bytes_total Bytes of responses queued for sending (headers and bodies).\n"
         out += "# TYPE aasa_response_bytes_total counter\naasa_response_bytes_total \(stats.responseBytes)\n"
         out += "# HELP aasa_open_connections Client connections currently open.\n"

@@ -41,6 +41,7 @@ enum SettingsReload {
             .restart("server.trustForwardedHeaders", \.trustForwardedHeaders),
             .restart("server.stateDirectory", \.stateDirectory),
             .restart("server.fetchHistory", \.fetchHistory),
+            .restart("server.fetchHosts", \.fetchHosts),
             .restart("server.fetcherNetworks.apple", \.appleNetworks),
             .restart("server.fetcherNetworks.google", \.googleNetworks),
             .restart("server.acme", \.acme),
