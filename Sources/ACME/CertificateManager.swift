@@ -567,7 +567,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         let keyPath = directory + "/account.pem"
         let accountPath = directory + "/account.json"
         let lock: StorageLock
-        switch StorageLock.acquire(storage.lockPath("account"), owner: owner, timeoutSeconds: 120) {
+        switch StorageLock.acquire(storage.accountLockPath, owner: owner, timeoutSeconds: 120) {
         case .acquired(let acquired): lock = acquired
         case .busy: throw .local("another replica holds the account lock in \(storage.root)")
         case .failed(let message): throw .local("cannot lock the account: \(message)")

@@ -75,7 +75,7 @@ public enum CertificateReport {
                     host: host,
                     source: .pending,
                     nextRenewal: failure?.nextAttempt,
-                    lastError: holder ?? failure?.message
+                    lastError: [failure?.message, holder].compactMap { $0 }.joined(separator: "; ").nonEmpty
                 )
             }
             let usable = (try? ServerCertificate(chainPEM: bytes, keyPEM: bytes)) != nil
@@ -95,8 +95,10 @@ public enum CertificateReport {
                 issuer: summary.issuer,
                 notAfter: summary.notAfter,
                 nextRenewal: meta.map { max($0.renewAt, failure?.nextAttempt ?? 0) } ?? failure?.nextAttempt,
-                lastError: holder ?? failure?.message
-                    ?? (meta == nil ? "meta.json is unreadable: the renewal time is worked out again at the next renewal" : nil),
+                lastError: [
+                    failure?.message, holder,
+                    meta == nil ? "meta.json is unreadable: the renewal time is worked out again at the next renewal" : nil,
+                ].compactMap { $0 }.joined(separator: "; ").nonEmpty,
                 location: location
             )
         }
@@ -170,4 +172,9 @@ public enum CertificateReport {
         let time = CivilTime(unixSeconds: seconds)
         return time.isoDay + " " + String(time.isoTimeOfDay.prefix(5))
     }
+}
+
+extension String {
+    /// Nil for the empty string: an optional field that has nothing to say stays out.
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
 }

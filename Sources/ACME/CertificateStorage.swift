@@ -34,7 +34,9 @@ public struct CertificateStorage: Sendable {
     func metaPath(_ host: String) -> String { certificateDirectory(host) + "/meta.json" }
     func errorPath(_ host: String) -> String { certificateDirectory(host) + "/error.json" }
     func challengePath(_ token: String) -> String { "\(root)/challenges/\(token)" }
-    func lockPath(_ name: String) -> String { "\(root)/locks/\(Self.directoryName(name)).lock" }
+    /// A host's lock, in a folder of its own: no host name can collide with the account's lock.
+    func lockPath(_ host: String) -> String { "\(root)/locks/hosts/\(Self.directoryName(host)).lock" }
+    var accountLockPath: String { "\(root)/locks/account.lock" }
     func accountDirectory(_ directoryURL: String) -> String {
         // One account per CA: its host and port name the directory (`acme-v02.api.letsencrypt.org`).
         let host = ClientURL(directoryURL)?.hostHeader ?? "unknown-ca"

@@ -182,6 +182,9 @@ extension Posix {
 
     public static func removeFile(_ path: String) { _ = unlink(path) }
 
+    /// A second name for a file; false when `to` exists (never replaced) or the link cannot be made.
+    public static func linkFile(_ from: String, to: String) -> Bool { link(from, to) == 0 }
+
     /// Appends `bytes` with one write on an `O_APPEND` descriptor (creating the file with `mode`): lines
     /// appended by several processes to one file interleave whole, and a crash cuts off at most the end.
     public static func appendToFile(_ bytes: [UInt8], at path: String, mode: UInt32 = 0o644) throws(SystemError) {

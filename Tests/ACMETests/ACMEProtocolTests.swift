@@ -1,6 +1,8 @@
 import AASA
+import Foundation
 import Glibc
 import Support
+import Synchronization
 import TestSupport
 import Testing
 
@@ -230,14 +232,70 @@ struct StorageLockTests {
                 Issue.record("a stale lock was not taken over")
                 return
             }
-            _ = second
+            // The one taken over is no longer the first holder's: its heartbeat says so, its release leaves it.
+            #expect(!second.heartbeat() && !second.isHeld)
+            second.release()
+            #expect(FileManager.default.fileExists(atPath: path), "a release removes only its own lock")
             // A heartbeat keeps a live holder's lock fresh.
             #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-            taken.heartbeat()
+            #expect(taken.heartbeat())
             guard case .busy = StorageLock.acquire(path, owner: "d", timeoutSeconds: 1) else {
                 Issue.record("a touched lock was taken over")
                 return
             }
+            taken.release()
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+
+    @Test("Two replicas taking over one stale lock at once: exactly one holds it, every time")
+    func takeoverRace() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/locks/hosts/race.test.lock"
+            try FileManager.default.createDirectory(atPath: directory + "/locks/hosts", withIntermediateDirectories: true)
+            for round in 0..<8 {
+                try "dead-replica \(round)\n".write(toFile: path, atomically: false, encoding: .utf8)
+                var times = [timespec(tv_sec: time(nil) - 600, tv_nsec: 0), timespec(tv_sec: time(nil) - 600, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+                let holders = Mutex<[StorageLock]>([])
+                DispatchQueue.concurrentPerform(iterations: 2) { replica in
+                    if case .acquired(let lock) = StorageLock.acquire(path, owner: "replica-\(replica)", timeoutSeconds: 1) {
+                        holders.withLock { $0.append(lock) }
+                    }
+                }
+                let held = holders.withLock { $0 }
+                #expect(held.count == 1, "round \(round): \(held.count) holders")
+                #expect(held.allSatisfy { $0.heartbeat() })
+                for lock in held { lock.release() }
+                #expect(!FileManager.default.fileExists(atPath: path))
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory + "/locks/hosts")
+            #expect(left.isEmpty, "nothing moved aside is left behind: \(left)")
+        }
+    }
+
+    @Test("Staleness is judged by the storage's clock: a lock touched 30 s ago is live whatever this machine's clock says")
+    func storageClock() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/locks/hosts/clock.test.lock"
+            try FileManager.default.createDirectory(atPath: directory + "/locks/hosts", withIntermediateDirectories: true)
+            try "other-replica 1\n".write(toFile: path, atomically: false, encoding: .utf8)
+            var times = [timespec(tv_sec: time(nil) - 30, tv_nsec: 0), timespec(tv_sec: time(nil) - 30, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            let storageNow = try #require(StorageLock.storageTime(directory + "/locks/hosts"))
+            #expect(abs(storageNow - Int(time(nil))) <= 2)
+            guard case .busy = StorageLock.acquire(path, owner: "me", timeoutSeconds: 1) else {
+                Issue.record("a live lock was taken over")
+                return
+            }
+            // A replica whose own clock ran 10 minutes ahead would have: the clock is the storage's.
+            guard
+                case .acquired(let skewed) = StorageLock.acquire(path, owner: "me", timeoutSeconds: 1, clock: { _ in Int(time(nil)) + 600 })
+            else {
+                Issue.record("the injected clock was not used")
+                return
+            }
+            skewed.release()
         }
     }
 }
