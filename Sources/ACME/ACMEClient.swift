@@ -30,6 +30,16 @@ public enum ACMEError: Error, Sendable, CustomStringConvertible {
         if case .refused(_, let seconds) = self { return seconds }
         return nil
     }
+
+    /// The CA was down, unreachable, slow or failing on its side (5xx) — not refusing this order: worth
+    /// trying again in seconds, not after the full backoff.
+    var isTransient: Bool {
+        switch self {
+        case .unreachable: return true
+        case .refused(let problem, let retryAfter): return retryAfter == nil && (problem.status >= 500 || problem.type == "serverInternal")
+        case .unexpected, .local: return false
+        }
+    }
 }
 
 /// One CA's protocol, blocking, for a worker thread: the directory, nonces (a `badNonce` is retried with the

@@ -531,7 +531,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             let failures = (state.failures[host] ?? 0) + 1
             state.failures[host] = failures
             state.counters.ordersFailed += 1
-            let delay = RenewalPlan.backoff(failures: failures, base: base, retryAfter: error.retryAfter)
+            let delay =
+                error.isTransient
+                ? RenewalPlan.transientBackoff(failures: failures, base: base)
+                : RenewalPlan.backoff(failures: failures, base: base, retryAfter: error.retryAfter)
             state.notBefore[host] = now + delay
             state.lastError[host] = error.description
             return delay

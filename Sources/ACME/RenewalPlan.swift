@@ -15,6 +15,11 @@ public enum RenewalPlan {
 
     /// Seconds before the next attempt after `failures` failures in a row: the CA's Retry-After when it
     /// gave one, else `base` doubling (1, 2, 4 … × base), at most a day; never sooner than `base`.
+    /// After a transient failure (the CA down or failing on its side): from 5 seconds, doubling, at most `base`.
+    public static func transientBackoff(failures: Int, base: Int) -> Int {
+        min(5 << min(max(failures - 1, 0), 16), max(base, 5))
+    }
+
     public static func backoff(failures: Int, base: Int, retryAfter: Int?) -> Int {
         let doubled = base << min(max(failures - 1, 0), 16)
         let planned = min(doubled, 86_400)

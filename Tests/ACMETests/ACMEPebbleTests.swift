@@ -208,6 +208,27 @@ struct ACMEPebbleTests {
         }
     }
 
+    @Test(
+        "A CA outage is transient: with retryAfterFailure at 10 minutes, a host ordered while the CA is down is obtained seconds after it is back"
+    )
+    func transientOutage() throws {
+        let pebble = try Pebble()
+        pebble.stopCA()
+        let server = try ServerProcess(
+            config: acmeConfig(pebble, sites: sites([["outage.test"]]), storage: "storage", acme: #""retryAfterFailure": 600"#)
+        )
+        defer { server.stop() }
+        #expect(
+            waitUntil(30) { server.stderr.contains("could not obtain a certificate for outage.test: the CA did not answer") },
+            "\(server.stderr)"
+        )
+        #expect(server.stderr.contains("next attempt in 5 s"), "\(server.stderr)")
+        try pebble.start()
+        let back = monotonicSeconds()
+        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for outage.test") }, "\(server.stderr.suffix(2000))")
+        #expect(monotonicSeconds() - back < 60, "not the 10 minutes a refusal would wait")
+    }
+
     @Test("On demand with an ask URL that refuses: no order")
     func askRefuses() throws {
         let pebble = try Pebble()

@@ -169,6 +169,12 @@ struct ACMEProtocolTests {
         #expect(RenewalPlan.backoff(failures: 40, base: 60, retryAfter: nil) == day)
         #expect(RenewalPlan.backoff(failures: 1, base: 60, retryAfter: 3 * 3600) == 3 * 3600)
         #expect(RenewalPlan.backoff(failures: 1, base: 60, retryAfter: 5) == 60)
+        // The CA down or failing on its side: seconds, doubling, never past the normal backoff's base.
+        #expect((1...6).map { RenewalPlan.transientBackoff(failures: $0, base: 60) } == [5, 10, 20, 40, 60, 60])
+        #expect(ACMEError.unreachable("connection refused").isTransient)
+        #expect(ACMEError.refused(ACMEProblem(type: "serverInternal", detail: "", status: 500), retryAfter: nil).isTransient)
+        #expect(!ACMEError.refused(ACMEProblem(type: "rateLimited", detail: "", status: 429), retryAfter: 3600).isTransient)
+        #expect(!ACMEError.refused(ACMEProblem(type: "unauthorized", detail: "", status: 403), retryAfter: nil).isTransient)
     }
 
     @Test("Names from a handshake or a request: only host names reach storage paths, only base64url tokens are answered")

@@ -163,6 +163,7 @@ func acmeConfig(_ pebble: Pebble, sites: String, storage: String, acme: String =
     // Every test name is under .test, one registered domain: the per-domain limit is the flood test's alone.
     let limits = acme.contains("ordersPerDomainPerWeek") ? "" : #", "ordersPerDomainPerWeek": 1000"#
     let extra = (acme.isEmpty ? "" : ", " + acme) + limits
+    let retry = acme.contains("\"retryAfterFailure\"") ? "" : #", "retryAfterFailure": 2"#
     return """
         {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
          "sites": \(sites),
@@ -170,7 +171,7 @@ func acmeConfig(_ pebble: Pebble, sites: String, storage: String, acme: String =
            "listen": ["127.0.0.1:\(plainPort ?? pebble.httpPort)", {"address": "127.0.0.1", "port": \(tlsPort ?? pebble.tlsPort), "tls": true}],
            "admin": "127.0.0.1:0", "accessLog": false,
            "acme": {"directory": "\(pebble.directoryURL)", "directoryTrust": "\(pebble.listenerAuthorityPath)",
-                    "email": "ops@example.com", "agreeToTerms": true, "storage": "\(storage)", "retryAfterFailure": 2\(extra)}
+                    "email": "ops@example.com", "agreeToTerms": true, "storage": "\(storage)"\(retry)\(extra)}
          }}
         """
 }
