@@ -93,6 +93,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         var unchecked: [String] = []
         var counters = Counters()
         var lastError: [String: String] = [:]
+        /// Asked to retry while an order for them was running: queued again when it ends.
+        var retryRequested: Set<String> = []
         var stopping = false
 
         init(queue: OrderQueue) { self.queue = queue }
@@ -319,6 +321,36 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         enqueue(host)
     }
 
+    /// What `retryNow` did.
+    public enum Retry: Equatable, Sendable {
+        case queued(String)
+        case alreadyQueued(String)
+        case refused(String)
+    }
+
+    /// An order for `raw` now, backoff forgotten (`certificates retry`, `POST /certificates/retry/HOST`):
+    /// the same decision as any order, memory only (no storage access: it runs on an event loop).
+    public func retryNow(_ raw: String) -> Retry {
+        let (name, decision) = decision(for: raw, origin: .config)
+        guard let name else { return .refused("\(raw) is not a host name") }
+        let host: String
+        switch decision {
+        case .refused(let refusal): return .refused("\(name): \(refusal)")
+        case .coveredByWildcard(let wildcard): host = wildcard
+        case .configHost, .onDemand: host = name
+        }
+        let busy = state.withLock { state -> Bool in
+            state.notBefore[host] = nil
+            state.failures[host] = nil
+            guard state.busy.contains(host) else { return false }
+            state.retryRequested.insert(host)
+            return true
+        }
+        if busy { return .alreadyQueued(host) }
+        enqueue(host)
+        return .queued(host)
+    }
+
     // MARK: - Queue
 
     private func requestOnDemand(_ name: String) {
@@ -373,7 +405,14 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             switch step {
             case .order(let host):
                 obtain(host)
-                state.withLock { _ = $0.busy.remove(host) }
+                let again = state.withLock { state -> Bool in
+                    state.busy.remove(host)
+                    guard state.retryRequested.remove(host) != nil else { return false }
+                    // The retry asked for during the order: its backoff is forgotten too.
+                    state.notBefore[host] = nil
+                    return true
+                }
+                if again { enqueue(host) }
             case .stop: return
             case .wait(let milliseconds): _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: milliseconds)
             }

@@ -229,6 +229,36 @@ struct ACMEPebbleTests {
         #expect(monotonicSeconds() - back < 60, "not the 10 minutes a refusal would wait")
     }
 
+    @Test("certificates retry HOST: after a refusal backing off for 10 minutes, an order now, once the cause is fixed")
+    func retryNow() throws {
+        let pebble = try Pebble()
+        // The CA's validation is sent elsewhere: the order is refused, not transient.
+        try pebble.setAddress("retry.test", "127.0.0.9")
+        let server = try ServerProcess(
+            config: acmeConfig(pebble, sites: sites([["retry.test"]]), storage: "storage", acme: #""retryAfterFailure": 600"#)
+        )
+        defer { server.stop() }
+        #expect(
+            waitUntil(30) { server.stderr.contains("could not obtain a certificate for retry.test: the CA refused") },
+            "\(server.stderr)"
+        )
+        #expect(server.stderr.contains("next attempt in 10 min"))
+        try pebble.setAddress("retry.test", nil)
+        let admin = "127.0.0.1:\(server.adminPort)"
+        let retried = try runTool([TestPaths.serverExecutable, "certificates", "retry", "retry.test", "--admin", admin])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(String(decoding: retried.stdout, as: UTF8.self).contains("retry.test: an order for retry.test is"))
+        #expect(waitUntil(30) { server.stderr.contains("obtained a certificate for retry.test") }, "\(server.stderr.suffix(2000))")
+        // A name the config does not serve is refused by the same decision as any order.
+        let stranger = try runTool([TestPaths.serverExecutable, "certificates", "retry", "stranger.test", "--admin", admin])
+        #expect(
+            stranger.status == 1 && stranger.stderr.contains("stranger.test: 404 stranger.test: the config serves no such host"),
+            "\(stranger.stderr)"
+        )
+        let get = try runTool(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://\(admin)/certificates/retry/retry.test"])
+        #expect(String(decoding: get.stdout, as: UTF8.self) == "405")
+    }
+
     @Test("On demand with an ask URL that refuses: no order")
     func askRefuses() throws {
         let pebble = try Pebble()

@@ -202,6 +202,7 @@ struct AdminPolicyTests {
     func status(_ harness: RouterHarness, _ request: String) -> Int? {
         switch harness.route(request, on: .admin) {
         case .reload: return 0
+        case .retryCertificate: return 1
         case .acmeChallenge: return nil
         case .respond(let response, _, _): return response.status
         }
@@ -248,6 +249,18 @@ struct AdminPolicyTests {
         #expect(status(tokened, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: bearer 0123456789abcdef0123\r\n\r\n") == 200)
         #expect(status(tokened, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 200)
         #expect(status(tokened, "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 200)
+        // POST /certificates/retry/HOST changes state like a reload: the same token, POST only, no form.
+        #expect(status(tokened, "POST /certificates/retry/a.test HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 401)
+        #expect(
+            status(
+                tokened,
+                "POST /certificates/retry/a.test HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer 0123456789abcdef0123\r\n\r\n"
+            )
+                == 1
+        )
+        #expect(status(local, "GET /certificates/retry/a.test HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 405)
+        #expect(status(local, "POST /certificates/retry/a.test HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n\r\n") == 415)
+        #expect(status(local, "POST /certificates/retry/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 404, "no host named")
         let response = try #require(tokened.response("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: .admin))
         #expect(response.response.headText.contains("WWW-Authenticate: Bearer"))
     }
@@ -261,6 +274,7 @@ struct AdminPolicyTests {
         for path in ["/console", "/console/host/example.com", "/status", "/status/example.com"] {
             #expect(status(exposed, "GET \(path) HTTP/1.1\r\nHost: 10.0.0.5:9090\r\n\r\n") == 403, "\(path)")
         }
+        #expect(status(exposed, "POST /certificates/retry/example.com HTTP/1.1\r\nHost: 10.0.0.5\r\n\r\n") == 403)
         // On loopback (not exposed) the same pages answer.
         #expect(status(RouterHarness(), "GET /console HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 200)
         #expect(status(RouterHarness(), "GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 200)

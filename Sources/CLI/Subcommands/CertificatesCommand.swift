@@ -1,7 +1,9 @@
 import AASA
 import ACME
+import HTTP1
 import Posix
 import Server
+import Support
 
 /// `certificates`: each host's certificate — from a file, obtained by ACME, or pending — with its issuer,
 /// expiry, next renewal and the last error, read from the config, its certificate files and the ACME
@@ -20,9 +22,18 @@ enum CertificatesCommand {
             a wildcard site) are listed from the storage.
 
             USAGE: aasa-server certificates [--config FILE] [--json]
+                   aasa-server certificates retry HOST... [--admin HOST:PORT] [--token-file FILE]
+
+            retry HOST... asks a running server (its admin listener) to order HOST now, its backoff forgotten —
+            after fixing DNS or a firewall, say. The name is decided as any order is (served by the config,
+            ask consulted for on-demand names).
 
             OPTIONS:
               --config FILE   The config (default: \(ServeCommand.defaultConfig)).
+              --admin HOST:PORT
+                              With retry: the server's admin listener (default 127.0.0.1:9090).
+              --token-file FILE
+                              With retry: the admin token (adminTokenFile), sent as Authorization: Bearer.
               --json          {"certificates": [{"host", "source", "issuer", "notAfter", "nextRenewal", "lastError",
                               "file", "valid"}]}.
               --help          Show this help.
@@ -32,11 +43,12 @@ enum CertificatesCommand {
             unreadable config.
 
             """,
-        spec: ArgumentSpec(options: ["--config"], flags: ["--json"]),
+        spec: ArgumentSpec(options: ["--config", "--admin", "--token-file"], flags: ["--json"], positionalName: "retry HOST"),
         run: run
     )
 
     static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
+        if !arguments.positionals.isEmpty { return retry(arguments, console) }
         let configPath = arguments.value("--config") ?? ServeCommand.defaultConfig
         guard let loaded = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console) else { return ExitStatus.usage }
         guard let config = loaded.config.config else {
@@ -47,5 +59,54 @@ enum CertificatesCommand {
         let rows = CertificateReport.rows(config: config, sites: loaded.config.sites, configPath: configPath)
         console.out(arguments.has("--json") ? CertificateReport.json(rows, now: now) : CertificateReport.text(rows, now: now))
         return rows.contains { $0.needsAttention(at: now) } ? ExitStatus.failure : ExitStatus.success
+    }
+
+    /// `certificates retry HOST...`: POST /certificates/retry/HOST to the admin listener, per host.
+    static func retry(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
+        let usage = subcommand.help
+        guard arguments.positionals.first == "retry", arguments.positionals.count >= 2 else {
+            return CommandLineTool.usageError("write: certificates retry HOST...", console: console, usage: usage)
+        }
+        var admin = ServerSettings.Listener(address: "127.0.0.1", port: 9090)
+        if let text = arguments.value("--admin") {
+            switch ServerSettings.parseListenAddress(text) {
+            case .success(let listener): admin = listener
+            case .failure(let error): return CommandLineTool.usageError("--admin \(error.message)", console: console, usage: usage)
+            }
+        }
+        let token: String?
+        switch HealthcheckCommand.token(arguments) {
+        case .success(let read): token = read
+        case .failure(let error): return CommandLineTool.usageError(error.message, console: console, usage: usage)
+        }
+        let address = HealthcheckCommand.reachable(admin)
+        var failed = false
+        for host in arguments.positionals.dropFirst() {
+            let answer = HealthcheckCommand.get(
+                address: address,
+                port: admin.port,
+                path: "/certificates/retry/\(host)",
+                timeout: 5,
+                bearerToken: token,
+                method: "POST"
+            )
+            switch answer {
+            case .success(let response) where response.status == 202:
+                let body = JSONParser.parse(response.body).root
+                if let name = body?["queued"]?.stringValue {
+                    console.out("\(host): an order for \(name) is queued now\n")
+                } else {
+                    console.out("\(host): an order for \(body?["alreadyQueued"]?.stringValue ?? host) is already queued or running\n")
+                }
+            case .success(let response):
+                let reason = JSONParser.parse(response.body).root?["error"]?.stringValue ?? String(decoding: response.body, as: UTF8.self)
+                console.err("\(host): \(response.status) \(reason.trimmingWhitespace())\n")
+                failed = true
+            case .failure(let problem):
+                console.err("\(host): the admin listener \(admin.description): \(problem)\n")
+                failed = true
+            }
+        }
+        return failed ? ExitStatus.failure : ExitStatus.success
     }
 }

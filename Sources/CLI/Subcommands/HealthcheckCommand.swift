@@ -1,6 +1,7 @@
 import AASA
 import HTTP1
 import Posix
+import Support
 
 enum HealthcheckCommand {
     static let subcommand = CommandLineTool.Subcommand(
@@ -84,12 +85,29 @@ enum HealthcheckCommand {
 
     /// One GET on a fresh connection, bounded by `timeout`. `Host` is the address itself, which the admin
     /// listener always accepts.
+    /// The admin token in `--token-file` (nil without one), or why it cannot be used.
+    static func token(_ arguments: ParsedArguments) -> Result<String?, UsageError> {
+        guard let file = arguments.value("--token-file") else { return .success(nil) }
+        guard let bytes = try? Posix.readFile(file, limit: 4096) else { return .failure(UsageError("--token-file \(file) cannot be read")) }
+        let token = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+        guard !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return .failure(UsageError("--token-file \(file) holds no token"))
+        }
+        return .success(token)
+    }
+
+    /// Where to reach a listener: a wildcard listen address on loopback.
+    static func reachable(_ listener: ServerSettings.Listener) -> String {
+        listener.address == "0.0.0.0" ? "127.0.0.1" : listener.address == "::" ? "::1" : listener.address
+    }
+
     static func get(
         address: String,
         port: Int,
         path: String,
         timeout: Double,
-        bearerToken: String? = nil
+        bearerToken: String? = nil,
+        method: String = "GET"
     ) -> Result<ParsedResponse, Problem> {
         let deadline = Posix.monotonicMilliseconds() + Int64(timeout * 1000)
         func remaining() -> Int32 { Int32(clamping: max(0, deadline - Posix.monotonicMilliseconds())) }
@@ -103,7 +121,8 @@ enum HealthcheckCommand {
         let host = address.contains(":") ? "[\(address)]" : address
         let authorization = bearerToken.map { "Authorization: Bearer \($0)\r\n" } ?? ""
         let request = Array(
-            "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: aasa-server-healthcheck\r\n\(authorization)Connection: close\r\n\r\n".utf8
+            ("\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: aasa-server-healthcheck\r\n\(authorization)"
+                + (method == "POST" ? "Content-Length: 0\r\n" : "") + "Connection: close\r\n\r\n").utf8
         )
         var sent = 0
         while sent < request.count {

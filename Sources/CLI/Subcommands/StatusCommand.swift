@@ -65,24 +65,22 @@ enum StatusCommand {
             case .failure(let error): return CommandLineTool.usageError("--admin \(error.message)", console: console, usage: usage)
             }
         }
-        var token: String?
-        if let file = arguments.value("--token-file") {
-            guard let bytes = try? Posix.readFile(file, limit: 4096) else {
-                return CommandLineTool.usageError("--token-file \(file) cannot be read", console: console, usage: usage)
-            }
-            let trimmed = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
-            guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                return CommandLineTool.usageError("--token-file \(file) holds no token", console: console, usage: usage)
-            }
-            token = trimmed
+        let token: String?
+        switch HealthcheckCommand.token(arguments) {
+        case .success(let read): token = read
+        case .failure(let error): return CommandLineTool.usageError(error.message, console: console, usage: usage)
         }
         let states = arguments.all("--state")
         if admins.isEmpty && states.isEmpty { admins = [ServerSettings.Listener(address: "127.0.0.1", port: 9090)] }
 
         func ask(_ admin: ServerSettings.Listener, _ path: String) -> Result<ParsedResponse, HealthcheckCommand.Problem> {
-            // A wildcard listen address is reached on loopback.
-            let address = admin.address == "0.0.0.0" ? "127.0.0.1" : admin.address == "::" ? "::1" : admin.address
-            return HealthcheckCommand.get(address: address, port: admin.port, path: path, timeout: timeout, bearerToken: token)
+            HealthcheckCommand.get(
+                address: HealthcheckCommand.reachable(admin),
+                port: admin.port,
+                path: path,
+                timeout: timeout,
+                bearerToken: token
+            )
         }
         var merged: [String: HostStatus] = [:]
         var failed = false

@@ -268,6 +268,17 @@ final class EventLoop {
         switch route {
         case .reload:
             connection.machine.respondWithReload()
+        case .retryCertificate(let host):
+            let response: PreparedResponse
+            switch state.acme?.retryNow(host) {
+            case .queued(let name)?: response = StandardResponses.json(status: 202, "{\"queued\":\"\(name)\"}")
+            case .alreadyQueued(let name)?: response = StandardResponses.json(status: 202, "{\"alreadyQueued\":\"\(name)\"}")
+            case .refused(let reason)?:
+                response = StandardResponses.json(status: 404, JSONWriter.string(.object([("error", .string(reason))])))
+            case nil:
+                response = StandardResponses.json(status: 404, #"{"error":"this server obtains no certificates (no server.acme)"}"#)
+            }
+            connection.machine.respond(response)
         case .acmeChallenge(let token):
             // Plain listeners only: the CA validates HTTP-01 over port 80; over TLS the path is like any other.
             let answer = connection.machine.usesTLS ? nil : state.acme?.httpChallengeAnswer(token: token)

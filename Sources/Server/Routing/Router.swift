@@ -36,6 +36,8 @@ enum Route {
     /// `GET /.well-known/acme-challenge/<token>`: answered from the certificate manager's waiting orders
     /// (RFC 8555 §8.3), on plain connections only.
     case acmeChallenge(token: String)
+    /// `POST /certificates/retry/<host>` on the admin listener: an order now, backoff forgotten.
+    case retryCertificate(host: String)
 }
 
 /// What the admin routes report, read only when an admin request asks for it.
@@ -58,6 +60,7 @@ enum Router {
     static let rootPath: [UInt8] = Array("/apple-app-site-association".utf8)
     static let assetLinksPath: [UInt8] = Array("/.well-known/assetlinks.json".utf8)
     static let reloadPath: [UInt8] = Array("/reload".utf8)
+    static let retryPrefix: [UInt8] = Array("/certificates/retry/".utf8)
     static let acmeChallengePrefix: [UInt8] = Array("/.well-known/acme-challenge/".utf8)
 
     static func route(
@@ -160,7 +163,9 @@ enum Router {
         {
             return .respond(AdminResponses.foreignHost, site: "-", pathClass: .admin)
         }
-        let isReload = equal(path, reloadPath)
+        let isRetry = path.count > retryPrefix.count && equal(UnsafeBufferPointer(rebasing: path[0..<retryPrefix.count]), retryPrefix)
+        // Both change state: the same rules (POST, the token, not read-only, no form).
+        let isReload = equal(path, reloadPath) || isRetry
         let resource = AdminResource(path)
         if let token = policy.token, isReload || resource?.listsHosts == true,
             !bearerMatches(head.authorizationRange.map { UnsafeBufferPointer(rebasing: buffer[$0]) }, token)
@@ -175,6 +180,9 @@ enum Router {
             // The content types a cross-site HTML form can send without a preflight.
             if let type = head.contentTypeRange, isSimpleFormType(UnsafeBufferPointer(rebasing: buffer[type])) {
                 return .respond(AdminResponses.formContentType, site: "-", pathClass: .admin)
+            }
+            if isRetry {
+                return .retryCertificate(host: String(decoding: UnsafeBufferPointer(rebasing: path[retryPrefix.count...]), as: UTF8.self))
             }
             return .reload
         }
@@ -300,7 +308,11 @@ enum Router {
 
 /// The admin listener's answers.
 enum AdminResponses {
-    static let usePost = StandardResponses.error(status: 405, "use POST /reload", extraHeaders: [("Allow", "POST")])
+    static let usePost = StandardResponses.error(
+        status: 405,
+        "use POST (POST /reload, POST /certificates/retry/HOST)",
+        extraHeaders: [("Allow", "POST")]
+    )
     static let crossOrigin = StandardResponses.error(
         status: 403,
         "cross-origin requests are refused: the admin listener is for tools and probes, not web pages (the request carried Origin)"
