@@ -118,7 +118,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             capacity: 10_000
         )
         state = Mutex(State(queue: OrderQueue(limits: limits, now: Int(Posix.unixTime()))))
-        storage = CertificateStorage(root: storageRoot)
+        storage = CertificateStorage(root: storageRoot, directoryURL: settings.directory)
         board = ChallengeBoard(storage: storage)
         do {
             http = try HTTPClient(extraAnchors: trustFile.map { [$0] } ?? [], userAgent: userAgent)
@@ -421,6 +421,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     /// Finds new config hosts in storage, and queues what is due: renewals and retries after failures.
     private func scheduleLoop() {
+        let adopted = storage.adoptLegacyCertificates()
+        if adopted > 0 {
+            log(.info, "moved \(adopted) stored certificate\(adopted == 1 ? "" : "s") of an earlier version under \(storage.certificatesFolder)")
+        }
         var known: [String: Schedule] = [:]
         for host in storage.storedHosts() { if let meta = storage.readMeta(host) { known[host] = Schedule(meta) } }
         state.withLock { $0.known.merge(known) { _, new in new } }

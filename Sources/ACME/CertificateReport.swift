@@ -51,7 +51,9 @@ public enum CertificateReport {
             let summary = (try? Posix.readFile(path, limit: Posix.ReadLimit.certificate)).flatMap(CertificateInspector.summary)
             return (entry, path, summary)
         }
-        let storage = settings.acme.map { CertificateStorage(root: ConfigLoader.resolve($0.storage, relativeTo: configPath)) }
+        let storage = settings.acme.map {
+            CertificateStorage(root: ConfigLoader.resolve($0.storage, relativeTo: configPath), directoryURL: $0.directory)
+        }
         var rows: [CertificateRow] = []
         var listed = Set<String>()
         let acme = settings.acme

@@ -8,16 +8,41 @@ import Support
 /// written whole (temporary file + rename), private keys 0600. The layout:
 ///
 ///     accounts/<CA host>/account.pem, account.json
-///     certificates/<host>/certificate.pem   (chain, leaf first, then the key: one file, so a reader never
-///                                            sees a new certificate with an old key)
-///     certificates/<host>/meta.json         (not after, renewal time, renewal-information ID)
-///     certificates/<host>/error.json        (the last failure, for `aasa-server certificates`)
-///     locks/<name>.lock                     (created exclusively; the holder touches it while working)
-///     challenges/<token>                    (HTTP-01 key authorizations)
+///     certificates/<CA>/<host>/certificate.pem   (chain, leaf first, then the key: one file, so a reader
+///                                                 never sees a new certificate with an old key)
+///     certificates/<CA>/<host>/meta.json         (not after, renewal time, renewal-information ID)
+///     certificates/<CA>/<host>/error.json        (the last failure, for `aasa-server certificates`)
+///     locks/hosts/<CA>/<host>.lock               (created exclusively; the holder touches it while working)
+///     locks/account.lock
+///     challenges/<token>                         (HTTP-01 key authorizations)
+///
+/// `<CA>` is the directory URL's host, port and path (`acme-v02.api.letsencrypt.org-directory`), as
+/// certmagic does: switching from a staging CA to the real one never serves a staging certificate.
 public struct CertificateStorage: Sendable {
     public let root: String
+    /// The folder of this CA's certificates and locks.
+    public let authority: String
 
-    public init(root: String) { self.root = root }
+    public init(root: String, directoryURL: String) {
+        self.root = root
+        authority = Self.authorityFolder(directoryURL)
+    }
+
+    /// `https://acme-v02.api.letsencrypt.org/directory` → `acme-v02.api.letsencrypt.org-directory`.
+    static func authorityFolder(_ directoryURL: String) -> String {
+        var text = Substring(directoryURL)
+        if let scheme = text.firstRange(of: "://") { text = text[scheme.upperBound...] }
+        var folder = ""
+        for character in text.lowercased() {
+            if character.isASCII && (character.isLetter || character.isNumber || character == "." || character == "-") {
+                folder.append(character)
+            } else if !folder.hasSuffix("-") {
+                folder.append("-")
+            }
+        }
+        while folder.hasSuffix("-") { folder.removeLast() }
+        return folder.isEmpty ? "unknown-ca" : folder
+    }
 
     /// A directory name for a host: a wildcard's `*` becomes `_wildcard_`.
     static func directoryName(_ host: String) -> String {
@@ -29,13 +54,14 @@ public struct CertificateStorage: Sendable {
         name.hasPrefix("_wildcard_.") ? "*" + name.dropFirst("_wildcard_".count) : name
     }
 
-    func certificateDirectory(_ host: String) -> String { "\(root)/certificates/\(Self.directoryName(host))" }
+    var certificatesFolder: String { "\(root)/certificates/\(authority)" }
+    func certificateDirectory(_ host: String) -> String { "\(certificatesFolder)/\(Self.directoryName(host))" }
     public func certificatePath(_ host: String) -> String { certificateDirectory(host) + "/certificate.pem" }
     func metaPath(_ host: String) -> String { certificateDirectory(host) + "/meta.json" }
     func errorPath(_ host: String) -> String { certificateDirectory(host) + "/error.json" }
     func challengePath(_ token: String) -> String { "\(root)/challenges/\(token)" }
     /// A host's lock, in a folder of its own: no host name can collide with the account's lock.
-    func lockPath(_ host: String) -> String { "\(root)/locks/hosts/\(Self.directoryName(host)).lock" }
+    func lockPath(_ host: String) -> String { "\(root)/locks/hosts/\(authority)/\(Self.directoryName(host)).lock" }
     var accountLockPath: String { "\(root)/locks/account.lock" }
     func accountDirectory(_ directoryURL: String) -> String {
         // One account per CA: its host and port name the directory (`acme-v02.api.letsencrypt.org`).
@@ -45,7 +71,27 @@ public struct CertificateStorage: Sendable {
 
     /// Every host with a stored certificate.
     public func storedHosts() -> [String] {
-        (Posix.directoryEntries("\(root)/certificates") ?? []).filter { !$0.hasPrefix(".") }.map(Self.host(fromDirectory:)).sorted()
+        (Posix.directoryEntries(certificatesFolder) ?? []).filter { !$0.hasPrefix(".") }.map(Self.host(fromDirectory:)).sorted()
+    }
+
+    /// Certificates stored by versions before the CA had a folder (`certificates/<host>/`) are moved
+    /// into this CA's: the config they were obtained under named this CA. Returns how many moved.
+    func adoptLegacyCertificates() -> Int {
+        let legacy = "\(root)/certificates"
+        var moved = 0
+        for entry in Posix.directoryEntries(legacy) ?? [] where !entry.hasPrefix(".") {
+            let folder = "\(legacy)/\(entry)"
+            let isHostFolder = ["certificate.pem", "meta.json", "error.json"].contains { Posix.fileExists("\(folder)/\($0)") }
+            guard isHostFolder, !Posix.fileExists(certificateDirectory(Self.host(fromDirectory: entry))) else { continue }
+            do {
+                try Posix.makeDirectories(certificatesFolder, mode: 0o700)
+                try Posix.renameFile(folder, to: "\(certificatesFolder)/\(entry)")
+                moved += 1
+            } catch {
+                continue
+            }
+        }
+        return moved
     }
 
     public func readCertificate(_ host: String) -> Result<[UInt8], FileError> {

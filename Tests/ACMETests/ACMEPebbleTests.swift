@@ -36,9 +36,15 @@ struct ACMEPebbleTests {
                 "http://127.0.0.1:\(pebble.httpPort)/.well-known/acme-challenge/unknown-token",
             ])
             #expect(String(decoding: other.stdout, as: UTF8.self) == "404")
-            let key = try FileManager.default.attributesOfItem(atPath: server.directory + "/storage/certificates/a.test/certificate.pem")
+            let key = try FileManager.default.attributesOfItem(
+                atPath: server.directory + "/storage/certificates/\(pebble.storageFolder)/a.test/certificate.pem"
+            )
             #expect((key[.posixPermissions] as? Int) == 0o600)
-            #expect(!FileManager.default.fileExists(atPath: server.directory + "/storage/certificates/a.test/error.json"))
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: server.directory + "/storage/certificates/\(pebble.storageFolder)/a.test/error.json"
+                )
+            )
             // The operator's view, from the config and the storage.
             let listed = try runTool([TestPaths.serverExecutable, "certificates", "--config", server.directory + "/config.json"])
             let table = String(decoding: listed.stdout, as: UTF8.self)
@@ -124,7 +130,7 @@ struct ACMEPebbleTests {
         handshakeNaming("stranger.test", port: pebble.tlsPort)
         Thread.sleep(forTimeInterval: 2)
         #expect(pebble.orderCount == 0, "orders at pebble: \(pebble.orderCount)")
-        let certificates = server.directory + "/storage/certificates"
+        let certificates = server.directory + "/storage/certificates/" + pebble.storageFolder
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: certificates)) ?? []).isEmpty, "\(certificates)")
         #expect(!server.stderr.contains("certificate for stranger"), "\(server.stderr)")
         // Eleven failed handshakes for one name, one log line naming it.
@@ -259,6 +265,38 @@ struct ACMEPebbleTests {
         #expect(String(decoding: get.stdout, as: UTF8.self) == "405")
     }
 
+    @Test("Switching CAs (staging to production): the new CA's certificate is ordered and served, never the old one's")
+    func switchingCAs() throws {
+        let staging = try Pebble()
+        let production = try Pebble()
+        try withTemporaryDirectory { storage in
+            do {
+                let server = try ServerProcess(config: acmeConfig(staging, sites: sites([["switch.test"]]), storage: storage))
+                defer { server.stop() }
+                #expect(waitUntil(30) { server.stderr.contains("obtained a certificate for switch.test") }, "\(server.stderr)")
+            }
+            // An earlier version's layout (no CA folder) is adopted by the CA the config names.
+            let legacy = storage + "/certificates/switch.test"
+            try FileManager.default.moveItem(atPath: storage + "/certificates/\(staging.storageFolder)/switch.test", toPath: legacy)
+            do {
+                let server = try ServerProcess(config: acmeConfig(staging, sites: sites([["switch.test"]]), storage: storage))
+                defer { server.stop() }
+                #expect(waitUntil(10) { server.stderr.contains("moved 1 stored certificate of an earlier version") }, "\(server.stderr)")
+                #expect(httpsStatus("switch.test", port: staging.tlsPort, root: try staging.rootFile()) == 200)
+                #expect(staging.orderCount == 1, "adopted, not ordered again")
+            }
+            let server = try ServerProcess(config: acmeConfig(production, sites: sites([["switch.test"]]), storage: storage))
+            defer { server.stop() }
+            #expect(waitUntil(30) { server.stderr.contains("obtained a certificate for switch.test") }, "\(server.stderr)")
+            #expect(production.orderCount == 1)
+            #expect(
+                httpsStatus("switch.test", port: production.tlsPort, root: try production.rootFile()) == 200,
+                "the production CA's certificate"
+            )
+            #expect(httpsStatus("switch.test", port: production.tlsPort, root: try staging.rootFile()) == nil, "never the staging one")
+        }
+    }
+
     @Test("On demand with an ask URL that refuses: no order")
     func askRefuses() throws {
         let pebble = try Pebble()
@@ -372,7 +410,7 @@ struct ACMEPebbleTests {
         #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for four.test") }, "\(server.stderr.suffix(3000))")
 
         // Read-only storage (immutable directory; root ignores permissions): the order fails, nothing is lost.
-        let certificates = server.directory + "/storage/certificates"
+        let certificates = server.directory + "/storage/certificates/" + pebble.storageFolder
         let immutable = try runTool(["chattr", "+i", certificates])
         if immutable.status == 0 {
             defer { _ = try? runTool(["chattr", "-i", certificates]) }
@@ -399,7 +437,7 @@ struct ACMEPebbleTests {
         defer { try? FileManager.default.removeItem(atPath: "/tmp/aasa-acme-damaged-\(getpid())") }
         #expect(waitUntil(30) { first.stderr.contains("obtained a certificate for damaged.test") }, "\(first.stderr)")
         first.stop()
-        let path = "/tmp/aasa-acme-damaged-\(getpid())/certificates/damaged.test/certificate.pem"
+        let path = "/tmp/aasa-acme-damaged-\(getpid())/certificates/\(pebble.storageFolder)/damaged.test/certificate.pem"
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         // Cut in the middle of the chain, with the renewal time still ahead: only the damage can cause an order.
         try bytes.prefix(bytes.count / 3).write(to: URL(fileURLWithPath: path))
@@ -480,7 +518,8 @@ struct ACMEPebbleTests {
         #expect(waitUntil(30) { server.stderr.contains("obtained a certificate for eab.test") }, "\(server.stderr)")
         // keyType rsa-2048: the certificate's key is RSA.
         let text = try runTool([
-            "openssl", "x509", "-noout", "-text", "-in", server.directory + "/storage/certificates/eab.test/certificate.pem",
+            "openssl", "x509", "-noout", "-text", "-in",
+            server.directory + "/storage/certificates/\(pebble.storageFolder)/eab.test/certificate.pem",
         ])
         #expect(String(decoding: text.stdout, as: UTF8.self).contains("rsaEncryption"))
     }

@@ -182,6 +182,16 @@ struct ACMEProtocolTests {
         #expect(ChallengeBoard.isToken("evaGxfADs6pSRb2LAv9IZf17Dt3juxGJ-PCt92wr-oA"))
         for bad in ["", "../x", "a.b", "a b", String(repeating: "a", count: 300)] { #expect(!ChallengeBoard.isToken(bad)) }
         #expect(CertificateStorage.directoryName("*.tenant.test") == "_wildcard_.tenant.test")
+        // One folder per CA: staging and production never share one.
+        #expect(
+            CertificateStorage.authorityFolder("https://acme-v02.api.letsencrypt.org/directory") == "acme-v02.api.letsencrypt.org-directory"
+        )
+        #expect(
+            CertificateStorage.authorityFolder("https://acme-staging-v02.api.letsencrypt.org/directory")
+                == "acme-staging-v02.api.letsencrypt.org-directory"
+        )
+        #expect(CertificateStorage.authorityFolder("https://localhost:14000/dir") == "localhost-14000-dir")
+        #expect(CertificateStorage.authorityFolder("https://ca.example/acme/../x?y") == "ca.example-acme-..-x-y")
         #expect(CertificateStorage.host(fromDirectory: "_wildcard_.tenant.test") == "*.tenant.test")
     }
 

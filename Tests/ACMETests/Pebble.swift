@@ -49,6 +49,8 @@ final class Pebble {
     }
 
     var directoryURL: String { "https://localhost:\(port)/dir" }
+    /// This CA's folder in a storage directory (its directory URL's host, port and path).
+    var storageFolder: String { "localhost-\(port)-dir" }
 
     private func startChallTestSrv() throws {
         let process = Process()

@@ -15,7 +15,10 @@ struct CertificatesCommandTests {
     }
 
     func store(_ directory: String, _ host: String, certificate: String, meta: String) throws {
-        let folder = directory + "/storage/certificates/" + host.replacingOccurrences(of: "*", with: "_wildcard_")
+        // The default CA, Let's Encrypt, has its own folder.
+        let folder =
+            directory + "/storage/certificates/acme-v02.api.letsencrypt.org-directory/"
+            + host.replacingOccurrences(of: "*", with: "_wildcard_")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try certificate.write(toFile: folder + "/certificate.pem", atomically: true, encoding: .utf8)
         try meta.write(toFile: folder + "/meta.json", atomically: true, encoding: .utf8)
