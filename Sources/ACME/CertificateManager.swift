@@ -423,7 +423,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     private func scheduleLoop() {
         let adopted = storage.adoptLegacyCertificates()
         if adopted > 0 {
-            log(.info, "moved \(adopted) stored certificate\(adopted == 1 ? "" : "s") of an earlier version under \(storage.certificatesFolder)")
+            log(
+                .info,
+                "moved \(adopted) stored certificate\(adopted == 1 ? "" : "s") of an earlier version under \(storage.certificatesFolder)"
+            )
         }
         var known: [String: Schedule] = [:]
         for host in storage.storedHosts() { if let meta = storage.readMeta(host) { known[host] = Schedule(meta) } }
