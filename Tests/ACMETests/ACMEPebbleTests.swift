@@ -297,6 +297,66 @@ struct ACMEPebbleTests {
         }
     }
 
+    @Test(
+        "deploy/haproxy/acme-passthrough.cfg: two replicas behind HAProxy in TCP mode, one storage: one order per host, every host served"
+    )
+    func replicasBehindTCPProxy() throws {
+        let pebble = try Pebble()
+        try withTemporaryDirectory { storage in
+            let hosts = (0..<6).map { "lb\($0).test" }
+            var replicas: [ServerProcess] = []
+            var ports: [(plain: Int, tls: Int)] = []
+            for _ in 0..<2 {
+                let plain = try freeLoopbackPort()
+                let tls = try freeLoopbackPort()
+                let config = acmeConfig(
+                    pebble,
+                    sites: sites(hosts.map { [$0] }),
+                    storage: storage,
+                    acme: #""challenges": ["http-01"]"#,
+                    plainPort: plain,
+                    tlsPort: tls
+                )
+                .replacingOccurrences(
+                    of: #""127.0.0.1:\#(plain)""#,
+                    with: #"{"address": "127.0.0.1", "port": \#(plain), "proxyProtocol": true}"#
+                )
+                .replacingOccurrences(of: #""tls": true}"#, with: #""tls": true, "proxyProtocol": true}"#)
+                .replacingOccurrences(of: #""admin": "127.0.0.1:0","#, with: #""admin": "127.0.0.1:0", "healthPath": "/healthz","#)
+                replicas.append(try ServerProcess(config: config))
+                ports.append((plain, tls))
+            }
+            defer { for replica in replicas { replica.stop() } }
+            let haproxy = Process()
+            haproxy.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
+            haproxy.arguments = ["-f", TestPaths.repositoryRoot + "/deploy/haproxy/acme-passthrough.cfg", "-db"]
+            haproxy.environment = [
+                "HTTP_BIND": "127.0.0.1:\(pebble.httpPort)", "HTTPS_BIND": "127.0.0.1:\(pebble.tlsPort)", "MAXCONN": "1000",
+                "REPLICA_A_HTTP": "127.0.0.1:\(ports[0].plain)", "REPLICA_A_HTTPS": "127.0.0.1:\(ports[0].tls)",
+                "REPLICA_A_HEALTH_PORT": "\(ports[0].plain)", "REPLICA_B_HTTP": "127.0.0.1:\(ports[1].plain)",
+                "REPLICA_B_HTTPS": "127.0.0.1:\(ports[1].tls)", "REPLICA_B_HEALTH_PORT": "\(ports[1].plain)",
+            ]
+            haproxy.standardOutput = FileHandle.nullDevice
+            haproxy.standardError = FileHandle.nullDevice
+            try haproxy.run()
+            defer {
+                haproxy.terminate()
+                _ = waitUntil(5) { !haproxy.isRunning }
+                if haproxy.isRunning { kill(haproxy.processIdentifier, SIGKILL) }
+            }
+            func obtained() -> Int {
+                replicas.map { $0.stderr.components(separatedBy: "obtained a certificate for").count - 1 }.reduce(0, +)
+            }
+            #expect(waitUntil(90) { obtained() == hosts.count }, "\(replicas.map { $0.stderr.suffix(1500) })")
+            #expect(pebble.orderCount == hosts.count, "one order per host: \(pebble.orderCount)")
+            let root = try pebble.rootFile()
+            // Round robin: two requests per host reach both replicas, each serving what either stored.
+            for host in hosts {
+                for _ in 0..<2 { #expect(httpsStatus(host, port: pebble.tlsPort, root: root) == 200, "\(host)") }
+            }
+        }
+    }
+
     @Test("On demand with an ask URL that refuses: no order")
     func askRefuses() throws {
         let pebble = try Pebble()
