@@ -15,6 +15,8 @@ public enum ACMEError: Error, Sendable, CustomStringConvertible {
     case unexpected(String)
     /// A local step failed: storage, keys, the DNS hook.
     case local(String)
+    /// The CA issued the certificate and the storage would not take it: kept in memory, stored later.
+    case unstored(String)
 
     public var description: String {
         switch self {
@@ -22,7 +24,7 @@ public enum ACMEError: Error, Sendable, CustomStringConvertible {
             return "the CA refused: \(problem)" + (retryAfter.map { ", retrying after \(Durations.words($0))" } ?? "")
         case .unreachable(let message): return "the CA did not answer: \(message)"
         case .unexpected(let message): return "the CA answered unexpectedly: \(message)"
-        case .local(let message): return message
+        case .local(let message), .unstored(let message): return message
         }
     }
 
@@ -35,7 +37,7 @@ public enum ACMEError: Error, Sendable, CustomStringConvertible {
     /// trying again in seconds, not after the full backoff.
     var isTransient: Bool {
         switch self {
-        case .unreachable: return true
+        case .unreachable, .unstored: return true
         case .refused(let problem, let retryAfter): return retryAfter == nil && (problem.status >= 500 || problem.type == "serverInternal")
         case .unexpected, .local: return false
         }

@@ -93,6 +93,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         var unchecked: [String] = []
         var counters = Counters()
         var lastError: [String: String] = [:]
+        /// Issued but not stored yet (the storage failed): served from memory, stored at the next attempt
+        /// instead of ordering again.
+        var unstored: [String: OrderProcedure.Issued] = [:]
         /// Asked to retry while an order for them was running: queued again when it ends.
         var retryRequested: Set<String> = []
         var stopping = false
@@ -488,6 +491,11 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             }
             return
         }
+        // A certificate the CA already issued is stored, not ordered again.
+        if let issued = state.withLock({ $0.unstored[host] }) {
+            keep(host, issued, obtainedHere: false)
+            return
+        }
         // What is renewed: its expiry for the log, its renewal-information ID for the CA.
         let previous = isKnown ? storage.readMeta(host) : nil
         // On demand, the ask endpoint decides every order, renewals included: a customer who left is not renewed.
@@ -533,9 +541,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 heartbeat: { lock.heartbeat() },
                 log: { [log] in log(.info, $0) }
             )
-            let meta: StoredMeta
+            let issued: OrderProcedure.Issued
             do {
-                meta = try procedure.run(host: host, replacing: previous?.renewalID)
+                issued = try procedure.run(host: host, replacing: previous?.renewalID)
             } catch .refused(let problem, _) where problem.type == "accountDoesNotExist" {
                 // The CA no longer knows the stored account (a reset test CA, a deactivated account):
                 // register the key again and order once more.
@@ -543,12 +551,38 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 forgetAccount()
                 var again = procedure
                 again.client = try accountClient()
-                meta = try again.run(host: host, replacing: previous?.renewalID)
+                issued = try again.run(host: host, replacing: previous?.renewalID)
             }
-            stored(host, meta, obtainedHere: true)
+            state.withLock { $0.counters.ordersSucceeded += 1 }
+            keep(host, issued, obtainedHere: true)
         } catch {
             fail(host, error, configHost: isConfigHost)
         }
+    }
+
+    /// Stores what the CA issued; when the storage fails, serves it from memory and tries storing again
+    /// after a short backoff (the next attempt stores it, it does not order).
+    private func keep(_ host: String, _ issued: OrderProcedure.Issued, obtainedHere: Bool) {
+        do {
+            try storage.storeCertificate(host, chainAndKey: issued.pem, meta: issued.meta)
+        } catch {
+            let certificate = try? ServerCertificate(chainPEM: issued.pem, keyPEM: issued.pem)
+            let now = Posix.monotonicMilliseconds()
+            state.withLock { state in
+                state.unstored[host] = issued
+                state.known[host] = Schedule(issued.meta)
+                if let certificate { state.cache[host] = Cached(certificate: certificate, stamp: nil, checkedAt: now, lastUse: now) }
+            }
+            fail(
+                host,
+                .unstored("the certificate was issued but cannot be stored in \(storage.root) (\(error)); serving it from memory"),
+                configHost: true
+            )
+            return
+        }
+        state.withLock { _ = $0.unstored.removeValue(forKey: host) }
+        if !obtainedHere { log(.info, "stored the certificate for \(host) that was kept in memory (no new order)") }
+        stored(host, issued.meta, obtainedHere: obtainedHere)
     }
 
     private func stored(_ host: String, _ meta: StoredMeta, obtainedHere: Bool) {
@@ -559,7 +593,6 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             state.lastError[host] = nil
             state.cache[host] = nil
             state.nothingStored[host] = nil
-            if obtainedHere { state.counters.ordersSucceeded += 1 }
         }
         if obtainedHere {
             log(

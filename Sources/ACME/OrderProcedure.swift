@@ -19,9 +19,15 @@ struct OrderProcedure {
     /// Seconds the CA gets to validate a challenge and to issue.
     var patienceSeconds = 120
 
-    /// Orders and stores a certificate for `host` (a wildcard host is ordered as the wildcard name).
-    /// Returns what was stored.
-    func run(host: String, replacing: String?) throws(ACMEError) -> StoredMeta {
+    /// A certificate the CA issued: the chain and key in one PEM, as stored, and its meta.
+    struct Issued: Sendable {
+        var pem: [UInt8]
+        var meta: StoredMeta
+    }
+
+    /// Orders a certificate for `host` (a wildcard host is ordered as the wildcard name). Storing it is
+    /// the caller's: a storage that fails then must not cost another order.
+    func run(host: String, replacing: String?) throws(ACMEError) -> Issued {
         let (orderURL, placed) = try client.newOrder([host], replacing: replacing)
         var order = placed
         for authorizationURL in order.authorizations {
@@ -68,14 +74,9 @@ struct OrderProcedure {
             issuer: summary.issuer,
             obtainedAt: Int(Posix.unixTime())
         )
-        var stored = chain
-        if stored.last != UInt8(ascii: "\n") { stored.append(UInt8(ascii: "\n")) }
-        do {
-            try storage.storeCertificate(host, chainAndKey: stored + keyPEM, meta: meta)
-        } catch {
-            throw .local("cannot store the certificate for \(host) in \(storage.root): \(error)")
-        }
-        return meta
+        var pem = chain
+        if pem.last != UInt8(ascii: "\n") { pem.append(UInt8(ascii: "\n")) }
+        return Issued(pem: pem + keyPEM, meta: meta)
     }
 
     private func authorize(_ url: String) throws(ACMEError) {
