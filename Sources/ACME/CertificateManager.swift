@@ -77,6 +77,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         /// hash lookup.
         var nothingStored: [String: Int64] = [:]
         var inputs = IssuanceDecision.Inputs()
+        /// Set by the first `update`: until then every name would look unserved, and nothing is removed.
+        var configured = false
         var configHosts: Set<String> { inputs.configHosts }
         /// Stored certificates this replica knows of, for renewal and expiry metrics: two numbers per host,
         /// so 100,000 stored certificates cost a few megabytes (the rest of their meta is read when renewing).
@@ -166,6 +168,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         state.withLock { state in
             state.unchecked += hosts.subtracting(state.configHosts)
             state.inputs = IssuanceDecision.Inputs(configHosts: hosts, serves: serves, onDemand: settings.onDemand != nil)
+            state.configured = true
             state.nothingStored = [:]
         }
         wake.signal()
@@ -437,6 +440,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         // Reading every meta file left freed buffers in this thread's malloc arena: hand them back.
         Posix.releaseFreeMemory()
         var lastSweep = 0
+        var lastCleanup = 0
         while !state.withLock({ $0.stopping }) {
             _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: 1000)
             _ = wake.drain()
@@ -459,6 +463,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             }
             guard now - lastSweep >= 5 else { continue }
             lastSweep = now
+            if now - lastCleanup >= 86_400, state.withLock({ $0.configured }) {
+                lastCleanup = now
+                removeUnserved(now: now)
+            }
             let due = state.withLock { state -> [String] in
                 let renewals = state.known.filter { $0.value.renewAt <= now && !state.busy.contains($0.key) }.map(\.key)
                 let retries = state.notBefore.filter { $0.value <= now && !state.busy.contains($0.key) }.map(\.key).filter { host in
@@ -467,6 +475,35 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 return renewals + retries
             }
             for host in due { enqueue(host) }
+        }
+    }
+
+    /// How long a certificate of a host the config no longer serves stays in storage after it expires:
+    /// long enough to undo a config mistake without a new order while it is valid, and to look at it after.
+    public static let removalGrace = 30 * 86_400
+
+    /// Removes the stored certificates of hosts the config does not serve any more, once they expired
+    /// `removalGrace` ago (daily; under each host's lock, so no replica is renewing it meanwhile).
+    private func removeUnserved(now: Int) {
+        let inputs = state.withLock { $0.inputs }
+        for host in storage.storedHosts() {
+            // A folder with only a failure (never obtained) ends at that failure.
+            guard case .refused = IssuanceDecision.decide(normalized: host, inputs),
+                let ended = storage.readMeta(host)?.notAfter ?? storage.readFailure(host)?.time,
+                ended + Self.removalGrace < now
+            else { continue }
+            guard case .acquired(let lock) = StorageLock.acquire(storage.lockPath(host), owner: owner, timeoutSeconds: 1) else { continue }
+            storage.remove(host)
+            lock.release()
+            state.withLock { state in
+                state.known[host] = nil
+                state.cache[host] = nil
+            }
+            log(
+                .info,
+                "removed what was stored for \(host): the config no longer serves it, and it ended "
+                    + "\(CivilTime(unixSeconds: ended).isoDay), more than \(Self.removalGrace / 86_400) days ago"
+            )
         }
     }
 

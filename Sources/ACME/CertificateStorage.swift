@@ -94,6 +94,12 @@ public struct CertificateStorage: Sendable {
         return moved
     }
 
+    /// Removes what is stored for `host` (its certificate, meta and last error), then its folder.
+    func remove(_ host: String) {
+        for path in [certificatePath(host), metaPath(host), errorPath(host)] { Posix.removeFile(path) }
+        _ = Posix.removeDirectory(certificateDirectory(host))
+    }
+
     public func readCertificate(_ host: String) -> Result<[UInt8], FileError> {
         do {
             return .success(try Posix.readFile(certificatePath(host), limit: Posix.ReadLimit.certificate))

@@ -182,6 +182,9 @@ extension Posix {
 
     public static func removeFile(_ path: String) { _ = unlink(path) }
 
+    /// Removes an empty directory; false when it is not empty or cannot be removed.
+    public static func removeDirectory(_ path: String) -> Bool { rmdir(path) == 0 }
+
     /// A second name for a file; false when `to` exists (never replaced) or the link cannot be made.
     public static func linkFile(_ from: String, to: String) -> Bool { link(from, to) == 0 }
 

@@ -104,9 +104,17 @@ extension Posix {
         return .success(fd)
     }
 
-    public enum ConnectError: Error, Sendable, Equatable {
+    public enum ConnectError: Error, Sendable, Equatable, CustomStringConvertible {
         case timedOut
         case failed(SystemError)
+
+        /// In words, for logs: "connection refused", "no answer in time".
+        public var description: String {
+            switch self {
+            case .timedOut: return "no answer in time"
+            case .failed(let error): return error.reason.lowercased()
+            }
+        }
 
         public var isRefused: Bool {
             if case .failed(let error) = self { return error.code == ECONNREFUSED }

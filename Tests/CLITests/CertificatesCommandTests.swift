@@ -94,3 +94,45 @@ struct CertificatesCommandTests {
         }
     }
 }
+
+/// What the server does with the stored certificates of hosts its config stopped serving.
+@Suite("Stored certificates of removed hosts")
+struct RemovedHostsTests {
+    @Test("A host the config no longer serves is not renewed, and its files go 30 days after its certificate expired")
+    func removedAfterGrace() throws {
+        try withTemporaryDirectory { directory in
+            // A CA on loopback that refuses connections: nothing leaves this machine.
+            try write(
+                #"""
+                {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+                 "sites": [{"hosts": ["kept.test"], "webcredentials": {"apps": ["shop"]}}],
+                 "server": {"listen": ["127.0.0.1:0", {"address": "127.0.0.1", "port": 0, "tls": true}], "admin": "127.0.0.1:0",
+                            "accessLog": false,
+                            "acme": {"directory": "https://127.0.0.1:9/dir", "agreeToTerms": true, "storage": "storage"}}}
+                """#,
+                to: directory + "/config.json"
+            )
+            let now = Int(Date().timeIntervalSince1970)
+            let folder = directory + "/storage/certificates/127.0.0.1-9-dir"
+            for (host, notAfter) in [
+                ("gone.test", now - 40 * 86_400), ("recent.test", now - 10 * 86_400), ("kept.test", now - 40 * 86_400),
+            ] {
+                try FileManager.default.createDirectory(atPath: folder + "/" + host, withIntermediateDirectories: true)
+                try "not read".write(toFile: folder + "/\(host)/certificate.pem", atomically: true, encoding: .utf8)
+                try #"{"notBefore": 0, "notAfter": \#(notAfter), "renewAt": \#(notAfter), "issuer": "X", "obtainedAt": 0}"#
+                    .write(toFile: folder + "/\(host)/meta.json", atomically: true, encoding: .utf8)
+            }
+            let server = try ServerProcess(config: "{}", command: ["serve", "--config", directory + "/config.json"])
+            defer { server.stop() }
+            #expect(waitUntil(15) { !FileManager.default.fileExists(atPath: folder + "/gone.test") }, "\(server.stderr)")
+            #expect(waitUntil(5) { server.stderr.contains("removed what was stored for gone.test: the config no longer serves it") })
+            #expect(FileManager.default.fileExists(atPath: folder + "/recent.test/meta.json"), "within the grace period")
+            #expect(FileManager.default.fileExists(atPath: folder + "/kept.test/meta.json"), "still served")
+            #expect(waitUntil(5) { server.stderr.contains("not renewing the certificate for recent.test: the config serves no such host") })
+            #expect(!server.stderr.contains("ordered a certificate for recent.test"))
+            // Errors in words: a refused connection reads as one, not as a Swift value.
+            #expect(waitUntil(10) { server.stderr.contains("cannot connect to 127.0.0.1:9: connection refused") }, "\(server.stderr)")
+            #expect(!server.stderr.contains("failed(connect"))
+        }
+    }
+}
