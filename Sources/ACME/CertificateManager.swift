@@ -145,6 +145,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     /// Starts the scheduler and the order workers; reads what storage already holds.
     public func start() throws(ACMEError) {
+        board.start()
         do {
             threads.append(try Posix.Thread { [self] in scheduleLoop() })
             for _ in 0..<settings.maxConcurrentOrders { threads.append(try Posix.Thread { [self] in workLoop() }) }
@@ -158,6 +159,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         for _ in threads { wake.signal() }
         for thread in threads { thread.join() }
         threads = []
+        board.stop()
     }
 
     /// A new generation: the exact hosts that get certificates from the config, and which names the

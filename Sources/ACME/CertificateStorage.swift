@@ -59,7 +59,10 @@ public struct CertificateStorage: Sendable {
     public func certificatePath(_ host: String) -> String { certificateDirectory(host) + "/certificate.pem" }
     func metaPath(_ host: String) -> String { certificateDirectory(host) + "/meta.json" }
     func errorPath(_ host: String) -> String { certificateDirectory(host) + "/error.json" }
-    func challengePath(_ token: String) -> String { "\(root)/challenges/\(token)" }
+    var challengesFolder: String { "\(root)/challenges" }
+    func challengePath(_ token: String) -> String { "\(challengesFolder)/\(token)" }
+    var alpnChallengesFolder: String { "\(root)/challenges-alpn" }
+    func alpnChallengePath(_ domain: String) -> String { "\(alpnChallengesFolder)/\(Self.directoryName(domain))" }
     /// A host's lock, in a folder of its own: no host name can collide with the account's lock.
     func lockPath(_ host: String) -> String { "\(root)/locks/hosts/\(authority)/\(Self.directoryName(host)).lock" }
     var accountLockPath: String { "\(root)/locks/account.lock" }

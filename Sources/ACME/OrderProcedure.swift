@@ -107,6 +107,8 @@ struct OrderProcedure {
         let keyAuthorization = JWS.keyAuthorization(token: challenge.token, key: client.accountKey)
         let cleanUp = try present(type, domain: domain, token: challenge.token, keyAuthorization: keyAuthorization)
         defer { cleanUp() }
+        // Every replica copies the answer from the storage before the CA, told now, comes to ask.
+        if type != .dns01 { Posix.sleep(milliseconds: ChallengeBoard.propagationMilliseconds) }
         try client.respond(to: challenge)
         let deadline = Posix.monotonicMilliseconds() + Int64(patienceSeconds) * 1000
         while true {
@@ -144,13 +146,16 @@ struct OrderProcedure {
             }
             return { board.cleanUpHTTP(token: token) }
         case .tlsALPN01:
+            let certificate: ServerCertificate
             do {
-                board.presentALPN(
-                    domain: domain,
-                    certificate: try ServerCertificate.alpnChallenge(domain: domain, keyAuthorization: keyAuthorization)
-                )
+                certificate = try ServerCertificate.alpnChallenge(domain: domain, keyAuthorization: keyAuthorization)
             } catch {
                 throw .local("cannot make the TLS-ALPN-01 certificate: \(error)")
+            }
+            do {
+                try board.presentALPN(domain: domain, keyAuthorization: keyAuthorization, certificate: certificate)
+            } catch {
+                throw .local("cannot store the TLS-ALPN-01 answer: \(error)")
             }
             return { board.cleanUpALPN(domain: domain) }
         case .dns01:

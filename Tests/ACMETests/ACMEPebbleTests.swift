@@ -298,9 +298,10 @@ struct ACMEPebbleTests {
     }
 
     @Test(
-        "deploy/haproxy/acme-passthrough.cfg: two replicas behind HAProxy in TCP mode, one storage: one order per host, every host served"
+        "deploy/haproxy/acme-passthrough.cfg: two replicas behind HAProxy in TCP mode, one storage: one order per host, every host served",
+        arguments: ["http-01", "tls-alpn-01"]
     )
-    func replicasBehindTCPProxy() throws {
+    func replicasBehindTCPProxy(challenge: String) throws {
         let pebble = try Pebble()
         try withTemporaryDirectory { storage in
             let hosts = (0..<6).map { "lb\($0).test" }
@@ -313,7 +314,7 @@ struct ACMEPebbleTests {
                     pebble,
                     sites: sites(hosts.map { [$0] }),
                     storage: storage,
-                    acme: #""challenges": ["http-01"]"#,
+                    acme: #""challenges": ["\#(challenge)"]"#,
                     plainPort: plain,
                     tlsPort: tls
                 )
