@@ -9,12 +9,10 @@ import TLS
 /// a thread of the board's own copies the storage's answers into memory every quarter second, and an
 /// order waits `propagationMilliseconds` after presenting before it asks the CA to validate.
 final class ChallengeBoard: @unchecked Sendable {
-    /// What this replica's orders present.
-    private let ownHTTP = Mutex<[String: String]>([:])
-    private let ownALPN = Mutex<[String: ServerCertificate]>([:])
-    /// What the storage held at the last refresh (every replica's answers).
-    private let sharedHTTP = Mutex<[String: String]>([:])
-    private let sharedALPN = Mutex<[String: (keyAuthorization: String, certificate: ServerCertificate)]>([:])
+    /// HTTP-01 key authorizations by token.
+    private let http = Answers<String>()
+    /// TLS-ALPN-01 certificates by domain, with the key authorization each was made from.
+    private let alpn = Answers<(keyAuthorization: String, certificate: ServerCertificate)>()
     let storage: CertificateStorage
     private let stopping = Atomic<Bool>(false)
     private var refresher: Posix.Thread?
@@ -49,61 +47,69 @@ final class ChallengeBoard: @unchecked Sendable {
     }
 
     func presentHTTP(token: String, keyAuthorization: String) throws(SystemError) {
-        ownHTTP.withLock { $0[token] = keyAuthorization }
-        try Posix.writeFileAtomically(Array(keyAuthorization.utf8), to: storage.challengePath(token), mode: 0o644)
+        try http.present(token, keyAuthorization, keyAuthorization: keyAuthorization, at: storage.challengePath(token))
     }
 
-    func cleanUpHTTP(token: String) {
-        ownHTTP.withLock { $0[token] = nil }
-        Posix.removeFile(storage.challengePath(token))
-    }
+    func cleanUpHTTP(token: String) { http.remove(token, at: storage.challengePath(token)) }
 
     /// The key authorization for `token`, when an order (this replica's or another's) waits on it.
-    func httpAnswer(token: String) -> String? {
-        guard Self.isToken(token) else { return nil }
-        if let answer = ownHTTP.withLock({ $0[token] }) { return answer }
-        return sharedHTTP.withLock { $0[token] }
-    }
+    func httpAnswer(token: String) -> String? { Self.isToken(token) ? http.answer(token) : nil }
 
     func presentALPN(domain: String, keyAuthorization: String, certificate: ServerCertificate) throws(SystemError) {
-        ownALPN.withLock { $0[domain] = certificate }
-        try Posix.writeFileAtomically(Array(keyAuthorization.utf8), to: storage.alpnChallengePath(domain), mode: 0o644)
+        try alpn.present(domain, (keyAuthorization, certificate), keyAuthorization: keyAuthorization, at: storage.alpnChallengePath(domain))
     }
 
-    func cleanUpALPN(domain: String) {
-        ownALPN.withLock { $0[domain] = nil }
-        Posix.removeFile(storage.alpnChallengePath(domain))
-    }
+    func cleanUpALPN(domain: String) { alpn.remove(domain, at: storage.alpnChallengePath(domain)) }
 
-    func alpnAnswer(domain: String) -> ServerCertificate? {
-        if let answer = ownALPN.withLock({ $0[domain] }) { return answer }
-        return sharedALPN.withLock { $0[domain]?.certificate }
-    }
+    func alpnAnswer(domain: String) -> ServerCertificate? { alpn.answer(domain)?.certificate }
 
     /// Copies every replica's waiting answers from the storage into memory (off the event loops). A
     /// TLS-ALPN-01 certificate is made once per answer, here.
     func refresh() {
-        var http: [String: String] = [:]
+        var httpAnswers: [String: String] = [:]
         for token in (Posix.directoryEntries(storage.challengesFolder) ?? []).prefix(Self.capacity) where Self.isToken(token) {
             if let bytes = try? Posix.readFile(storage.challengePath(token), limit: 4096) {
-                http[token] = String(decoding: bytes, as: UTF8.self)
+                httpAnswers[token] = String(decoding: bytes, as: UTF8.self)
             }
         }
-        sharedHTTP.withLock { $0 = http }
-        let previous = sharedALPN.withLock { $0 }
-        var alpn: [String: (keyAuthorization: String, certificate: ServerCertificate)] = [:]
+        http.replaceShared(httpAnswers)
+        let previous = alpn.sharedAnswers
+        var alpnAnswers: [String: (keyAuthorization: String, certificate: ServerCertificate)] = [:]
         for name in (Posix.directoryEntries(storage.alpnChallengesFolder) ?? []).prefix(Self.capacity) where !name.hasPrefix(".") {
             guard let bytes = try? Posix.readFile(storage.alpnChallengesFolder + "/" + name, limit: 4096) else { continue }
             let domain = CertificateStorage.host(fromDirectory: name)
             let keyAuthorization = String(decoding: bytes, as: UTF8.self)
             if let known = previous[domain], known.keyAuthorization == keyAuthorization {
-                alpn[domain] = known
+                alpnAnswers[domain] = known
             } else if let certificate = try? ServerCertificate.alpnChallenge(domain: domain, keyAuthorization: keyAuthorization) {
-                alpn[domain] = (keyAuthorization, certificate)
+                alpnAnswers[domain] = (keyAuthorization, certificate)
             }
         }
-        sharedALPN.withLock { $0 = alpn }
+        alpn.replaceShared(alpnAnswers)
     }
 
     deinit { stopping.store(true, ordering: .relaxed) }
+}
+
+/// One kind of challenge answer: this replica's own, presented by its orders and written to the storage,
+/// and every replica's, as the last refresh read them from the storage.
+private final class Answers<Value: Sendable>: Sendable {
+    private let own = Mutex<[String: Value]>([:])
+    private let shared = Mutex<[String: Value]>([:])
+
+    func present(_ key: String, _ value: Value, keyAuthorization: String, at path: String) throws(SystemError) {
+        own.withLock { $0[key] = value }
+        try Posix.writeFileAtomically(Array(keyAuthorization.utf8), to: path, mode: 0o644)
+    }
+
+    func remove(_ key: String, at path: String) {
+        _ = own.withLock { $0.removeValue(forKey: key) }
+        Posix.removeFile(path)
+    }
+
+    func answer(_ key: String) -> Value? { own.withLock { $0[key] } ?? shared.withLock { $0[key] } }
+
+    var sharedAnswers: [String: Value] { shared.withLock { $0 } }
+
+    func replaceShared(_ answers: [String: Value]) { shared.withLock { $0 = answers } }
 }
