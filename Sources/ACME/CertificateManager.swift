@@ -165,8 +165,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     /// A new generation: the exact hosts that get certificates from the config, and which names the
     /// config serves (on-demand issuance is only for those).
     public func update(configHosts: [String], serves: @escaping @Sendable (String) -> Bool) {
-        let hosts: Set<String> =
-            settings.configHosts ? Set(configHosts.compactMap { try? CertificateName.normalize($0, allowWildcard: true).get() }) : []
+        // Already decided by the config: exact hosts when `hosts` is "config", wildcards when there is a DNS hook.
+        let hosts = Set(configHosts.compactMap { try? CertificateName.normalize($0, allowWildcard: true).get() })
         state.withLock { state in
             state.unchecked += hosts.subtracting(state.configHosts)
             state.inputs = IssuanceDecision.Inputs(configHosts: hosts, serves: serves, onDemand: settings.onDemand != nil)

@@ -61,7 +61,7 @@ public enum CertificateReport {
         /// does not ask a certificate for in advance (wildcards without a DNS hook included).
         func onlyOnDemand(_ host: String) -> Bool {
             guard let acme, acme.onDemand != nil else { return false }
-            return !acme.configHosts || (host.hasPrefix("*.") && acme.dnsHook == nil)
+            return host.hasPrefix("*.") ? acme.dnsHook == nil : !acme.configHosts
         }
         /// What is really in the storage: the certificate file is read and must hold a usable certificate
         /// and key; meta.json only adds the renewal time.

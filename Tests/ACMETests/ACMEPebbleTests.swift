@@ -358,6 +358,32 @@ struct ACMEPebbleTests {
         }
     }
 
+    @Test(
+        "hosts \"none\" with on-demand customers beside a wildcard of our own: the wildcard is obtained at start by DNS-01, customers at their first handshake"
+    )
+    func customersBesideOwnWildcard() throws {
+        let pebble = try Pebble()
+        let asked = try AllowingAsk()
+        defer { asked.server.stop() }
+        let hook = try pebble.writeDNSHook()
+        let server = try ServerProcess(
+            config: acmeConfig(
+                pebble,
+                sites: sites([["*.links.test"], ["customer.test"]]),
+                storage: "storage",
+                acme: #""hosts": "none", "onDemand": {"ask": "\#(asked.url)"}, "dnsHook": "\#(hook)""#
+            )
+        )
+        defer { server.stop() }
+        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for *.links.test") }, "\(server.stderr)")
+        #expect(pebble.orderCount == 1, "customer.test waits for its first handshake")
+        touchHandshake("customer.test", port: pebble.tlsPort)
+        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for customer.test") }, "\(server.stderr)")
+        let root = try pebble.rootFile()
+        #expect(httpsStatus("go.links.test", port: pebble.tlsPort, root: root) == 200)
+        #expect(httpsStatus("customer.test", port: pebble.tlsPort, root: root) == 200)
+    }
+
     @Test("On demand with an ask URL that refuses: no order")
     func askRefuses() throws {
         let pebble = try Pebble()

@@ -26,7 +26,9 @@ enum ACMEAssignment {
                     continue
                 }
                 if text.hasPrefix("*.") {
-                    if acme.dnsHook != nil && acme.configHosts {
+                    // With a DNS hook a wildcard site gets its one certificate at start, whatever `hosts`
+                    // says ("none" is about exact hosts: customers on demand beside a wildcard of your own).
+                    if acme.dnsHook != nil {
                         hosts.append(text)
                     } else if let onDemand = acme.onDemand {
                         // Every name under the wildcard would be a new order: the CA's weekly allowance per
