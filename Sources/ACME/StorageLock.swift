@@ -85,12 +85,7 @@ final class StorageLock: @unchecked Sendable {
     }
 
     /// The storage's clock: the modification time of a file just written there.
-    static func storageTime(_ directory: String) -> Int? {
-        let probe = directory + "/.clock-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        guard (try? Posix.createExclusively([], at: probe, mode: 0o600)) == true else { return nil }
-        defer { Posix.removeFile(probe) }
-        return Posix.modificationTime(probe)
-    }
+    static func storageTime(_ directory: String) -> Int? { Posix.storageTime(directory) }
 
     /// False once the lock file no longer holds this acquisition (another replica took it over): an order
     /// should stop.

@@ -17,6 +17,15 @@ extension Posix {
         return true
     }
 
+    /// The clock of the file system holding `directory` (a shared volume's server may be minutes off this
+    /// machine): the modification time of a file just written there.
+    public static func storageTime(_ directory: String) -> Int? {
+        let probe = directory + "/.clock-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        guard (try? createExclusively([], at: probe, mode: 0o600)) == true else { return nil }
+        defer { removeFile(probe) }
+        return modificationTime(probe)
+    }
+
     /// The file's modification time (Unix seconds); nil when it does not exist.
     public static func modificationTime(_ path: String) -> Int? {
         var info = stat()

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -129,6 +130,46 @@ struct FetchRecordTests {
             #expect(hosts.count <= 50 && hosts.count >= 40, "\(hosts.count)")
             #expect(hosts["n199.tenant.example.com"] != nil, "the newest are kept")
             #expect(server.stderr.contains("dropped so far to keep at most server.fetchHosts = 50"))
+        }
+    }
+
+    @Test("the state directory folds the files of replicas gone for an hour into a running one's, keeps live ones, loses no record")
+    func compaction() throws {
+        try withTemporaryDirectory { state in
+            let line =
+                #"{"type":"fetch","time":1796148392977,"host":"example.com","fetcher":"apple-device","path":"/.well-known/apple-app-site-association","status":200,"bytes":335,"version":"v-gone","client":"192.0.2.1","origin":"device"}"#
+            let liveLine = line.replacingOccurrences(of: "v-gone", with: "v-live").replacingOccurrences(
+                of: "1796148392977",
+                with: "1796148393977"
+            )
+            try (line + "\n").write(toFile: state + "/fetches-old-pod-1.jsonl", atomically: true, encoding: .utf8)
+            try (line + "\n").write(toFile: state + "/fetches-old-pod-1.jsonl.1", atomically: true, encoding: .utf8)
+            try "".write(toFile: state + "/fetches-old-pod-1.alive", atomically: true, encoding: .utf8)
+            try (liveLine + "\n").write(toFile: state + "/fetches-live-pod-2.jsonl", atomically: true, encoding: .utf8)
+            try "".write(toFile: state + "/fetches-live-pod-2.alive", atomically: true, encoding: .utf8)
+            let twoHoursAgo = time(nil) - 7_200
+            for name in ["fetches-old-pod-1.jsonl", "fetches-old-pod-1.jsonl.1", "fetches-old-pod-1.alive"] {
+                var times = [timespec(tv_sec: twoHoursAgo, tv_nsec: 0), timespec(tv_sec: twoHoursAgo, tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, state + "/" + name, &times, 0) == 0)
+            }
+            let server = try ServerProcess(config: Self.config(state: state))
+            defer { server.stop() }
+            #expect(
+                server.stderr.contains("fetch records: merged the records of 1 replica gone for over an hour (old-pod-1)"),
+                "\(server.stderr)"
+            )
+            let names = try FileManager.default.contentsOfDirectory(atPath: state).sorted()
+            #expect(!names.contains { $0.hasPrefix("fetches-old-pod-1") }, "\(names)")
+            #expect(names.contains("fetches-live-pod-2.jsonl") && names.contains("fetches-live-pod-2.alive"))
+            let own = try #require(names.first { $0.hasSuffix(".jsonl") && $0 != "fetches-live-pod-2.jsonl" })
+            #expect(
+                try String(contentsOfFile: state + "/" + own, encoding: .utf8).contains("v-gone"),
+                "the gone replica's records moved here"
+            )
+            #expect(names.contains(String(own.dropLast(".jsonl".count)) + ".alive"))
+            let words = try statusJSON(["--state", state])
+            let fetches = (words["example.com"]?["fetches"] as? [[String: Any]])?.compactMap { $0["version"] as? String } ?? []
+            #expect(fetches.contains("v-gone") && fetches.contains("v-live"), "\(fetches)")
         }
     }
 

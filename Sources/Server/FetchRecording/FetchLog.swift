@@ -23,7 +23,10 @@ final class FetchLog: Sendable {
             ledger = read.ledger
             for warning in read.warnings { Log.warning("fetch records: \(warning)") }
             do {
-                store = try RecordStore(directory: path, replica: "\(Posix.hostName())-\(Posix.processID())")
+                let opened = try RecordStore(directory: path, replica: "\(Posix.hostName())-\(Posix.processID())")
+                opened.markAlive()
+                Self.report(compacted: opened.compact())
+                store = opened
                 let hosts = ledger.hosts.count
                 Log.info("fetch records in \(path): \(hosts) host\(hosts == 1 ? "" : "s") read back")
             } catch {
@@ -32,6 +35,34 @@ final class FetchLog: Sendable {
         }
         self.ledger = Mutex(ledger)
         self.store = Mutex(store)
+    }
+
+    private let housekeeping = Mutex<(alive: Int64, compacted: Int64)>((0, 0))
+
+    /// On the supervisor's loop: says this replica is alive every minute, and folds gone replicas' files
+    /// into its own every hour.
+    func tick(now: Int64) {
+        let due = housekeeping.withLock { times -> (alive: Bool, compact: Bool) in
+            let alive = now - times.alive >= 60_000
+            let compact = times.compacted == 0 || now - times.compacted >= 3_600_000
+            if alive { times.alive = now }
+            if compact { times.compacted = now }
+            return (alive, compact)
+        }
+        guard due.alive || due.compact else { return }
+        store.withLock { store in
+            guard let store else { return }
+            if due.alive { store.markAlive() }
+            if due.compact { Self.report(compacted: store.compact()) }
+        }
+    }
+
+    private static func report(compacted: [String]) {
+        guard !compacted.isEmpty else { return }
+        Log.info(
+            "fetch records: merged the records of \(compacted.count) replica\(compacted.count == 1 ? "" : "s") gone for over an hour "
+                + "(\(compacted.prefix(5).joined(separator: ", "))\(compacted.count > 5 ? ", …" : "")) into this one's file"
+        )
     }
 
     /// A copy of the ledger, for an admin request.

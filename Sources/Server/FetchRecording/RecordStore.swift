@@ -13,10 +13,56 @@ public final class RecordStore {
     let directory: String
     let file: String
 
+    /// Touched every minute while this replica runs: how other replicas tell it is still there.
+    var aliveFile: String { String(file.dropLast(".jsonl".count)) + ".alive" }
+    /// A replica whose alive file (or, from versions without one, its records) has not changed for this
+    /// long by the storage's clock is gone: every pod restart is a new name.
+    static let goneAfter = 3_600
+
     init(directory: String, replica: String) throws(SystemError) {
         self.directory = directory
         try Posix.makeDirectories(directory, mode: 0o750)
         file = directory + "/fetches-\(replica).jsonl"
+    }
+
+    func markAlive() {
+        if !Posix.touch(aliveFile) { _ = try? Posix.createExclusively([], at: aliveFile, mode: 0o640) }
+    }
+
+    /// Folds the records of replicas that are gone into this replica's file and removes theirs, so the
+    /// directory holds about `fileLimit × (keptFiles + 1)` bytes per running replica, not per replica that
+    /// ever ran. Returns the replicas merged.
+    func compact() -> [String] {
+        guard let now = Posix.storageTime(directory) else { return [] }
+        let names = Posix.directoryEntries(directory) ?? []
+        let mine = String(file.dropFirst(directory.count + 1))
+        var merged: [String] = []
+        for name in names where name.hasPrefix("fetches-") && name.hasSuffix(".jsonl") && name != mine {
+            let base = directory + "/" + name
+            let alive = String(base.dropLast(".jsonl".count)) + ".alive"
+            guard let seen = Posix.modificationTime(alive) ?? Posix.modificationTime(base), now - seen > Self.goneAfter else { continue }
+            // Oldest rotation first, as they were written; the reader drops repeats.
+            let files = stride(from: Self.keptFiles, through: 1, by: -1).map { base + ".\($0)" } + [base]
+            for path in files {
+                guard let bytes = try? Posix.readFile(path, limit: Self.fileLimit * 2) else { continue }
+                var start = 0
+                while start < bytes.count {
+                    // Whole lines, in pieces that fit a file.
+                    var end = min(bytes.count, start + Self.fileLimit / 2)
+                    while end < bytes.count && bytes[end - 1] != 0x0A { end += 1 }
+                    try? appendRaw(Array(bytes[start..<end]))
+                    start = end
+                }
+            }
+            for path in files + [alive] { Posix.removeFile(path) }
+            merged.append(String(name.dropFirst("fetches-".count).dropLast(".jsonl".count)))
+        }
+        return merged
+    }
+
+    private func appendRaw(_ bytes: [UInt8]) throws(SystemError) {
+        if let size = Posix.fileSize(file), size + bytes.count > Self.fileLimit { try rotate() }
+        try Posix.appendToFile(bytes, at: file, mode: 0o640)
     }
 
     /// Appends the entries as lines; turns the file over first when it is full.
@@ -24,8 +70,7 @@ public final class RecordStore {
         guard !entries.isEmpty else { return }
         var bytes: [UInt8] = []
         for entry in entries { bytes += RecordLine.line(entry) }
-        if let size = Posix.fileSize(file), size + bytes.count > Self.fileLimit { try rotate() }
-        try Posix.appendToFile(bytes, at: file, mode: 0o640)
+        try appendRaw(bytes)
     }
 
     private func rotate() throws(SystemError) {

@@ -83,6 +83,7 @@ final class Supervisor {
             }
             memory.check(now: now, activity: state.activity.load(ordering: .relaxed))
             collectFetches()
+            state.fetchLog.tick(now: now)
             switch signals.next() {
             case .hangup?:
                 reload(trigger: "SIGHUP")
