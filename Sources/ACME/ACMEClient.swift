@@ -119,14 +119,20 @@ final class ACMEClient: @unchecked Sendable {
         return (location, order)
     }
 
+    /// The Retry-After of the last order or authorization poll, in seconds (RFC 8555 §7.1.6: how long to
+    /// wait before asking again).
+    private(set) var pollAfter: Int?
+
     func order(_ url: String) throws(ACMEError) -> ACMEOrder {
         let response = try post(url, payload: nil, signer: try accountSigner())
+        pollAfter = response.header("Retry-After").flatMap { Self.retryAfterSeconds($0, now: Int(Posix.unixTime())) }
         guard let order = ACMEOrder(Self.json(response)) else { throw .unexpected("the order \(url) did not parse") }
         return order
     }
 
     func authorization(_ url: String) throws(ACMEError) -> ACMEAuthorization {
         let response = try post(url, payload: nil, signer: try accountSigner())
+        pollAfter = response.header("Retry-After").flatMap { Self.retryAfterSeconds($0, now: Int(Posix.unixTime())) }
         guard let authorization = ACMEAuthorization(Self.json(response)) else {
             throw .unexpected("the authorization \(url) did not parse")
         }

@@ -28,7 +28,14 @@ struct OrderProcedure {
     /// Orders a certificate for `host` (a wildcard host is ordered as the wildcard name). Storing it is
     /// the caller's: a storage that fails then must not cost another order.
     func run(host: String, replacing: String?) throws(ACMEError) -> Issued {
-        let (orderURL, placed) = try client.newOrder([host], replacing: replacing)
+        let (orderURL, placed): (String, ACMEOrder)
+        do {
+            (orderURL, placed) = try client.newOrder([host], replacing: replacing)
+        } catch .refused(let problem, _) where problem.type == "alreadyReplaced" && replacing != nil {
+            // RFC 9773 §5: the certificate was already replaced (by another replica, or an order lost in a
+            // restart): a plain order, or every later renewal would fail the same way.
+            (orderURL, placed) = try client.newOrder([host], replacing: nil)
+        }
         var order = placed
         for authorizationURL in order.authorizations {
             try authorize(authorizationURL)
@@ -120,7 +127,7 @@ struct OrderProcedure {
                 guard Posix.monotonicMilliseconds() < deadline else {
                     throw .unreachable("the CA did not validate \(domain) within \(patienceSeconds) s")
                 }
-                Posix.sleep(milliseconds: 500)
+                pause(until: deadline)
             default:
                 let problem =
                     current.failure ?? ACMEProblem(type: "unauthorized", detail: "\(type.rawValue) for \(domain) was refused", status: 0)
@@ -201,7 +208,14 @@ struct OrderProcedure {
                 )
             }
             guard Posix.monotonicMilliseconds() < deadline else { throw .unreachable("\(what) did not finish within \(patienceSeconds) s") }
-            Posix.sleep(milliseconds: 500)
+            pause(until: deadline)
         }
+    }
+
+    /// Between two polls: the CA's Retry-After when it gave one (never past the deadline), else half a second.
+    private func pause(until deadline: Int64) {
+        let asked = client.pollAfter.map { $0 * 1000 } ?? 500
+        let left = Int(max(0, deadline - Posix.monotonicMilliseconds()))
+        Posix.sleep(milliseconds: max(100, min(asked, left)))
     }
 }
