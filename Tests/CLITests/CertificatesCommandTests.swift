@@ -136,3 +136,44 @@ struct RemovedHostsTests {
         }
     }
 }
+
+/// `validate` says when a host can never get a certificate, before a server waits for one forever.
+@Suite("Hosts that can never get a certificate")
+struct UnreachableCertificateTests {
+    func validate(listen: String, acme: String, hosts: String) throws -> (status: Int32, stderr: String) {
+        try withTemporaryDirectory { directory in
+            try write(
+                #"""
+                {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+                 "sites": [{"hosts": \#(hosts), "webcredentials": {"apps": ["shop"]}}],
+                 "server": {"listen": \#(listen),
+                            "acme": {"directory": "https://127.0.0.1:9/dir", "agreeToTerms": true, "storage": "storage", \#(acme)}}}
+                """#,
+                to: directory + "/config.json"
+            )
+            let result = try runTool([TestPaths.serverExecutable, "validate", "--config", directory + "/config.json"])
+            return (result.status, result.stderr)
+        }
+    }
+
+    @Test("http-01 only with no plain listener, and a wildcard without dns-01, are errors naming why; a workable set is not")
+    func never() throws {
+        let tlsOnly = #"[{"address": "127.0.0.1", "port": 8443, "tls": true}]"#
+        let noPlain = try validate(listen: tlsOnly, acme: #""challenges": ["http-01"]"#, hosts: #"["shop.test"]"#)
+        #expect(noPlain.status == 1)
+        #expect(
+            noPlain.stderr.contains("no host can ever get a certificate") && noPlain.stderr.contains("[acme.no-challenge]"),
+            "\(noPlain.stderr)"
+        )
+        let both = #"["127.0.0.1:8080", {"address": "127.0.0.1", "port": 8443, "tls": true}]"#
+        let wildcard = try validate(
+            listen: both,
+            acme: #""challenges": ["http-01", "tls-alpn-01"], "dnsHook": "/bin/true""#,
+            hosts: #"["*.links.test"]"#
+        )
+        #expect(wildcard.status == 1)
+        #expect(wildcard.stderr.contains("*.links.test can never get a certificate: a wildcard needs dns-01"), "\(wildcard.stderr)")
+        let fine = try validate(listen: both, acme: #""challenges": ["http-01"]"#, hosts: #"["shop.test"]"#)
+        #expect(!fine.stderr.contains("acme.no-challenge"), "\(fine.stderr)")
+    }
+}

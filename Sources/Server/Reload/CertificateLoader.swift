@@ -70,6 +70,7 @@ enum CertificateLoader {
             let assignment = ACMEAssignment.assign(sites, acme: acme, fileNames: names, table: hosts, configPath: configPath)
             acmeHosts = assignment.hosts
             findings += assignment.diagnostics
+            findings += ACMEAssignment.unreachableHosts(assignment.hosts, acme: acme, listeners: settings.listeners, configPath: configPath)
         } else if settings.listeners.contains(where: \.tls), !findings.hasErrors {
             // In `dev`, the hosts given on its command line get its certificate; other sites of a config it
             // serves only warn (they are not what is being developed).
