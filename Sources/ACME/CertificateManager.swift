@@ -37,6 +37,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         public var dropped = 0
         /// Times the first-order queue waited for the rate limits.
         public var rateLimited = 0
+        /// Hosts whose order waits for another replica holding its lock.
+        public var waitingOnLock = 0
+        /// Hosts backing off after a failure (not ordered before a time to come).
+        public var backingOff = 0
     }
 
     let settings: ACMESettings
@@ -100,6 +104,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         var unstored: [String: OrderProcedure.Issued] = [:]
         /// Asked to retry while an order for them was running: queued again when it ends.
         var retryRequested: Set<String> = []
+        /// Found another replica's lock on them at their last attempt.
+        var waitingOnLock: Set<String> = []
         var stopping = false
 
         init(queue: OrderQueue) { self.queue = queue }
@@ -208,6 +214,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             counters.queued = state.queue.count
             counters.dropped = state.queue.dropped
             counters.rateLimited = state.queue.rateLimited
+            counters.waitingOnLock = state.waitingOnLock.count
+            let now = Int(Posix.unixTime())
+            counters.backingOff = state.notBefore.values.count { $0 > now } - state.waitingOnLock.count
             return counters
         }
     }
@@ -548,13 +557,17 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         switch StorageLock.acquire(storage.lockPath(host), owner: owner, timeoutSeconds: 300) {
         case .acquired(let acquired): lock = acquired
         case .busy:
-            state.withLock { $0.notBefore[host] = now + 30 }
+            state.withLock { state in
+                state.notBefore[host] = now + 30
+                state.waitingOnLock.insert(host)
+            }
             return
         case .failed(let message):
             fail(host, .local("cannot lock \(host) in storage: \(message)"), configHost: isConfigHost)
             return
         }
         defer { lock.release() }
+        state.withLock { _ = $0.waitingOnLock.remove(host) }
         // Another replica may have obtained it while this one waited for the lock.
         if let meta = storage.readMeta(host), meta.renewAt > now, case .success(let bytes) = storage.readCertificate(host),
             (try? ServerCertificate(chainPEM: bytes, keyPEM: bytes)) != nil

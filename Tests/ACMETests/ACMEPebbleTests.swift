@@ -249,6 +249,8 @@ struct ACMEPebbleTests {
             "\(server.stderr)"
         )
         #expect(server.stderr.contains("next attempt in 10 min"))
+        #expect(metric(server, "aasa_acme_orders_backing_off") == 1)
+        #expect(metric(server, "aasa_acme_orders_waiting_on_lock") == 0)
         try pebble.setAddress("retry.test", nil)
         let admin = "127.0.0.1:\(server.adminPort)"
         let retried = try runTool([TestPaths.serverExecutable, "certificates", "retry", "retry.test", "--admin", admin])

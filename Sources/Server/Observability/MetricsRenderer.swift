@@ -43,6 +43,10 @@ enum MetricsRenderer {
         }
         out += "# HELP aasa_acme_cached_certificates Obtained certificates ready in memory (the rest load at their next handshake).\n"
         out += "# TYPE aasa_acme_cached_certificates gauge\naasa_acme_cached_certificates \(counters.cached)\n"
+        out += "# HELP aasa_acme_orders_waiting_on_lock Hosts whose order waits for another replica holding its storage lock.\n"
+        out += "# TYPE aasa_acme_orders_waiting_on_lock gauge\naasa_acme_orders_waiting_on_lock \(counters.waitingOnLock)\n"
+        out += "# HELP aasa_acme_orders_backing_off Hosts not ordered again before a time to come, after a failure.\n"
+        out += "# TYPE aasa_acme_orders_backing_off gauge\naasa_acme_orders_backing_off \(max(0, counters.backingOff))\n"
         out += "# HELP aasa_acme_orders_queued Orders waiting for a worker (renewals first, then first orders under the rate limits).\n"
         out += "# TYPE aasa_acme_orders_queued gauge\naasa_acme_orders_queued \(counters.queued)\n"
         return out
