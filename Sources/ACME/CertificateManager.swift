@@ -234,7 +234,6 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         let now = Posix.monotonicMilliseconds()
         enum Step {
             case hit(ServerCertificate)
-            case recheck(Cached)
             case skip
             case look
         }
@@ -246,16 +245,12 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             case .coveredByWildcard(let wildcard): key = wildcard
             case .configHost, .onDemand: key = name
             }
+            // Another replica may renew a cached certificate: the scheduler looks at the files every 30 s,
+            // off the loops.
             if var cached = state.cache[key] {
                 cached.lastUse = now
-                // Another replica may have renewed it: look at the file's stamp at most every 30 s.
-                if now - cached.checkedAt < 30_000 {
-                    state.cache[key] = cached
-                    return (decision, key, .hit(cached.certificate))
-                }
-                cached.checkedAt = now
                 state.cache[key] = cached
-                return (decision, key, .recheck(cached))
+                return (decision, key, .hit(cached.certificate))
             }
             if let until = state.nothingStored[key], until > now { return (decision, key, .skip) }
             return (decision, key, .look)
@@ -266,9 +261,6 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         case .skip:
             if decision == .onDemand { requestOnDemand(key) }
             return nil
-        case .recheck(let cached):
-            if Posix.fileStamp(storage.certificatePath(key)) == cached.stamp { return cached.certificate }
-            return load(key, now: now) ?? cached.certificate
         case .look:
             if let certificate = load(key, now: now) { return certificate }
             state.withLock { Self.remember(nothingStored: key, until: now + 5_000, in: &$0) }
@@ -304,6 +296,25 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             evict(&state)
         }
         return certificate
+    }
+
+    /// The config's hosts (and wildcards) with a stored certificate, loaded before their first handshake,
+    /// up to the cache's capacity: their handshakes never wait on the storage.
+    private func preload() {
+        let hosts = state.withLock { state in state.configHosts.filter { state.known[$0] != nil && state.cache[$0] == nil } }
+        let now = Posix.monotonicMilliseconds()
+        for host in hosts.prefix(cacheCapacity) { _ = load(host, now: now) }
+    }
+
+    /// Every cached certificate's file, looked at: one another replica renewed is loaded here, off the
+    /// loops (a file that went away keeps the certificate in memory).
+    private func refreshCache() {
+        let entries = state.withLock { state in state.cache.map { ($0.key, $0.value.stamp) } }
+        let now = Posix.monotonicMilliseconds()
+        for (host, stamp) in entries {
+            let current = Posix.fileStamp(storage.certificatePath(host))
+            if current != nil && current != stamp { _ = load(host, now: now) }
+        }
     }
 
     /// Keeps the cache within its capacity: of a few entries drawn at random, the least recently used goes.
@@ -452,6 +463,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         Posix.releaseFreeMemory()
         var lastSweep = 0
         var lastCleanup = 0
+        var lastRefresh = 0
+        var preloaded = false
         while !state.withLock({ $0.stopping }) {
             _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: 1000)
             _ = wake.drain()
@@ -474,6 +487,14 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             }
             guard now - lastSweep >= 5 else { continue }
             lastSweep = now
+            if !preloaded, state.withLock({ $0.configured }) {
+                preloaded = true
+                preload()
+            }
+            if now - lastRefresh >= 30 {
+                lastRefresh = now
+                refreshCache()
+            }
             if now - lastCleanup >= 86_400, state.withLock({ $0.configured }) {
                 lastCleanup = now
                 removeUnserved(now: now)
@@ -646,6 +667,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             state.cache[host] = nil
             state.nothingStored[host] = nil
         }
+        // Into memory here, on the worker: the next handshake serves it without reading the storage.
+        _ = load(host, now: Posix.monotonicMilliseconds())
         if obtainedHere {
             log(
                 .info,

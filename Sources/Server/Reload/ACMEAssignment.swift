@@ -97,7 +97,8 @@ enum ACMEAssignment {
     }
 
     /// What no certificate can ever come from: no challenge type the listeners allow (HTTP-01 needs a plain
-    /// listener, TLS-ALPN-01 a TLS one, DNS-01 a hook), or wildcards without DNS-01 among the challenges.
+    /// listener, TLS-ALPN-01 a TLS one, DNS-01 a hook). Wildcards always use DNS-01, whatever the list says,
+    /// and are assigned only with a hook.
     static func unreachableHosts(
         _ hosts: [String],
         acme: ACMESettings,
@@ -105,7 +106,6 @@ enum ACMEAssignment {
         configPath: String
     ) -> [Diagnostic] {
         let needsExact = acme.onDemand != nil || hosts.contains { !$0.hasPrefix("*.") }
-        let wildcards = hosts.filter { $0.hasPrefix("*.") }
         var types = acme.challenges ?? ([.http01, .tlsALPN01] + (acme.dnsHook != nil ? [.dns01] : []))
         types.removeAll { ($0 == .http01 && !listeners.contains { !$0.tls }) || ($0 == .tlsALPN01 && !listeners.contains(where: \.tls)) }
         var findings: [Diagnostic] = []
@@ -116,18 +116,6 @@ enum ACMEAssignment {
                     "acme.no-challenge",
                     "no host can ever get a certificate: with these listeners and challenges no challenge can work — http-01 "
                         + "needs a plain listener (port 80 must reach it), tls-alpn-01 a TLS listener, dns-01 acme.dnsHook",
-                    path: "$.server.acme.challenges",
-                    file: configPath
-                )
-            )
-        }
-        if !wildcards.isEmpty && !types.contains(.dns01) {
-            findings.append(
-                Diagnostic(
-                    .error,
-                    "acme.no-challenge",
-                    "\(wildcards.joined(separator: ", ")) can never get a certificate: a wildcard needs dns-01, which "
-                        + "acme.challenges leaves out",
                     path: "$.server.acme.challenges",
                     file: configPath
                 )
