@@ -318,7 +318,8 @@ struct FetchRecordTests {
                 #expect(
                     waitUntil(5) {
                         ((try? String(
-                            contentsOfFile: first + "/" + (FileManager.default.contentsOfDirectory(atPath: first).first ?? ""),
+                            contentsOfFile: first + "/"
+                                + (FileManager.default.contentsOfDirectory(atPath: first).first { $0.hasSuffix(".jsonl") } ?? ""),
                             encoding: .utf8
                         )) ?? "").contains("apple-cdn")
                     }

@@ -24,7 +24,7 @@ extension EventLoop {
                 if isBot || isGoogle {
                     pendingStats.add { stats in
                         if origin != .verified {
-                            stats.unverifiedFetches[fetcher, default: 0] += 1
+                            if isBot { stats.unverifiedBotFetches += 1 } else { stats.unverifiedGoogleFetches += 1 }
                         } else if isBot {
                             stats.botFetches[site, default: 0] += 1
                             stats.botLastFetch[site] = wallTime

@@ -15,8 +15,10 @@ struct LoopStats {
     var botLastFetch: [String: Double] = [:]
     var googleFetches: [String: Int] = [:]
     var googleLastFetch: [String: Double] = [:]
-    /// Fetches whose User-Agent named Apple's CDN or Google's verifier from outside its network.
-    var unverifiedFetches: [Fetcher: Int] = [:]
+    /// Fetches whose User-Agent named Apple's CDN or Google's verifier from outside its network (two
+    /// numbers, not a dictionary: these stats are merged once per batch).
+    var unverifiedBotFetches = 0
+    var unverifiedGoogleFetches = 0
     var connectionsAccepted = 0
     var connectionsEvicted = 0
     var timeouts: [String: Int] = [:]
@@ -30,7 +32,8 @@ struct LoopStats {
         botLastFetch.merge(other.botLastFetch, uniquingKeysWith: max)
         googleFetches.merge(other.googleFetches, uniquingKeysWith: +)
         googleLastFetch.merge(other.googleLastFetch, uniquingKeysWith: max)
-        unverifiedFetches.merge(other.unverifiedFetches, uniquingKeysWith: +)
+        unverifiedBotFetches += other.unverifiedBotFetches
+        unverifiedGoogleFetches += other.unverifiedGoogleFetches
         connectionsAccepted += other.connectionsAccepted
         connectionsEvicted += other.connectionsEvicted
         timeouts.merge(other.timeouts, uniquingKeysWith: +)

@@ -1,5 +1,4 @@
 import ACME
-import FetchRecords
 import Support
 import Synchronization
 import TLS
@@ -67,7 +66,7 @@ enum MetricsRenderer {
             file: "AASA",
             stats.botFetches,
             stats.botLastFetch,
-            unverified: stats.unverifiedFetches[.appleCDN] ?? 0
+            unverified: stats.unverifiedBotFetches
         )
         out += fetcherMetrics(
             "google",
@@ -75,7 +74,7 @@ enum MetricsRenderer {
             file: "assetlinks.json",
             stats.googleFetches,
             stats.googleLastFetch,
-            unverified: stats.unverifiedFetches[.googleVerifier] ?? 0
+            unverified: stats.unverifiedGoogleFetches
         )
         out += "# HELP aasa_fetch_record_hosts_dropped_total Hosts the fetch records dropped to stay within server.fetchHosts.\n"
         out += "# TYPE aasa_fetch_record_hosts_dropped_total counter\n"
