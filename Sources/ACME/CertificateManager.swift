@@ -551,13 +551,13 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         case .coveredByWildcard, .refused:
             // The config changed since this was queued (a host removed, a wildcard certificate asked for
             // instead): nothing is ordered, renewed or written for it.
-            state.withLock { state in
-                if state.known.removeValue(forKey: host) != nil {
-                    log(.info, "not renewing the certificate for \(host): \(Self.why(decision))")
-                }
+            let wasKnown = state.withLock { state -> Bool in
                 state.notBefore[host] = nil
                 state.failures[host] = nil
+                return state.known.removeValue(forKey: host) != nil
             }
+            // Outside the lock: a handshake on an event loop may be waiting for it.
+            if wasKnown { log(.info, "not renewing the certificate for \(host): \(Self.why(decision))") }
             return
         }
         // A certificate the CA already issued is stored, not ordered again.
