@@ -330,23 +330,16 @@ struct ACMEPebbleTests {
                 ports.append((plain, tls))
             }
             defer { for replica in replicas { replica.stop() } }
-            let haproxy = Process()
-            haproxy.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
-            haproxy.arguments = ["-f", TestPaths.repositoryRoot + "/deploy/haproxy/acme-passthrough.cfg", "-db"]
-            haproxy.environment = [
-                "HTTP_BIND": "127.0.0.1:\(pebble.httpPort)", "HTTPS_BIND": "127.0.0.1:\(pebble.tlsPort)", "MAXCONN": "1000",
-                "REPLICA_A_HTTP": "127.0.0.1:\(ports[0].plain)", "REPLICA_A_HTTPS": "127.0.0.1:\(ports[0].tls)",
-                "REPLICA_A_HEALTH_PORT": "\(ports[0].plain)", "REPLICA_B_HTTP": "127.0.0.1:\(ports[1].plain)",
-                "REPLICA_B_HTTPS": "127.0.0.1:\(ports[1].tls)", "REPLICA_B_HEALTH_PORT": "\(ports[1].plain)",
-            ]
-            haproxy.standardOutput = FileHandle.nullDevice
-            haproxy.standardError = FileHandle.nullDevice
-            try haproxy.run()
-            defer {
-                haproxy.terminate()
-                _ = waitUntil(5) { !haproxy.isRunning }
-                if haproxy.isRunning { kill(haproxy.processIdentifier, SIGKILL) }
-            }
+            let haproxy = try HAProxyProcess(
+                config: "acme-passthrough.cfg",
+                environment: [
+                    "HTTP_BIND": "127.0.0.1:\(pebble.httpPort)", "HTTPS_BIND": "127.0.0.1:\(pebble.tlsPort)", "MAXCONN": "1000",
+                    "REPLICA_A_HTTP": "127.0.0.1:\(ports[0].plain)", "REPLICA_A_HTTPS": "127.0.0.1:\(ports[0].tls)",
+                    "REPLICA_A_HEALTH_PORT": "\(ports[0].plain)", "REPLICA_B_HTTP": "127.0.0.1:\(ports[1].plain)",
+                    "REPLICA_B_HTTPS": "127.0.0.1:\(ports[1].tls)", "REPLICA_B_HEALTH_PORT": "\(ports[1].plain)",
+                ]
+            )
+            defer { withExtendedLifetime(haproxy) {} }
             func obtained() -> Int {
                 replicas.map { $0.stderr.components(separatedBy: "obtained a certificate for").count - 1 }.reduce(0, +)
             }

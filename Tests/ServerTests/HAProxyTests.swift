@@ -50,26 +50,18 @@ struct HAProxyTests {
         try Data(authority.certificate).write(to: URL(fileURLWithPath: brandA.directory + "/ca.pem"))
         let httpPort = try Self.freePort()
         let httpsPort = try Self.freePort()
-        let haproxy = Process()
-        haproxy.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
-        haproxy.arguments = ["-f", TestPaths.repositoryRoot + "/deploy/haproxy/haproxy.cfg", "-db"]
-        // Only addresses and file locations are substituted; the file is the one that ships.
-        haproxy.environment = [
-            "MAXCONN": "1000", "HTTP_BIND": "127.0.0.1:\(httpPort)", "HTTPS_BIND": "127.0.0.1:\(httpsPort)", "CERT_DIR": certificates,
-            "HOSTS_MAP": TestPaths.repositoryRoot + "/deploy/haproxy/hosts.map",
-            "BRAND_A_SERVER": "127.0.0.1:\(brandA.port)", "BRAND_B_SERVER": "127.0.0.1:\(brandB.port)",
-        ]
         let logPath = brandA.directory + "/haproxy.log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        haproxy.standardOutput = FileHandle(forWritingAtPath: logPath)
-        haproxy.standardError = FileHandle(forWritingAtPath: logPath)
-        haproxy.standardInput = FileHandle.nullDevice
-        try haproxy.run()
-        defer {
-            haproxy.terminate()
-            _ = waitUntil(5) { !haproxy.isRunning }
-            if haproxy.isRunning { kill(haproxy.processIdentifier, SIGKILL) }
-        }
+        // Only addresses and file locations are substituted; the file is the one that ships.
+        let haproxy = try HAProxyProcess(
+            config: "haproxy.cfg",
+            environment: [
+                "MAXCONN": "1000", "HTTP_BIND": "127.0.0.1:\(httpPort)", "HTTPS_BIND": "127.0.0.1:\(httpsPort)", "CERT_DIR": certificates,
+                "HOSTS_MAP": TestPaths.repositoryRoot + "/deploy/haproxy/hosts.map",
+                "BRAND_A_SERVER": "127.0.0.1:\(brandA.port)", "BRAND_B_SERVER": "127.0.0.1:\(brandB.port)",
+            ],
+            logPath: logPath
+        )
+        defer { withExtendedLifetime(haproxy) {} }
         let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
         // Health checks arrive on /healthz through both PROXY listeners.
         #expect(

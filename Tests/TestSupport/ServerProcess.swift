@@ -264,3 +264,34 @@ public func metric(_ server: ServerProcess, _ name: String) -> Int? {
     let line = body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
     return line.flatMap { Int($0.split(separator: " ").last ?? "") }
 }
+
+/// Debian's HAProxy running one of `deploy/haproxy`'s files as it ships: only addresses and file
+/// locations come from `environment`. Stopped (SIGTERM, then SIGKILL) when released.
+public final class HAProxyProcess {
+    public let process = Process()
+
+    /// `config`: a file name under deploy/haproxy. `logPath`: where its output goes (nowhere when nil).
+    public init(config: String, environment: [String: String], logPath: String? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/haproxy")
+        process.arguments = ["-f", TestPaths.repositoryRoot + "/deploy/haproxy/" + config, "-db"]
+        process.environment = environment
+        if let logPath {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: logPath)
+            process.standardError = FileHandle(forWritingAtPath: logPath)
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+        }
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    public var isRunning: Bool { process.isRunning }
+
+    deinit {
+        process.terminate()
+        _ = waitUntil(5) { !process.isRunning }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
