@@ -111,10 +111,11 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         init(queue: OrderQueue) { self.queue = queue }
     }
 
-    /// `storageRoot`, `trustFile`, `hmacKeyFile`: resolved paths. `userAgent` names the server to the CA.
+    /// `trustFile`, `hmacKeyFile`: resolved paths. `userAgent` names the server to the CA. `storage`: the
+    /// file system's (`FileStorage`), or any other behind the same interface.
     public init(
         settings: ACMESettings,
-        storageRoot: String,
+        storage backend: any Storage,
         trustFile: String?,
         hmacKeyFile: String?,
         listeners: Listeners,
@@ -129,12 +130,11 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             capacity: 10_000
         )
         state = Mutex(State(queue: OrderQueue(limits: limits, now: Int(Posix.unixTime()))))
-        storage = CertificateStorage(root: storageRoot, directoryURL: settings.directory)
-        board = ChallengeBoard(storage: storage)
+        storage = CertificateStorage(backend: backend, directoryURL: settings.directory)
+        board = ChallengeBoard(storage: backend)
         do {
             http = try HTTPClient(extraAnchors: trustFile.map { [$0] } ?? [], userAgent: userAgent)
             wake = try EventFD()
-            try Posix.makeDirectories(storageRoot, mode: 0o700)
         } catch {
             throw .local("cannot prepare ACME: \(error)")
         }
@@ -275,8 +275,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     /// Reads, checks and caches the stored certificate of `name`; nil when there is none or it is damaged
     /// (a damaged one is reported and ordered again, never served).
     private func load(_ name: String, now: Int64) -> ServerCertificate? {
-        let path = storage.certificatePath(name)
-        let stamp = Posix.fileStamp(path)
+        let stamp = storage.certificateStamp(name)
         guard stamp != nil else { return nil }
         let bytes: [UInt8]
         switch storage.readCertificate(name) {
@@ -312,7 +311,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         let entries = state.withLock { state in state.cache.map { ($0.key, $0.value.stamp) } }
         let now = Posix.monotonicMilliseconds()
         for (host, stamp) in entries {
-            let current = Posix.fileStamp(storage.certificatePath(host))
+            let current = storage.certificateStamp(host)
             if current != nil && current != stamp { _ = load(host, now: now) }
         }
     }
@@ -453,7 +452,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         if adopted > 0 {
             log(
                 .info,
-                "moved \(adopted) stored certificate\(adopted == 1 ? "" : "s") of an earlier version under \(storage.certificatesFolder)"
+                "moved \(adopted) stored certificate\(adopted == 1 ? "" : "s") of an earlier version under \(storage.backend.describe(storage.certificatesFolder))"
             )
         }
         var known: [String: Schedule] = [:]
@@ -475,7 +474,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 return batch
             }
             for host in unchecked {
-                if let meta = storage.readMeta(host), Posix.fileExists(storage.certificatePath(host)) {
+                if let meta = storage.readMeta(host), storage.hasCertificate(host) {
                     state.withLock { $0.known[host] = Schedule(meta) }
                     if meta.renewAt <= now { enqueue(host) }
                 } else {
@@ -524,7 +523,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 let ended = storage.readMeta(host)?.notAfter ?? storage.readFailure(host)?.time,
                 ended + Self.removalGrace < now
             else { continue }
-            guard case .acquired(let lock) = StorageLock.acquire(storage.lockPath(host), owner: owner, timeoutSeconds: 1) else { continue }
+            guard case .acquired(let lock) = storage.lock(host, owner: owner, timeoutSeconds: 1) else { continue }
             storage.remove(host)
             lock.release()
             state.withLock { state in
@@ -574,8 +573,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 return
             }
         }
-        let lock: StorageLock
-        switch StorageLock.acquire(storage.lockPath(host), owner: owner, timeoutSeconds: 300) {
+        let lock: any StorageLockHandle
+        switch storage.lock(host, owner: owner, timeoutSeconds: 300) {
         case .acquired(let acquired): lock = acquired
         case .busy:
             state.withLock { state in
@@ -607,7 +606,6 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             let procedure = OrderProcedure(
                 client: client,
                 board: board,
-                storage: storage,
                 challengeTypes: challengeTypes,
                 dnsHook: settings.dnsHook,
                 keyType: settings.keyType,
@@ -648,7 +646,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             }
             fail(
                 host,
-                .unstored("the certificate was issued but cannot be stored in \(storage.root) (\(error)); serving it from memory"),
+                .unstored("the certificate was issued but cannot be stored in \(storage.location) (\(error)); serving it from memory"),
                 configHost: true
             )
             return
@@ -712,7 +710,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     private func forgetAccount() {
         account.withLock { $0 = nil }
-        Posix.removeFile(storage.accountDirectory(settings.directory) + "/account.json")
+        storage.backend.delete(storage.accountFolder(settings.directory) + "/account.json")
     }
 
     /// A client with the account: loaded from storage, else created and registered (once, under a lock).
@@ -720,33 +718,37 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         if let (key, url) = account.withLock({ $0 }) {
             return counted(ACMEClient(directoryURL: settings.directory, http: http, accountKey: key, accountURL: url))
         }
-        let directory = storage.accountDirectory(settings.directory)
-        let keyPath = directory + "/account.pem"
-        let accountPath = directory + "/account.json"
-        let lock: StorageLock
-        switch StorageLock.acquire(storage.accountLockPath, owner: owner, timeoutSeconds: 120) {
+        let backend = storage.backend
+        let folder = storage.accountFolder(settings.directory)
+        let keyKey = folder + "/account.pem"
+        let accountKey = folder + "/account.json"
+        let lock: any StorageLockHandle
+        switch backend.lock(CertificateStorage.accountLockName, owner: owner, timeoutSeconds: 120) {
         case .acquired(let acquired): lock = acquired
-        case .busy: throw .local("another replica holds the account lock in \(storage.root)")
+        case .busy: throw .local("another replica holds the account lock in \(storage.location)")
         case .failed(let message): throw .local("cannot lock the account: \(message)")
         }
         defer { lock.release() }
         let key: SigningKey
-        if let bytes = try? Posix.readFile(keyPath, limit: 64 * 1024) {
+        switch Result(catching: { () throws(StorageError) in try backend.load(keyKey, limit: 64 * 1024) }) {
+        case .success(let bytes):
             guard let parsed = SigningKey(pem: bytes) else {
-                throw .local("\(keyPath) holds no usable account key; move it away to make a new account")
+                throw .local("\(backend.describe(keyKey)) holds no usable account key; move it away to make a new account")
             }
             key = parsed
-        } else {
+        case .failure(.missing):
             do {
                 key = try SigningKey.generate(.ecdsaP256)
-                try Posix.makeDirectories(directory, mode: 0o700)
-                try Posix.writeFileAtomically(try key.pem(), to: keyPath, mode: 0o600)
+                try backend.store(keyKey, try key.pem(), secret: true)
             } catch {
-                throw .local("cannot create the account key in \(directory): \(error)")
+                throw .local("cannot create the account key in \(backend.describe(folder)): \(error)")
             }
+        case .failure(let error):
+            // Unreadable is not absent: a new key would orphan the account the stored one registered.
+            throw .local("cannot read the account key: \(error)")
         }
         let client = counted(ACMEClient(directoryURL: settings.directory, http: http, accountKey: key))
-        var url = (try? Posix.readFile(accountPath, limit: 64 * 1024)).flatMap { JSONParser.parse($0).root?["url"]?.stringValue }
+        var url = (try? backend.load(accountKey, limit: 64 * 1024)).flatMap { JSONParser.parse($0).root?["url"]?.stringValue }
         if url == nil {
             var binding: (keyID: String, hmacKey: [UInt8])?
             if let external = settings.externalAccount {
@@ -758,13 +760,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             let registered = try client.register(email: settings.email, externalAccount: binding)
             log(.info, "registered an ACME account at \(settings.directory)")
             do {
-                try Posix.writeFileAtomically(
-                    JSONWriter.bytes(.object([("url", .string(registered))]), pretty: true),
-                    to: accountPath,
-                    mode: 0o600
-                )
+                try backend.store(accountKey, JSONWriter.bytes(.object([("url", .string(registered))]), pretty: true), secret: true)
             } catch {
-                throw .local("cannot store the account in \(directory): \(error)")
+                throw .local("cannot store the account in \(backend.describe(folder)): \(error)")
             }
             url = registered
         }

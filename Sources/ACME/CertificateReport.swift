@@ -68,9 +68,7 @@ public enum CertificateReport {
         func acmeRow(_ host: String, storage: CertificateStorage) -> CertificateRow {
             let failure = storage.readFailure(host)
             let location = storage.certificatePath(host)
-            let holder = (try? Posix.readFile(storage.lockPath(host), limit: 4096)).map {
-                "an order is in progress (storage lock held by \(String(decoding: $0, as: UTF8.self).trimmingWhitespace()))"
-            }
+            let holder = storage.lockHolder(host).map { "an order is in progress (storage lock held by \($0))" }
             guard case .success(let bytes) = storage.readCertificate(host) else {
                 if onlyOnDemand(host) && failure == nil && holder == nil { return CertificateRow(host: host, source: .onDemand) }
                 return CertificateRow(

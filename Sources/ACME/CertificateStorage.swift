@@ -1,32 +1,38 @@
 import AASA
 import HTTPClient
-public import Posix
+import Posix
 import Support
 
-/// The storage directory: the account, every obtained certificate, the locks that keep replicas from
-/// ordering the same certificate twice, and pending HTTP-01 answers any replica can serve. Every file is
-/// written whole (temporary file + rename), private keys 0600. The layout:
+/// What the certificate code keeps in a `Storage`, and where: the account, every obtained certificate,
+/// the locks that keep replicas from ordering the same certificate twice, and pending challenge answers
+/// any replica can serve. The keys:
 ///
 ///     accounts/<CA host>/account.pem, account.json
-///     certificates/<CA>/<host>/certificate.pem   (chain, leaf first, then the key: one file, so a reader
+///     certificates/<CA>/<host>/certificate.pem   (chain, leaf first, then the key: one value, so a reader
 ///                                                 never sees a new certificate with an old key)
 ///     certificates/<CA>/<host>/meta.json         (not after, renewal time, renewal-information ID)
 ///     certificates/<CA>/<host>/error.json        (the last failure, for `aasa-server certificates`)
-///     locks/hosts/<CA>/<host>.lock               (created exclusively; the holder touches it while working)
-///     locks/account.lock
 ///     challenges/<token>                         (HTTP-01 key authorizations)
+///     challenges-alpn/<host>                     (TLS-ALPN-01 key authorizations)
 ///
-/// `<CA>` is the directory URL's host, port and path (`acme-v02.api.letsencrypt.org-directory`), as
-/// certmagic does: switching from a staging CA to the real one never serves a staging certificate.
+/// and the locks `hosts/<CA>/<host>` and `account`. `<CA>` is the directory URL's host, port and path
+/// (`acme-v02.api.letsencrypt.org-directory`), as certmagic does: switching from a staging CA to the real
+/// one never serves a staging certificate.
 public struct CertificateStorage: Sendable {
-    public let root: String
+    public let backend: any Storage
     /// The folder of this CA's certificates and locks.
     public let authority: String
 
-    public init(root: String, directoryURL: String) {
-        self.root = root
+    public init(backend: any Storage, directoryURL: String) {
+        self.backend = backend
         authority = Self.authorityFolder(directoryURL)
     }
+
+    /// The storage as a directory.
+    public init(root: String, directoryURL: String) { self.init(backend: FileStorage(root: root), directoryURL: directoryURL) }
+
+    /// Where it is, for messages.
+    public var location: String { backend.location }
 
     /// `https://acme-v02.api.letsencrypt.org/directory` → `acme-v02.api.letsencrypt.org-directory`.
     static func authorityFolder(_ directoryURL: String) -> String {
@@ -44,94 +50,112 @@ public struct CertificateStorage: Sendable {
         return folder.isEmpty ? "unknown-ca" : folder
     }
 
-    /// A directory name for a host: a wildcard's `*` becomes `_wildcard_`.
+    /// A folder name for a host: a wildcard's `*` becomes `_wildcard_`.
     static func directoryName(_ host: String) -> String {
         host.hasPrefix("*.") ? "_wildcard_" + host.dropFirst(1) : host
     }
 
-    /// The host a certificate directory is for.
+    /// The host a certificate folder is for.
     static func host(fromDirectory name: String) -> String {
         name.hasPrefix("_wildcard_.") ? "*" + name.dropFirst("_wildcard_".count) : name
     }
 
-    var certificatesFolder: String { "\(root)/certificates/\(authority)" }
-    func certificateDirectory(_ host: String) -> String { "\(certificatesFolder)/\(Self.directoryName(host))" }
-    public func certificatePath(_ host: String) -> String { certificateDirectory(host) + "/certificate.pem" }
-    func metaPath(_ host: String) -> String { certificateDirectory(host) + "/meta.json" }
-    func errorPath(_ host: String) -> String { certificateDirectory(host) + "/error.json" }
-    var challengesFolder: String { "\(root)/challenges" }
-    func challengePath(_ token: String) -> String { "\(challengesFolder)/\(token)" }
-    var alpnChallengesFolder: String { "\(root)/challenges-alpn" }
-    func alpnChallengePath(_ domain: String) -> String { "\(alpnChallengesFolder)/\(Self.directoryName(domain))" }
+    var certificatesFolder: String { "certificates/\(authority)" }
+    func certificateFolder(_ host: String) -> String { "\(certificatesFolder)/\(Self.directoryName(host))" }
+    func certificateKey(_ host: String) -> String { certificateFolder(host) + "/certificate.pem" }
+    func metaKey(_ host: String) -> String { certificateFolder(host) + "/meta.json" }
+    func errorKey(_ host: String) -> String { certificateFolder(host) + "/error.json" }
+    /// Where a host's certificate is, as a user finds it.
+    public func certificatePath(_ host: String) -> String { backend.describe(certificateKey(host)) }
+    static let challengesFolder = "challenges"
+    static func challengeKey(_ token: String) -> String { "\(challengesFolder)/\(token)" }
+    static let alpnChallengesFolder = "challenges-alpn"
+    static func alpnChallengeKey(_ domain: String) -> String { "\(alpnChallengesFolder)/\(directoryName(domain))" }
     /// A host's lock, in a folder of its own: no host name can collide with the account's lock.
-    func lockPath(_ host: String) -> String { "\(root)/locks/hosts/\(authority)/\(Self.directoryName(host)).lock" }
-    var accountLockPath: String { "\(root)/locks/account.lock" }
-    func accountDirectory(_ directoryURL: String) -> String {
-        // One account per CA: its host and port name the directory (`acme-v02.api.letsencrypt.org`).
+    func lockName(_ host: String) -> String { "hosts/\(authority)/\(Self.directoryName(host))" }
+    static let accountLockName = "account"
+    func accountFolder(_ directoryURL: String) -> String {
+        // One account per CA: its host and port name the folder (`acme-v02.api.letsencrypt.org`).
         let host = ClientURL(directoryURL)?.hostHeader ?? "unknown-ca"
-        return "\(root)/accounts/\(host.replacingAll(":", with: "_"))"
+        return "accounts/\(host.replacingAll(":", with: "_"))"
     }
 
     /// Every host with a stored certificate.
     public func storedHosts() -> [String] {
-        (Posix.directoryEntries(certificatesFolder) ?? []).filter { !$0.hasPrefix(".") }.map(Self.host(fromDirectory:)).sorted()
+        backend.list(certificatesFolder).map(Self.host(fromDirectory:)).sorted()
     }
 
+    static let hostFiles = ["certificate.pem", "meta.json", "error.json"]
+
     /// Certificates stored by versions before the CA had a folder (`certificates/<host>/`) are moved
-    /// into this CA's: the config they were obtained under named this CA. Returns how many moved.
+    /// into this CA's: the config they were obtained under named this CA. Returns how many moved. The
+    /// certificate is copied last and the old folder removed after: an interrupted move is done again.
     func adoptLegacyCertificates() -> Int {
-        let legacy = "\(root)/certificates"
         var moved = 0
-        for entry in Posix.directoryEntries(legacy) ?? [] where !entry.hasPrefix(".") {
-            let folder = "\(legacy)/\(entry)"
-            let isHostFolder = ["certificate.pem", "meta.json", "error.json"].contains { Posix.fileExists("\(folder)/\($0)") }
-            guard isHostFolder, !Posix.fileExists(certificateDirectory(Self.host(fromDirectory: entry))) else { continue }
-            do {
-                try Posix.makeDirectories(certificatesFolder, mode: 0o700)
-                try Posix.renameFile(folder, to: "\(certificatesFolder)/\(entry)")
-                moved += 1
-            } catch {
-                continue
+        for entry in backend.list("certificates") {
+            let old = "certificates/\(entry)"
+            let isHostFolder = Self.hostFiles.contains { backend.exists("\(old)/\($0)") }
+            let host = Self.host(fromDirectory: entry)
+            guard isHostFolder, !backend.exists(certificateKey(host)) else { continue }
+            var copied = true
+            for file in Self.hostFiles.reversed() {
+                guard let bytes = try? backend.load("\(old)/\(file)", limit: Posix.ReadLimit.certificate) else { continue }
+                if (try? backend.store("\(certificateFolder(host))/\(file)", bytes, secret: file == "certificate.pem")) == nil {
+                    copied = false
+                }
             }
+            guard copied else { continue }
+            for file in Self.hostFiles { backend.delete("\(old)/\(file)") }
+            backend.delete(old)
+            moved += 1
         }
         return moved
     }
 
     /// Removes what is stored for `host` (its certificate, meta and last error), then its folder.
     func remove(_ host: String) {
-        for path in [certificatePath(host), metaPath(host), errorPath(host)] { Posix.removeFile(path) }
-        _ = Posix.removeDirectory(certificateDirectory(host))
+        for key in [certificateKey(host), metaKey(host), errorKey(host)] { backend.delete(key) }
+        backend.delete(certificateFolder(host))
     }
 
-    public func readCertificate(_ host: String) -> Result<[UInt8], FileError> {
+    public func readCertificate(_ host: String) -> Result<[UInt8], StorageError> {
         do {
-            return .success(try Posix.readFile(certificatePath(host), limit: Posix.ReadLimit.certificate))
+            return .success(try backend.load(certificateKey(host), limit: Posix.ReadLimit.certificate))
         } catch {
             return .failure(error)
         }
     }
 
-    func storeCertificate(_ host: String, chainAndKey: [UInt8], meta: StoredMeta) throws(SystemError) {
-        try Posix.makeDirectories(certificateDirectory(host), mode: 0o700)
-        try Posix.writeFileAtomically(chainAndKey, to: certificatePath(host), mode: 0o600)
-        try Posix.writeFileAtomically(meta.json, to: metaPath(host), mode: 0o644)
-        Posix.removeFile(errorPath(host))
+    func hasCertificate(_ host: String) -> Bool { backend.exists(certificateKey(host)) }
+
+    func certificateStamp(_ host: String) -> String? { backend.stamp(certificateKey(host)) }
+
+    func storeCertificate(_ host: String, chainAndKey: [UInt8], meta: StoredMeta) throws(StorageError) {
+        try backend.store(certificateKey(host), chainAndKey, secret: true)
+        try backend.store(metaKey(host), meta.json, secret: false)
+        backend.delete(errorKey(host))
     }
 
     public func readMeta(_ host: String) -> StoredMeta? {
-        guard let bytes = try? Posix.readFile(metaPath(host), limit: 64 * 1024) else { return nil }
+        guard let bytes = try? backend.load(metaKey(host), limit: 64 * 1024) else { return nil }
         return StoredMeta(json: bytes)
     }
 
     func recordFailure(_ host: String, _ failure: StoredFailure) {
-        try? Posix.makeDirectories(certificateDirectory(host), mode: 0o700)
-        try? Posix.writeFileAtomically(failure.json, to: errorPath(host), mode: 0o644)
+        try? backend.store(errorKey(host), failure.json, secret: false)
     }
 
     public func readFailure(_ host: String) -> StoredFailure? {
-        guard let bytes = try? Posix.readFile(errorPath(host), limit: 64 * 1024) else { return nil }
+        guard let bytes = try? backend.load(errorKey(host), limit: 64 * 1024) else { return nil }
         return StoredFailure(json: bytes)
     }
+
+    func lock(_ host: String, owner: String, timeoutSeconds: Int) -> StorageLockOutcome {
+        backend.lock(lockName(host), owner: owner, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Who holds `host`'s lock (an order in progress somewhere), as the holder wrote it.
+    public func lockHolder(_ host: String) -> String? { backend.lockHolder(lockName(host))?.trimmingWhitespace() }
 }
 
 /// What is known about a stored certificate besides its bytes.

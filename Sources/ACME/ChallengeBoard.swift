@@ -13,7 +13,7 @@ final class ChallengeBoard: @unchecked Sendable {
     private let http = Answers<String>()
     /// TLS-ALPN-01 certificates by domain, with the key authorization each was made from.
     private let alpn = Answers<(keyAuthorization: String, certificate: ServerCertificate)>()
-    let storage: CertificateStorage
+    let storage: any Storage
     private let stopping = Atomic<Bool>(false)
     private var refresher: Posix.Thread?
 
@@ -23,7 +23,7 @@ final class ChallengeBoard: @unchecked Sendable {
     /// Answers kept from the storage at most: orders in progress, not a directory anyone can fill.
     static let capacity = 1_000
 
-    init(storage: CertificateStorage) { self.storage = storage }
+    init(storage: any Storage) { self.storage = storage }
 
     func start() {
         refresher = try? Posix.Thread { [self] in
@@ -46,20 +46,32 @@ final class ChallengeBoard: @unchecked Sendable {
             && text.utf8.allSatisfy { ASCII.isLetter($0) || ASCII.isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
     }
 
-    func presentHTTP(token: String, keyAuthorization: String) throws(SystemError) {
-        try http.present(token, keyAuthorization, keyAuthorization: keyAuthorization, at: storage.challengePath(token))
+    func presentHTTP(token: String, keyAuthorization: String) throws(StorageError) {
+        try http.present(
+            token,
+            keyAuthorization,
+            keyAuthorization: keyAuthorization,
+            at: CertificateStorage.challengeKey(token),
+            in: storage
+        )
     }
 
-    func cleanUpHTTP(token: String) { http.remove(token, at: storage.challengePath(token)) }
+    func cleanUpHTTP(token: String) { http.remove(token, at: CertificateStorage.challengeKey(token), in: storage) }
 
     /// The key authorization for `token`, when an order (this replica's or another's) waits on it.
     func httpAnswer(token: String) -> String? { Self.isToken(token) ? http.answer(token) : nil }
 
-    func presentALPN(domain: String, keyAuthorization: String, certificate: ServerCertificate) throws(SystemError) {
-        try alpn.present(domain, (keyAuthorization, certificate), keyAuthorization: keyAuthorization, at: storage.alpnChallengePath(domain))
+    func presentALPN(domain: String, keyAuthorization: String, certificate: ServerCertificate) throws(StorageError) {
+        try alpn.present(
+            domain,
+            (keyAuthorization, certificate),
+            keyAuthorization: keyAuthorization,
+            at: CertificateStorage.alpnChallengeKey(domain),
+            in: storage
+        )
     }
 
-    func cleanUpALPN(domain: String) { alpn.remove(domain, at: storage.alpnChallengePath(domain)) }
+    func cleanUpALPN(domain: String) { alpn.remove(domain, at: CertificateStorage.alpnChallengeKey(domain), in: storage) }
 
     func alpnAnswer(domain: String) -> ServerCertificate? { alpn.answer(domain)?.certificate }
 
@@ -67,16 +79,16 @@ final class ChallengeBoard: @unchecked Sendable {
     /// TLS-ALPN-01 certificate is made once per answer, here.
     func refresh() {
         var httpAnswers: [String: String] = [:]
-        for token in (Posix.directoryEntries(storage.challengesFolder) ?? []).prefix(Self.capacity) where Self.isToken(token) {
-            if let bytes = try? Posix.readFile(storage.challengePath(token), limit: 4096) {
+        for token in storage.list(CertificateStorage.challengesFolder).prefix(Self.capacity) where Self.isToken(token) {
+            if let bytes = try? storage.load(CertificateStorage.challengeKey(token), limit: 4096) {
                 httpAnswers[token] = String(decoding: bytes, as: UTF8.self)
             }
         }
         http.replaceShared(httpAnswers)
         let previous = alpn.sharedAnswers
         var alpnAnswers: [String: (keyAuthorization: String, certificate: ServerCertificate)] = [:]
-        for name in (Posix.directoryEntries(storage.alpnChallengesFolder) ?? []).prefix(Self.capacity) where !name.hasPrefix(".") {
-            guard let bytes = try? Posix.readFile(storage.alpnChallengesFolder + "/" + name, limit: 4096) else { continue }
+        for name in storage.list(CertificateStorage.alpnChallengesFolder).prefix(Self.capacity) {
+            guard let bytes = try? storage.load(CertificateStorage.alpnChallengesFolder + "/" + name, limit: 4096) else { continue }
             let domain = CertificateStorage.host(fromDirectory: name)
             let keyAuthorization = String(decoding: bytes, as: UTF8.self)
             if let known = previous[domain], known.keyAuthorization == keyAuthorization {
@@ -97,14 +109,20 @@ private final class Answers<Value: Sendable>: Sendable {
     private let own = Mutex<[String: Value]>([:])
     private let shared = Mutex<[String: Value]>([:])
 
-    func present(_ key: String, _ value: Value, keyAuthorization: String, at path: String) throws(SystemError) {
+    func present(
+        _ key: String,
+        _ value: Value,
+        keyAuthorization: String,
+        at storageKey: String,
+        in storage: any Storage
+    ) throws(StorageError) {
         own.withLock { $0[key] = value }
-        try Posix.writeFileAtomically(Array(keyAuthorization.utf8), to: path, mode: 0o644)
+        try storage.store(storageKey, Array(keyAuthorization.utf8), secret: false)
     }
 
-    func remove(_ key: String, at path: String) {
+    func remove(_ key: String, at storageKey: String, in storage: any Storage) {
         _ = own.withLock { $0.removeValue(forKey: key) }
-        Posix.removeFile(path)
+        storage.delete(storageKey)
     }
 
     func answer(_ key: String) -> Value? { own.withLock { $0[key] } ?? shared.withLock { $0[key] } }

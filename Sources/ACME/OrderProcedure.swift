@@ -9,7 +9,6 @@ import TLS
 struct OrderProcedure {
     var client: ACMEClient
     let board: ChallengeBoard
-    let storage: CertificateStorage
     /// Challenge types in preference order, those the listeners and settings allow.
     let challengeTypes: [ACMESettings.Challenge]
     let dnsHook: String?

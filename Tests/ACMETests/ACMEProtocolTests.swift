@@ -228,23 +228,23 @@ struct StorageLockTests {
     func lock() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/locks/shop.test.lock"
-            guard case .acquired(let first) = StorageLock.acquire(path, owner: "a", timeoutSeconds: 1) else {
+            guard case .acquired(let first) = FileStorageLock.acquire(path, owner: "a", timeoutSeconds: 1) else {
                 Issue.record("the first acquire failed")
                 return
             }
-            guard case .busy = StorageLock.acquire(path, owner: "b", timeoutSeconds: 1) else {
+            guard case .busy = FileStorageLock.acquire(path, owner: "b", timeoutSeconds: 1) else {
                 Issue.record("a held lock was acquired twice")
                 return
             }
             first.release()
-            guard case .acquired(let second) = StorageLock.acquire(path, owner: "b", timeoutSeconds: 1) else {
+            guard case .acquired(let second) = FileStorageLock.acquire(path, owner: "b", timeoutSeconds: 1) else {
                 Issue.record("a released lock was not acquired")
                 return
             }
             // The holder died: its lock file was last touched three minutes ago.
             var times = [timespec(tv_sec: time(nil) - 180, tv_nsec: 0), timespec(tv_sec: time(nil) - 180, tv_nsec: 0)]
             #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-            guard case .acquired(let taken) = StorageLock.acquire(path, owner: "c", timeoutSeconds: 1) else {
+            guard case .acquired(let taken) = FileStorageLock.acquire(path, owner: "c", timeoutSeconds: 1) else {
                 Issue.record("a stale lock was not taken over")
                 return
             }
@@ -255,7 +255,7 @@ struct StorageLockTests {
             // A heartbeat keeps a live holder's lock fresh.
             #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
             #expect(taken.heartbeat())
-            guard case .busy = StorageLock.acquire(path, owner: "d", timeoutSeconds: 1) else {
+            guard case .busy = FileStorageLock.acquire(path, owner: "d", timeoutSeconds: 1) else {
                 Issue.record("a touched lock was taken over")
                 return
             }
@@ -273,9 +273,9 @@ struct StorageLockTests {
                 try "dead-replica \(round)\n".write(toFile: path, atomically: false, encoding: .utf8)
                 var times = [timespec(tv_sec: time(nil) - 600, tv_nsec: 0), timespec(tv_sec: time(nil) - 600, tv_nsec: 0)]
                 #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-                let holders = Mutex<[StorageLock]>([])
+                let holders = Mutex<[FileStorageLock]>([])
                 DispatchQueue.concurrentPerform(iterations: 2) { replica in
-                    if case .acquired(let lock) = StorageLock.acquire(path, owner: "replica-\(replica)", timeoutSeconds: 1) {
+                    if case .acquired(let lock) = FileStorageLock.acquire(path, owner: "replica-\(replica)", timeoutSeconds: 1) {
                         holders.withLock { $0.append(lock) }
                     }
                 }
@@ -298,15 +298,20 @@ struct StorageLockTests {
             try "other-replica 1\n".write(toFile: path, atomically: false, encoding: .utf8)
             var times = [timespec(tv_sec: time(nil) - 30, tv_nsec: 0), timespec(tv_sec: time(nil) - 30, tv_nsec: 0)]
             #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-            let storageNow = try #require(StorageLock.storageTime(directory + "/locks/hosts"))
+            let storageNow = try #require(FileStorageLock.storageTime(directory + "/locks/hosts"))
             #expect(abs(storageNow - Int(time(nil))) <= 2)
-            guard case .busy = StorageLock.acquire(path, owner: "me", timeoutSeconds: 1) else {
+            guard case .busy = FileStorageLock.acquire(path, owner: "me", timeoutSeconds: 1) else {
                 Issue.record("a live lock was taken over")
                 return
             }
             // A replica whose own clock ran 10 minutes ahead would have: the clock is the storage's.
             guard
-                case .acquired(let skewed) = StorageLock.acquire(path, owner: "me", timeoutSeconds: 1, clock: { _ in Int(time(nil)) + 600 })
+                case .acquired(let skewed) = FileStorageLock.acquire(
+                    path,
+                    owner: "me",
+                    timeoutSeconds: 1,
+                    clock: { _ in Int(time(nil)) + 600 }
+                )
             else {
                 Issue.record("the injected clock was not used")
                 return

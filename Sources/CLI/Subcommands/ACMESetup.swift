@@ -9,9 +9,15 @@ enum ACMESetup {
         var acme = acme
         // Like every other file the config names: relative to the config, not to where serve was started.
         acme.dnsHook = acme.dnsHook.map { ConfigLoader.resolve($0, relativeTo: configPath) }
+        let storage: FileStorage
+        do {
+            storage = try FileStorage.prepared(root: ConfigLoader.resolve(acme.storage, relativeTo: configPath))
+        } catch {
+            throw .local("cannot prepare the ACME storage: \(error)")
+        }
         return try CertificateManager(
             settings: acme,
-            storageRoot: ConfigLoader.resolve(acme.storage, relativeTo: configPath),
+            storage: storage,
             trustFile: acme.directoryTrust.map { ConfigLoader.resolve($0, relativeTo: configPath) },
             hmacKeyFile: acme.externalAccount.map { ConfigLoader.resolve($0.hmacKeyFile, relativeTo: configPath) },
             listeners: CertificateManager.Listeners(

@@ -1,7 +1,7 @@
 import Posix
 import Synchronization
 
-/// A lock in the storage directory, for replicas that share it: a file created exclusively and holding
+/// A lock in a `FileStorage` directory, for replicas that share it: a file created exclusively and holding
 /// its holder's name and a nonce of this acquisition, touched every few seconds by a heartbeat thread of
 /// its own while it is held. One not touched for `staleAfter` seconds by the storage's clock belongs to a
 /// replica that died, and is taken over without ever removing a live holder's lock:
@@ -13,7 +13,7 @@ import Synchronization
 /// 3. then it races for the lock like anyone else, with an exclusive create.
 ///
 /// `release` and the heartbeat only ever act on a lock that still holds this acquisition's nonce.
-final class StorageLock: @unchecked Sendable {
+final class FileStorageLock: StorageLockHandle, @unchecked Sendable {
     let path: String
     /// What this acquisition wrote: the holder and a nonce no other acquisition has.
     let content: [UInt8]
@@ -32,7 +32,7 @@ final class StorageLock: @unchecked Sendable {
     }
 
     enum Outcome {
-        case acquired(StorageLock)
+        case acquired(FileStorageLock)
         /// Still held by another replica at the deadline.
         case busy
         case failed(String)
@@ -56,7 +56,7 @@ final class StorageLock: @unchecked Sendable {
         while true {
             do {
                 if try Posix.createExclusively(content, at: path, mode: 0o600) {
-                    let lock = StorageLock(path: path, content: content)
+                    let lock = FileStorageLock(path: path, content: content)
                     lock.startHeartbeat()
                     return .acquired(lock)
                 }
