@@ -9,8 +9,14 @@ admin listener takes for /status (every recorded host), /status/<host>, the cons
 console search that matches nothing (a scan of every host) and a host page. Loopback only; every wait
 is bounded.
 
+With --wildcard N it measures the other bound instead: one wildcard site, N made-up subdomains fetched
+(a flood, or a link service's customers), which server.fetchHostsPerWildcard (default 10,000) keeps
+from growing memory past that many recorded hosts.
+
 Usage: Benchmarks/fetch-records.py [--hosts 1000000] [--fetched 10000] [--repeat 1] [--binary PATH]
+       Benchmarks/fetch-records.py --wildcard 100000 [--binary PATH]
 """
+import json
 import argparse
 import os
 import shutil
@@ -56,14 +62,81 @@ def fetch_all(port, hosts, repeat):
             sock.close()
 
 
+def state_size(directory):
+    state = os.path.join(directory, "state")
+    return sum(os.path.getsize(os.path.join(state, name)) for name in os.listdir(state))
+
+
+def metric(admin, name):
+    body = urllib.request.urlopen(f"http://127.0.0.1:{admin}/metrics", timeout=30).read().decode()
+    for line in body.splitlines():
+        if line.startswith(name + " "):
+            return int(line.split()[-1])
+    return None
+
+
+def start(binary, directory):
+    log = open(os.path.join(directory, "stderr.log"), "w")
+    server = subprocess.Popen([binary, "serve", "--config", os.path.join(directory, "config.json")],
+                              stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if "serving " in open(os.path.join(directory, "stderr.log")).read():
+            return server
+        time.sleep(0.2)
+    server.terminate()
+    raise SystemExit("the server did not start")
+
+
+def wildcard_flood(binary, count):
+    directory = tempfile.mkdtemp(prefix="aasa-fetch-records-")
+    port, admin = free_port(), free_port()
+    try:
+        config = {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+                  "sites": [{"hosts": ["*.tenant.example.com", "shop.example.com"], "webcredentials": {"apps": ["shop"]}}],
+                  "server": {"listen": [f"127.0.0.1:{port}"], "admin": f"127.0.0.1:{admin}", "accessLog": False,
+                             "threads": 1, "stateDirectory": "state", "fetcherNetworks": {"apple": ["127.0.0.0/8"]}}}
+        with open(os.path.join(directory, "config.json"), "w") as handle:
+            json.dump(config, handle)
+        server = start(binary, directory)
+        try:
+            time.sleep(3)
+            before = scale.status_field(server.pid, "VmRSS")
+            started = time.monotonic()
+            fetch_all(port, [f"s{i}.tenant.example.com" for i in range(count)], 1)
+            fetching = time.monotonic() - started
+            label = 'aasa_fetch_record_hosts_dropped_total{bound="fetchHostsPerWildcard"}'
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and (metric(admin, label) or 0) < count - 10_000:
+                time.sleep(0.5)
+            time.sleep(5)
+            after = scale.status_field(server.pid, "VmRSS")
+            recorded = len(json.loads(urllib.request.urlopen(f"http://127.0.0.1:{admin}/status", timeout=60).read())["hosts"])
+            state_bytes = state_size(directory)
+            print("| subdomains fetched | recorded | dropped (per wildcard) | RSS before | RSS after | growth | state directory |")
+            print("|---:|---:|---:|---:|---:|---:|---:|")
+            print(f"| {count:,} | {recorded:,} | {metric(admin, label):,} | {before:.0f} MB | {after:.0f} MB | {after - before:.0f} MB | "
+                  f"{state_bytes / 1e6:.1f} MB |")
+            print(f"\nfetching took {fetching:.1f} s")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--hosts", type=int, default=1_000_000)
     parser.add_argument("--fetched", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--binary")
+    parser.add_argument("--wildcard", type=int, help="fetch this many subdomains under one wildcard site instead")
     args = parser.parse_args()
     binary = args.binary or release_binary()
+    if args.wildcard:
+        wildcard_flood(binary, args.wildcard)
+        return
     directory = tempfile.mkdtemp(prefix="aasa-fetch-records-")
     port, admin = free_port(), free_port()
     try:
@@ -73,16 +146,8 @@ def main():
             text = handle.read()
         with open(config_path, "w") as handle:
             handle.write(text.replace('"accessLog":false', '"accessLog":false,"stateDirectory":"state"'))
-        log = open(os.path.join(directory, "stderr.log"), "w")
-        server = subprocess.Popen([binary, "serve", "--config", config_path], stdout=subprocess.DEVNULL, stderr=log)
+        server = start(binary, directory)
         try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline:
-                if "serving " in open(os.path.join(directory, "stderr.log")).read():
-                    break
-                time.sleep(0.2)
-            else:
-                raise SystemExit("the server did not start")
             time.sleep(8)  # start-up's freed pages go back to the kernel
             before = scale.status_field(server.pid, "VmRSS")
             hosts = [f"shop{i}.example.com" for i in range(args.fetched)]
@@ -97,7 +162,7 @@ def main():
                 time.sleep(0.2)
             time.sleep(8)
             after = scale.status_field(server.pid, "VmRSS")
-            state_bytes = sum(os.path.getsize(os.path.join(directory, "state", name)) for name in os.listdir(os.path.join(directory, "state")))
+            state_bytes = state_size(directory)
             timings = {}
             for name, path in [("/status (every recorded host)", "/status"), ("/status/<host>", "/status/shop5.example.com"),
                                ("console, first page", "/console"), ("console, search matching nothing", "/console?q=nomatch"),

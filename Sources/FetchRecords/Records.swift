@@ -59,8 +59,13 @@ public struct VersionRecord: Equatable, Hashable, Sendable {
 public struct HostHistory: Equatable, Sendable {
     public private(set) var versions: [VersionRecord] = []
     public private(set) var fetches: [FetchRecord] = []
+    /// The wildcard site that serves the host (`*.customers.example`), when no exact host does.
+    public fileprivate(set) var wildcard: String?
 
     public init() {}
+
+    /// When it was last fetched (or, never fetched, since when its version is served): who goes first.
+    var lastSeen: Int { fetches.last?.time ?? versions.last?.since ?? 0 }
 
     /// False when it repeats what is already recorded (the same version, or the same fetch seen twice
     /// when merging replicas' records).
@@ -93,55 +98,98 @@ public struct HostHistory: Equatable, Sendable {
 }
 
 /// Every host's history, for the hosts a known fetcher asked for (and only those: a million hosts of
-/// which ten thousand are fetched keep ten thousand histories).
+/// which ten thousand are fetched keep ten thousand histories). Two bounds, because under a wildcard
+/// site every made-up subdomain a fetcher (or anyone claiming to be one) asks for is a host: one per
+/// wildcard, so one busy wildcard cannot push every other site's records out, and one overall.
 public struct FetchLedger: Sendable {
     /// How many versions and how many fetches each host keeps.
     public let limit: Int
-    /// How many hosts at most: under a wildcard site every made-up subdomain a fetcher asks for is a host.
+    /// How many hosts at most.
     public let maxHosts: Int
+    /// How many hosts served through one wildcard site at most.
+    public let maxHostsPerWildcard: Int
     public private(set) var hosts: [String: HostHistory] = [:]
     /// Hosts dropped to stay within `maxHosts`, those fetched longest ago first.
     public private(set) var droppedHosts = 0
+    /// Hosts dropped to stay within `maxHostsPerWildcard`.
+    public private(set) var droppedUnderWildcards = 0
+    /// Recorded hosts per wildcard.
+    private var wildcardHosts: [String: Int] = [:]
 
-    public init(limit: Int, maxHosts: Int = Int.max) {
+    public init(limit: Int, maxHosts: Int = Int.max, maxHostsPerWildcard: Int = Int.max) {
         self.limit = max(1, limit)
         self.maxHosts = max(1, maxHosts)
+        self.maxHostsPerWildcard = max(1, maxHostsPerWildcard)
     }
 
-    /// Records a fetch; false when it was recorded already.
+    /// Records a fetch; false when it was recorded already. `wildcard`: the wildcard site serving the
+    /// host, when no exact host does.
     @discardableResult
-    public mutating func add(_ fetch: FetchRecord) -> Bool {
-        if hosts[fetch.host] == nil { makeRoom() }
+    public mutating func add(_ fetch: FetchRecord, wildcard: String? = nil) -> Bool {
+        admit(fetch.host, wildcard: wildcard)
         return hosts[fetch.host, default: HostHistory()].add(fetch, limit: limit)
-    }
-
-    /// At the bound, the hosts whose last fetch is oldest go: a hundredth of them at once, so a stream of
-    /// new names costs a sort per many names, not per name.
-    private mutating func makeRoom() {
-        guard hosts.count >= maxHosts else { return }
-        let excess = hosts.count - maxHosts + 1
-        let count = min(hosts.count, max(excess, maxHosts / 100))
-        let oldest = hosts.map { ($0.key, $0.value.fetches.last?.time ?? $0.value.versions.last?.since ?? 0) }
-            .sorted { $0.1 < $1.1 }.prefix(count)
-        for (host, _) in oldest { hosts[host] = nil }
-        droppedHosts += oldest.count
     }
 
     /// Records a version; for a host nobody fetched yet only when `always` (the version a first fetch got).
     @discardableResult
-    public mutating func add(_ version: VersionRecord, always: Bool = true) -> Bool {
+    public mutating func add(_ version: VersionRecord, always: Bool = true, wildcard: String? = nil) -> Bool {
         guard always || hosts[version.host] != nil else { return false }
-        if hosts[version.host] == nil { makeRoom() }
+        admit(version.host, wildcard: wildcard)
         return hosts[version.host, default: HostHistory()].add(version, limit: limit)
     }
 
     /// Another replica's (or an earlier run's) records, folded in; repeats are dropped.
     public mutating func merge(_ other: FetchLedger) {
         for (host, history) in other.hosts {
-            if hosts[host] == nil { makeRoom() }
+            admit(host, wildcard: history.wildcard)
             for version in history.versions { hosts[host, default: HostHistory()].add(version, limit: limit) }
             for fetch in history.fetches { hosts[host, default: HostHistory()].add(fetch, limit: limit) }
         }
+    }
+
+    /// Which wildcard serves each host, from the config in force (records read back from the state
+    /// directory, a reload that added or removed a wildcard); then each wildcard within its bound.
+    public mutating func regroup(wildcardServing: (String) -> String?) {
+        wildcardHosts = [:]
+        for host in Array(hosts.keys) {
+            let wildcard = wildcardServing(host)
+            hosts[host]?.wildcard = wildcard
+            if let wildcard { wildcardHosts[wildcard, default: 0] += 1 }
+        }
+        for (wildcard, count) in wildcardHosts where count > maxHostsPerWildcard {
+            droppedUnderWildcards += drop(count - maxHostsPerWildcard, where: { $0.wildcard == wildcard })
+        }
+    }
+
+    /// Makes room for a new host: under its wildcard's bound, then under the overall one.
+    private mutating func admit(_ host: String, wildcard: String?) {
+        guard hosts[host] == nil else { return }
+        if let wildcard, let count = wildcardHosts[wildcard], count >= maxHostsPerWildcard {
+            droppedUnderWildcards += drop(
+                Self.batch(count - maxHostsPerWildcard + 1, of: maxHostsPerWildcard),
+                where: { $0.wildcard == wildcard }
+            )
+        }
+        if hosts.count >= maxHosts { droppedHosts += drop(Self.batch(hosts.count - maxHosts + 1, of: maxHosts), where: { _ in true }) }
+        var history = HostHistory()
+        history.wildcard = wildcard
+        hosts[host] = history
+        if let wildcard { wildcardHosts[wildcard, default: 0] += 1 }
+    }
+
+    /// A hundredth of the bound at once, so a stream of new names costs a sort per many names, not per name.
+    private static func batch(_ excess: Int, of bound: Int) -> Int { max(excess, bound / 100) }
+
+    /// Drops the `count` hosts among those `matching` that were seen longest ago; returns how many went.
+    private mutating func drop(_ count: Int, where matching: (HostHistory) -> Bool) -> Int {
+        let oldest = hosts.filter { matching($0.value) }.map { ($0.key, $0.value.lastSeen) }.sorted { $0.1 < $1.1 }.prefix(count)
+        for (host, _) in oldest {
+            if let wildcard = hosts.removeValue(forKey: host)?.wildcard {
+                wildcardHosts[wildcard, default: 1] -= 1
+                if wildcardHosts[wildcard] == 0 { wildcardHosts[wildcard] = nil }
+            }
+        }
+        return oldest.count
     }
 
     public var sortedHosts: [String] { hosts.keys.sorted() }

@@ -37,6 +37,12 @@ struct ConfigTests {
         #expect(table.lookup("badexample.com") == nil)
         #expect(table.lookup("example.org") == nil)
         #expect(HostTable<Int>.normalize("[::1]:8080") == "[::1]")
+        // The wildcard serving a name: the one lookup chose, none for an exact host.
+        #expect(table.wildcard(serving: "emily.users.example.com") == "*.users.example.com")
+        #expect(table.wildcard(serving: "a.b.example.com") == "*.example.com")
+        #expect(table.wildcard(serving: "www.example.com") == nil)
+        #expect(table.wildcard(serving: "example.com") == nil)
+        #expect(table.wildcard(serving: "example.org") == nil)
     }
 
     @Test("With many wildcards the lookup by parent domain gives what trying each wildcard gives")

@@ -64,6 +64,27 @@ struct FetchRecordsTests {
         #expect(ledger.droppedHosts == before)
     }
 
+    @Test("at most maxHostsPerWildcard hosts under one wildcard: its oldest go, other wildcards and exact hosts stay")
+    func boundedPerWildcard() {
+        var ledger = FetchLedger(limit: 5, maxHosts: 10_000, maxHostsPerWildcard: 100)
+        ledger.add(fetch(0, host: "shop.test"))
+        for index in 0..<50 { ledger.add(fetch(index, host: "q\(index).quiet.test"), wildcard: "*.quiet.test") }
+        for index in 0..<1_000 { ledger.add(fetch(100 + index, host: "f\(index).flood.test"), wildcard: "*.flood.test") }
+        let flood = ledger.hosts.values.filter { $0.wildcard == "*.flood.test" }.count
+        #expect(flood <= 100 && flood >= 99, "\(flood)")
+        #expect(ledger.droppedUnderWildcards == 1_000 - flood && ledger.droppedHosts == 0)
+        #expect(ledger.hosts["f999.flood.test"] != nil && ledger.hosts["f0.flood.test"] == nil, "the newest stay")
+        #expect(ledger.hosts["shop.test"] != nil && ledger.hosts.keys.filter { $0.hasSuffix(".quiet.test") }.count == 50)
+        // The config changes: quiet.test's hosts are now one wildcard's with the flood's, and are trimmed with them.
+        ledger.regroup { $0.hasSuffix(".test") && $0 != "shop.test" ? "*.test" : nil }
+        #expect(ledger.hosts.count == 101, "100 under *.test and shop.test: \(ledger.hosts.count)")
+        #expect(ledger.hosts.keys.filter { $0.hasSuffix(".quiet.test") }.isEmpty, "the oldest of the merged wildcard went")
+        // A merge keeps each host's wildcard.
+        var other = FetchLedger(limit: 5, maxHostsPerWildcard: 100)
+        other.merge(ledger)
+        #expect(other.hosts["f999.flood.test"]?.wildcard == "*.test")
+    }
+
     @Test("merging replicas' ledgers keeps every distinct fetch once")
     func merge() {
         var a = FetchLedger(limit: 10)

@@ -114,7 +114,7 @@ struct ConsoleListingTests {
     @Test("every page and every search lists hosts whose pages open, in config order", arguments: Layout.allCases, [1, 2, 7, 61, 1_000])
     func everyLayout(layout: Layout, hosts: Int) throws {
         let snapshot = Self.snapshot(layout, hosts: hosts)
-        let log = FetchLog(settings: ServerSettings(), configPath: "/etc/aasa/config.json")
+        let log = FetchLog(settings: ServerSettings(), snapshot: snapshot, configPath: "/etc/aasa/config.json")
         let expected = snapshot.layout.flatMap { $0.site.hosts.map(\.value.description) }
         #expect(expected.count == hosts)
         #expect(try listAll(snapshot, query: "", log: log) == expected)
@@ -136,7 +136,7 @@ struct ConsoleListingTests {
     @Test("100,000 hosts, one site per included file: the search that used to stop the server, and the last page")
     func largeOnePerFile() throws {
         let snapshot = Self.snapshot(.onePerFile, hosts: 100_000)
-        let log = FetchLog(settings: ServerSettings(), configPath: "/etc/aasa/config.json")
+        let log = FetchLog(settings: ServerSettings(), snapshot: snapshot, configPath: "/etc/aasa/config.json")
         let found = try ConsoleRenderer.hostListing(query: "go.c4999", page: 1, log: log, snapshot: snapshot)
         #expect(found.rows.map(\.host).first == "go.c4999.example.com")
         #expect(found.rows.allSatisfy { $0.host.contains("go.c4999") })

@@ -109,6 +109,14 @@ struct FetchRecordTests {
         }
     }
 
+    /// The well-known file fetched once for each host, as Apple's CDN, on one connection.
+    static func fetchAsCDN(_ client: RawClient, _ hosts: [String]) {
+        for host in hosts {
+            client.send("GET \(wellKnown) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: \(cdn)\r\n\r\n")
+            #expect(client.readResponses(1).first?.status == 200, "\(host)")
+        }
+    }
+
     @Test("under a wildcard site the records keep at most fetchHosts hosts; the rest are dropped, counted and logged")
     func boundedUnderWildcard() throws {
         try withTemporaryDirectory { state in
@@ -120,17 +128,65 @@ struct FetchRecordTests {
                 """#
             let server = try ServerProcess(config: config)
             defer { server.stop() }
-            let client = try RawClient(port: server.port)
-            for index in 0..<200 {
-                client.send("GET \(Self.wellKnown) HTTP/1.1\r\nHost: n\(index).tenant.example.com\r\nUser-Agent: \(Self.cdn)\r\n\r\n")
-                #expect(client.readResponses(1).first?.status == 200)
-            }
-            #expect(waitUntil(5) { (metric(server, "aasa_fetch_record_hosts_dropped_total") ?? 0) >= 150 }, "\(server.stderr)")
+            Self.fetchAsCDN(try RawClient(port: server.port), (0..<200).map { "n\($0).tenant.example.com" })
+            #expect(
+                waitUntil(5) { (metric(server, #"aasa_fetch_record_hosts_dropped_total{bound="fetchHosts"}"#) ?? 0) >= 150 },
+                "\(server.stderr)"
+            )
             let hosts = try statusJSON(["--admin", "127.0.0.1:\(server.adminPort)"])
             #expect(hosts.count <= 50 && hosts.count >= 40, "\(hosts.count)")
             #expect(hosts["n199.tenant.example.com"] != nil, "the newest are kept")
             // The count is in the ledger before the line is written: wait for the line.
             #expect(waitUntil(5) { server.stderr.contains("dropped so far to keep at most server.fetchHosts = 50") }, "\(server.stderr)")
+        }
+    }
+
+    @Test(
+        "a flood of subdomains under one wildcard stays within fetchHostsPerWildcard; the other sites' records stay, also after a restart"
+    )
+    func boundedPerWildcard() throws {
+        try withTemporaryDirectory { state in
+            let config = #"""
+                {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+                 "sites": [{"hosts": ["*.flood.example.com"], "webcredentials": {"apps": ["shop"]}},
+                           {"hosts": ["*.quiet.example.com", "shop.example.com"], "webcredentials": {"apps": ["shop"]}}],
+                 "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0", "accessLog": false, "stateDirectory": "\#(state)",
+                            "fetchHosts": 1000, "fetchHostsPerWildcard": 30, "fetcherNetworks": {"apple": ["127.0.0.0/8"]}}}
+                """#
+            var server = try ServerProcess(config: config)
+            defer { server.stop() }
+            let client = try RawClient(port: server.port)
+            // The other sites are fetched first: the oldest records, which an overall bound would drop first.
+            Self.fetchAsCDN(client, ["shop.example.com"] + (0..<20).map { "q\($0).quiet.example.com" })
+            Thread.sleep(forTimeInterval: 1.2)
+            Self.fetchAsCDN(client, (0..<300).map { "f\($0).flood.example.com" })
+            #expect(
+                waitUntil(5) { (metric(server, #"aasa_fetch_record_hosts_dropped_total{bound="fetchHostsPerWildcard"}"#) ?? 0) >= 270 },
+                "\(server.stderr)"
+            )
+            #expect(metric(server, #"aasa_fetch_record_hosts_dropped_total{bound="fetchHosts"}"#) == 0)
+            var hosts = try statusJSON(["--admin", "127.0.0.1:\(server.adminPort)"])
+            let flood = hosts.keys.filter { $0.hasSuffix(".flood.example.com") }
+            #expect(flood.count <= 30 && flood.count >= 20, "\(flood.count)")
+            #expect(hosts["f299.flood.example.com"] != nil, "the newest are kept")
+            #expect(
+                hosts["shop.example.com"] != nil && (0..<20).allSatisfy { hosts["q\($0).quiet.example.com"] != nil },
+                "\(hosts.keys.sorted())"
+            )
+            #expect(
+                waitUntil(5) { server.stderr.contains("to keep at most server.fetchHostsPerWildcard = 30 under one wildcard site") },
+                "\(server.stderr)"
+            )
+            // Read back from the state directory with a smaller bound: the files do not say which wildcard
+            // served a host, the config in force does.
+            server.stop()
+            server = try ServerProcess(
+                config: config.replacingOccurrences(of: #""fetchHostsPerWildcard": 30"#, with: #""fetchHostsPerWildcard": 10"#)
+            )
+            hosts = try statusJSON(["--admin", "127.0.0.1:\(server.adminPort)"])
+            #expect(hosts.keys.filter { $0.hasSuffix(".flood.example.com") }.count == 10, "\(hosts.keys.sorted())")
+            #expect(hosts.keys.filter { $0.hasSuffix(".quiet.example.com") }.count == 10, "\(hosts.keys.sorted())")
+            #expect(hosts["shop.example.com"] != nil, "an exact host is under no wildcard's bound")
         }
     }
 

@@ -85,6 +85,19 @@ public struct HostTable<Value: Sendable>: Sendable {
         return nil
     }
 
+    /// The wildcard (`*.suffix`) that serves `name` when no exact host does; nil when an exact host does,
+    /// or nothing. The same longest-suffix-first choice as `lookup`.
+    public func wildcard(serving name: String) -> String? {
+        guard exact.lookup(name) == nil, !name.hasPrefix(".") else { return nil }
+        var rest = Substring(name)
+        while let dot = rest.utf8.firstIndex(of: UInt8(ascii: ".")) {
+            rest = rest[rest.index(after: dot)...]
+            if rest.isEmpty { break }
+            if wildcardBySuffix[String(rest)] != nil { return "*." + rest }
+        }
+        return nil
+    }
+
     /// Lower-cases and strips the port and one trailing dot; keeps IPv6 literals in brackets intact.
     public static func normalize(_ host: String) -> String {
         var host = host

@@ -96,6 +96,9 @@ public struct ServerSettings: Sendable, Equatable {
     public var fetchHistory = 20
     /// How many hosts the fetch records keep at most (those fetched longest ago are dropped first).
     public var fetchHosts = 100_000
+    /// How many of them one wildcard site's subdomains may be: a flood of made-up subdomains under one
+    /// wildcard never pushes the other sites' records out.
+    public var fetchHostsPerWildcard = 10_000
     /// The networks Apple's CDN fetches from: an `AASA-Bot` fetch from elsewhere is recorded as a claim.
     public var appleNetworks: [IPNetwork] = ["17.0.0.0/8"].compactMap(IPNetwork.init)
     /// Google's verifier's networks, besides forward-confirmed reverse DNS in Google's domains.
@@ -130,7 +133,7 @@ extension ServerSettings {
         "certificates", "listen", "admin", "adminExposed", "adminTokenFile", "threads", "maxConnections", "maxRequestsPerConnection",
         "limits", "timeouts", "cacheControl",
         "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "fetchHosts",
-        "fetcherNetworks",
+        "fetchHostsPerWildcard", "fetcherNetworks",
         "acme", "comment",
     ]
     static let fetcherNetworkKeys = ["apple", "google", "comment"]
@@ -421,6 +424,9 @@ extension ConfigDecoder {
                 settings.stateDirectory = nonEmpty(value, memberPath, rule: "server.state-directory", message) ?? settings.stateDirectory
             case "fetchHosts":
                 settings.fetchHosts = positiveInt(value, memberPath).map { min($0, 10_000_000) } ?? settings.fetchHosts
+            case "fetchHostsPerWildcard":
+                settings.fetchHostsPerWildcard =
+                    positiveInt(value, memberPath).map { min($0, 10_000_000) } ?? settings.fetchHostsPerWildcard
             case "fetchHistory":
                 settings.fetchHistory = positiveInt(value, memberPath).map { min($0, 10_000) } ?? settings.fetchHistory
             case "fetcherNetworks":

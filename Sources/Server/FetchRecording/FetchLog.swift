@@ -13,14 +13,30 @@ final class FetchLog: Sendable {
     /// Called for each fetch, after it is recorded (`dev` prints a line when the phone fetched).
     private let onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)?
 
-    init(settings: ServerSettings, configPath: String, onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)? = nil) {
+    init(
+        settings: ServerSettings,
+        snapshot: Snapshot,
+        configPath: String,
+        onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)? = nil
+    ) {
         self.onFetch = onFetch
-        var ledger = FetchLedger(limit: settings.fetchHistory, maxHosts: settings.fetchHosts)
+        var ledger = FetchLedger(
+            limit: settings.fetchHistory,
+            maxHosts: settings.fetchHosts,
+            maxHostsPerWildcard: settings.fetchHostsPerWildcard
+        )
         var store: RecordStore?
         if let directory = settings.stateDirectory {
             let path = ConfigLoader.resolve(directory, relativeTo: configPath)
             let read = RecordStore.read(directory: path, limit: settings.fetchHistory, maxHosts: settings.fetchHosts)
-            ledger = read.ledger
+            ledger = FetchLedger(
+                limit: settings.fetchHistory,
+                maxHosts: settings.fetchHosts,
+                maxHostsPerWildcard: settings.fetchHostsPerWildcard
+            )
+            ledger.merge(read.ledger)
+            // The files do not say which wildcard served a host: the config in force does.
+            ledger.regroup(wildcardServing: snapshot.wildcard(serving:))
             for warning in read.warnings { Log.warning("fetch records: \(warning)") }
             do {
                 let opened = try RecordStore(directory: path, replica: "\(Posix.hostName())-\(Posix.processID())")
@@ -42,6 +58,7 @@ final class FetchLog: Sendable {
     /// On the supervisor's loop: says this replica is alive every minute, and folds gone replicas' files
     /// into its own every hour.
     func tick(now: Int64) {
+        releaseDroppedMemory(dropped: false)
         let due = housekeeping.withLock { times -> (alive: Bool, compact: Bool) in
             let alive = now - times.alive >= 60_000
             let compact = times.compacted == 0 || now - times.compacted >= 3_600_000
@@ -68,8 +85,8 @@ final class FetchLog: Sendable {
     /// A copy of the ledger, for an admin request.
     var current: FetchLedger { ledger.withLock { $0 } }
 
-    /// Hosts dropped to stay within `server.fetchHosts`.
-    var droppedHosts: Int { ledger.withLock { $0.droppedHosts } }
+    /// Hosts dropped to stay within `server.fetchHosts`, and within `server.fetchHostsPerWildcard`.
+    var droppedHosts: (overall: Int, underWildcards: Int) { ledger.withLock { ($0.droppedHosts, $0.droppedUnderWildcards) } }
 
     /// Google's verifier checked by reverse DNS, per address (true: confirmed); bounded, as addresses are
     /// what a client chooses.
@@ -107,18 +124,24 @@ final class FetchLog: Sendable {
         let fetches = confirmingGoogle(fetches)
         var written: [RecordLine.Entry] = []
         var recorded: [(FetchRecord, HostStatus)] = []
-        var dropped = (before: 0, after: 0, bound: 0)
+        var overall = (before: 0, after: 0, bound: 0)
+        var underWildcards = (before: 0, after: 0, bound: 0)
         ledger.withLock { ledger in
-            dropped.before = ledger.droppedHosts
-            defer { dropped = (dropped.before, ledger.droppedHosts, ledger.maxHosts) }
+            overall.before = ledger.droppedHosts
+            underWildcards.before = ledger.droppedUnderWildcards
+            defer {
+                overall = (overall.before, ledger.droppedHosts, ledger.maxHosts)
+                underWildcards = (underWildcards.before, ledger.droppedUnderWildcards, ledger.maxHostsPerWildcard)
+            }
             for fetch in fetches {
+                let wildcard = ledger.hosts[fetch.host] == nil ? snapshot.wildcard(serving: fetch.host) : nil
                 // The version a host's first recorded fetch got starts its history.
                 if ledger.hosts[fetch.host] == nil, let version = snapshot.version(of: fetch.host, fetch.document),
-                    version.version == fetch.version, ledger.add(version)
+                    version.version == fetch.version, ledger.add(version, wildcard: wildcard)
                 {
                     written.append(.version(version))
                 }
-                if ledger.add(fetch) { written.append(.fetch(fetch)) }
+                if ledger.add(fetch, wildcard: wildcard) { written.append(.fetch(fetch)) }
                 if onFetch != nil, let history = ledger.hosts[fetch.host] {
                     recorded.append((fetch, status(fetch.host, history: history, snapshot: snapshot)))
                 }
@@ -126,19 +149,41 @@ final class FetchLog: Sendable {
         }
         save(written)
         // The first time, then every 10,000: enough to notice, never a line per made-up subdomain.
-        if dropped.after > dropped.before, dropped.before == 0 || dropped.after / 10_000 > dropped.before / 10_000 {
+        for (dropped, setting, scope) in [
+            (overall, "server.fetchHosts", ""), (underWildcards, "server.fetchHostsPerWildcard", " under one wildcard site"),
+        ] where dropped.after > dropped.before && (dropped.before == 0 || dropped.after / 10_000 > dropped.before / 10_000) {
             Log.warning(
-                "fetch records: \(dropped.after) host\(dropped.after == 1 ? "" : "s") dropped so far to keep at most server.fetchHosts = "
-                    + "\(dropped.bound) (those fetched longest ago go first)"
+                "fetch records: \(dropped.after) host\(dropped.after == 1 ? "" : "s") dropped so far to keep at most \(setting) = "
+                    + "\(dropped.bound)\(scope) (those fetched longest ago go first)"
             )
         }
         for (fetch, status) in recorded { onFetch?(fetch, status) }
+        if overall.after > overall.before || underWildcards.after > underWildcards.before { releaseDroppedMemory(dropped: true) }
+    }
+
+    /// When memory was last handed back, and whether hosts were dropped since.
+    private let trim = Mutex<(last: Int64, pending: Bool)>((0, false))
+
+    /// Dropped histories are freed, but glibc keeps their pages: without handing them back, a flood of
+    /// made-up subdomains would leave the process at the flood's peak. At most every 5 s (it walks the
+    /// heap); `tick` hands back what the last drops of a flood left.
+    private func releaseDroppedMemory(dropped: Bool) {
+        let now = Posix.monotonicMilliseconds()
+        let due = trim.withLock { trim -> Bool in
+            if dropped { trim.pending = true }
+            guard trim.pending, now - trim.last >= 5_000 else { return false }
+            trim = (now, false)
+            return true
+        }
+        if due { Posix.releaseFreeMemory() }
     }
 
     /// A new generation is served: each recorded host whose document changed gets its new version.
     func published(_ snapshot: Snapshot) {
         var written: [RecordLine.Entry] = []
         ledger.withLock { ledger in
+            // A wildcard added or removed moves hosts between the per-wildcard bounds.
+            ledger.regroup(wildcardServing: snapshot.wildcard(serving:))
             for host in ledger.hosts.keys {
                 for document in DocumentKind.allCases {
                     guard let version = snapshot.version(of: host, document) else { continue }
@@ -175,6 +220,9 @@ final class FetchLog: Sendable {
 }
 
 extension Snapshot {
+    /// The wildcard site serving `host` when no exact host does.
+    func wildcard(serving host: String) -> String? { hosts.wildcard(serving: HostTable<Int>.normalize(host)) }
+
     /// The version `host` is served now (its ETag value) and when it started being served; nil when
     /// the config does not serve that document for the host.
     func version(of host: String, _ document: DocumentKind) -> VersionRecord? {

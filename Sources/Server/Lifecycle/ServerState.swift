@@ -36,7 +36,12 @@ final class ServerState: Sendable {
         acme: CertificateManager? = nil
     ) throws(SystemError) {
         self.acme = acme
-        fetchLog = FetchLog(settings: generation.settings, configPath: recording.configPath, onFetch: recording.onFetch)
+        fetchLog = FetchLog(
+            settings: generation.settings,
+            snapshot: generation.snapshot,
+            configPath: recording.configPath,
+            onFetch: recording.onFetch
+        )
         serving = Mutex((generation, generation.snapshot))
         connections = ConnectionCap(limit: generation.settings.maxConnections)
         self.startedAt = startedAt

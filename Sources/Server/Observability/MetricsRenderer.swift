@@ -76,9 +76,12 @@ enum MetricsRenderer {
             stats.googleLastFetch,
             unverified: stats.unverifiedGoogleFetches
         )
-        out += "# HELP aasa_fetch_record_hosts_dropped_total Hosts the fetch records dropped to stay within server.fetchHosts.\n"
+        let dropped = state.fetchLog.droppedHosts
+        out += "# HELP aasa_fetch_record_hosts_dropped_total Hosts the fetch records dropped to stay within server.fetchHosts, "
+        out += "and within server.fetchHostsPerWildcard under one wildcard site.\n"
         out += "# TYPE aasa_fetch_record_hosts_dropped_total counter\n"
-        out += "aasa_fetch_record_hosts_dropped_total \(state.fetchLog.droppedHosts)\n"
+        out += "aasa_fetch_record_hosts_dropped_total{bound=\"fetchHosts\"} \(dropped.overall)\n"
+        out += "aasa_fetch_record_hosts_dropped_total{bound=\"fetchHostsPerWildcard\"} \(dropped.underWildcards)\n"
         out += "# HELP aasa_response_bytes_total Bytes of responses queued for sending (headers and bodies).\n"
         out += "# TYPE aasa_response_bytes_total counter\naasa_response_bytes_total \(stats.responseBytes)\n"
         out += "# HELP aasa_open_connections Client connections currently open.\n"

@@ -42,6 +42,7 @@ enum SettingsReload {
             .restart("server.stateDirectory", \.stateDirectory),
             .restart("server.fetchHistory", \.fetchHistory),
             .restart("server.fetchHosts", \.fetchHosts),
+            .restart("server.fetchHostsPerWildcard", \.fetchHostsPerWildcard),
             .restart("server.fetcherNetworks.apple", \.appleNetworks),
             .restart("server.fetcherNetworks.google", \.googleNetworks),
             .restart("server.acme", \.acme),
