@@ -17,6 +17,8 @@ public enum ACMEError: Error, Sendable, CustomStringConvertible {
     case local(String)
     /// The CA issued the certificate and the storage would not take it: kept in memory, stored later.
     case unstored(String)
+    /// Another replica took over the host's lock mid-order: not a failure of the host's, nothing recorded.
+    case superseded(String)
 
     public var description: String {
         switch self {
@@ -24,7 +26,7 @@ public enum ACMEError: Error, Sendable, CustomStringConvertible {
             return "the CA refused: \(problem)" + (retryAfter.map { ", retrying after \(Durations.words($0))" } ?? "")
         case .unreachable(let message): return "the CA did not answer: \(message)"
         case .unexpected(let message): return "the CA answered unexpectedly: \(message)"
-        case .local(let message), .unstored(let message): return message
+        case .local(let message), .unstored(let message), .superseded(let message): return message
         }
     }
 
@@ -39,7 +41,7 @@ public enum ACMEError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable, .unstored: return true
         case .refused(let problem, let retryAfter): return retryAfter == nil && (problem.status >= 500 || problem.type == "serverInternal")
-        case .unexpected, .local: return false
+        case .unexpected, .local, .superseded: return false
         }
     }
 }

@@ -613,8 +613,15 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 log: { [log] in log(.info, $0) }
             )
             let issued: OrderProcedure.Issued
+            let record = { [storage, log] (order: StoredOrder) in
+                do {
+                    try storage.storeOrder(host, order)
+                } catch {
+                    log(.warning, "cannot store the order for \(host) (\(error)); a restart before it finishes orders again")
+                }
+            }
             do {
-                issued = try procedure.run(host: host, replacing: previous?.renewalID)
+                issued = try procedure.run(host: host, replacing: previous?.renewalID, resuming: storage.readOrder(host), record: record)
             } catch .refused(let problem, _) where problem.type == "accountDoesNotExist" {
                 // The CA no longer knows the stored account (a reset test CA, a deactivated account):
                 // register the key again and order once more.
@@ -622,7 +629,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 forgetAccount()
                 var again = procedure
                 again.client = try accountClient()
-                issued = try again.run(host: host, replacing: previous?.renewalID)
+                issued = try again.run(host: host, replacing: previous?.renewalID, record: record)
             }
             state.withLock { $0.counters.ordersSucceeded += 1 }
             keep(host, issued, obtainedHere: true)
@@ -677,6 +684,11 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     }
 
     private func fail(_ host: String, _ error: ACMEError, configHost: Bool) {
+        if case .superseded(let message) = error {
+            // The replica that took over finishes the order and records how it went.
+            log(.info, "stopped working on \(host): \(message)")
+            return
+        }
         let now = Int(Posix.unixTime())
         let base = configHost || settings.onDemand == nil ? settings.retryAfterFailure : settings.onDemand!.retryAfterFailure
         let delay = state.withLock { state -> Int in

@@ -12,6 +12,7 @@ import Support
 ///                                                 never sees a new certificate with an old key)
 ///     certificates/<CA>/<host>/meta.json         (not after, renewal time, renewal-information ID)
 ///     certificates/<CA>/<host>/error.json        (the last failure, for `aasa-server certificates`)
+///     certificates/<CA>/<host>/order.json        (an order not finished yet: its URL and the key, 0600)
 ///     challenges/<token>                         (HTTP-01 key authorizations)
 ///     challenges-alpn/<host>                     (TLS-ALPN-01 key authorizations)
 ///
@@ -65,6 +66,7 @@ public struct CertificateStorage: Sendable {
     func certificateKey(_ host: String) -> String { certificateFolder(host) + "/certificate.pem" }
     func metaKey(_ host: String) -> String { certificateFolder(host) + "/meta.json" }
     func errorKey(_ host: String) -> String { certificateFolder(host) + "/error.json" }
+    func orderKey(_ host: String) -> String { certificateFolder(host) + "/order.json" }
     /// Where a host's certificate is, as a user finds it.
     public func certificatePath(_ host: String) -> String { backend.describe(certificateKey(host)) }
     static let challengesFolder = "challenges"
@@ -85,7 +87,7 @@ public struct CertificateStorage: Sendable {
         backend.list(certificatesFolder).map(Self.host(fromDirectory:)).sorted()
     }
 
-    static let hostFiles = ["certificate.pem", "meta.json", "error.json"]
+    static let hostFiles = ["certificate.pem", "meta.json", "error.json", "order.json"]
 
     /// Certificates stored by versions before the CA had a folder (`certificates/<host>/`) are moved
     /// into this CA's: the config they were obtained under named this CA. Returns how many moved. The
@@ -100,7 +102,11 @@ public struct CertificateStorage: Sendable {
             var copied = true
             for file in Self.hostFiles.reversed() {
                 guard let bytes = try? backend.load("\(old)/\(file)", limit: Posix.ReadLimit.certificate) else { continue }
-                if (try? backend.store("\(certificateFolder(host))/\(file)", bytes, secret: file == "certificate.pem")) == nil {
+                if (try? backend.store(
+                    "\(certificateFolder(host))/\(file)",
+                    bytes,
+                    secret: file.hasPrefix("certificate") || file.hasPrefix("order")
+                )) == nil {
                     copied = false
                 }
             }
@@ -114,7 +120,7 @@ public struct CertificateStorage: Sendable {
 
     /// Removes what is stored for `host` (its certificate, meta and last error), then its folder.
     func remove(_ host: String) {
-        for key in [certificateKey(host), metaKey(host), errorKey(host)] { backend.delete(key) }
+        for key in [certificateKey(host), metaKey(host), errorKey(host), orderKey(host)] { backend.delete(key) }
         backend.delete(certificateFolder(host))
     }
 
@@ -134,6 +140,17 @@ public struct CertificateStorage: Sendable {
         try backend.store(certificateKey(host), chainAndKey, secret: true)
         try backend.store(metaKey(host), meta.json, secret: false)
         backend.delete(errorKey(host))
+        backend.delete(orderKey(host))
+    }
+
+    /// An order placed and not finished: resumed by the next attempt, whichever replica makes it.
+    func storeOrder(_ host: String, _ order: StoredOrder) throws(StorageError) {
+        try backend.store(orderKey(host), order.json, secret: true)
+    }
+
+    func readOrder(_ host: String) -> StoredOrder? {
+        guard let bytes = try? backend.load(orderKey(host), limit: 64 * 1024) else { return nil }
+        return StoredOrder(json: bytes)
     }
 
     public func readMeta(_ host: String) -> StoredMeta? {
@@ -156,6 +173,37 @@ public struct CertificateStorage: Sendable {
 
     /// Who holds `host`'s lock (an order in progress somewhere), as the holder wrote it.
     public func lockHolder(_ host: String) -> String? { backend.lockHolder(lockName(host))?.trimmingWhitespace() }
+}
+
+/// An order placed with the CA and not finished, with the key its certificate request is made from: an
+/// attempt after a restart, a timeout or a replica's death continues it instead of placing another.
+struct StoredOrder: Sendable, Equatable {
+    var url: String
+    var keyPEM: [UInt8]
+    /// Unix seconds.
+    var placedAt: Int
+
+    var json: [UInt8] {
+        JSONWriter.bytes(
+            .object([("url", .string(url)), ("key", .string(String(decoding: keyPEM, as: UTF8.self))), ("placedAt", .int(placedAt))]),
+            pretty: true
+        )
+    }
+
+    init(url: String, keyPEM: [UInt8], placedAt: Int) {
+        self.url = url
+        self.keyPEM = keyPEM
+        self.placedAt = placedAt
+    }
+
+    init?(json bytes: [UInt8]) {
+        guard let root = JSONParser.parse(bytes, duplicateKeys: .warning).root, let url = root["url"]?.stringValue,
+            let key = root["key"]?.stringValue
+        else { return nil }
+        self.url = url
+        keyPEM = Array(key.utf8)
+        if case .number(let text)? = root["placedAt"]?.value { placedAt = Int(text) ?? 0 } else { placedAt = 0 }
+    }
 }
 
 /// What is known about a stored certificate besides its bytes.

@@ -13,7 +13,8 @@ struct OrderProcedure {
     let challengeTypes: [ACMESettings.Challenge]
     let dnsHook: String?
     let keyType: ACMESettings.KeyType
-    let heartbeat: () -> Void
+    /// Beats the host's lock; false once another replica took it over (this one was judged gone).
+    let heartbeat: () -> Bool
     let log: (String) -> Void
     /// Seconds the CA gets to validate a challenge and to issue.
     var patienceSeconds = 120
@@ -26,27 +27,33 @@ struct OrderProcedure {
 
     /// Orders a certificate for `host` (a wildcard host is ordered as the wildcard name). Storing it is
     /// the caller's: a storage that fails then must not cost another order.
-    func run(host: String, replacing: String?) throws(ACMEError) -> Issued {
-        let (orderURL, placed): (String, ACMEOrder)
-        do {
-            (orderURL, placed) = try client.newOrder([host], replacing: replacing)
-        } catch .refused(let problem, _) where problem.type == "alreadyReplaced" && replacing != nil {
-            // RFC 9773 §5: the certificate was already replaced (by another replica, or an order lost in a
-            // restart): a plain order, or every later renewal would fail the same way.
-            (orderURL, placed) = try client.newOrder([host], replacing: nil)
+    ///
+    /// `resuming`: an order stored by an attempt that did not finish (a restart, a replica that died, a
+    /// timeout) — continued with its own key while the CA still has it, so no second order is placed.
+    /// `record` stores a new order before any challenge is answered.
+    func run(
+        host: String,
+        replacing: String?,
+        resuming stored: StoredOrder? = nil,
+        record: (StoredOrder) -> Void = { _ in }
+    ) throws(ACMEError) -> Issued {
+        let started: (url: String, order: ACMEOrder, key: SigningKey)
+        if let resumed = try resume(stored, host: host) {
+            started = resumed
+        } else {
+            started = try place(host: host, replacing: replacing, record: record)
         }
-        var order = placed
+        let (orderURL, certificateKey) = (started.url, started.key)
+        var order = started.order
         for authorizationURL in order.authorizations {
             try authorize(authorizationURL)
         }
-        order = try poll(orderURL, until: ["ready", "valid"], what: "the order for \(host)")
-        let certificateKey: SigningKey
+        if order.status != "valid" { order = try poll(orderURL, until: ["ready", "valid"], what: "the order for \(host)") }
         let csr: [UInt8]
         do {
-            certificateKey = try SigningKey.generate(keyType == .rsa2048 ? .rsa2048 : .ecdsaP256)
             csr = try CertificateRequest.der(names: [host], key: certificateKey)
         } catch {
-            throw .local("cannot make the certificate key or request: \(error)")
+            throw .local("cannot make the certificate request: \(error)")
         }
         if order.status == "ready" { order = try client.finalize(order, csr: csr) }
         if order.status != "valid" { order = try poll(orderURL, until: ["valid"], what: "issuance for \(host)") }
@@ -85,6 +92,56 @@ struct OrderProcedure {
         return Issued(pem: pem + keyPEM, meta: meta)
     }
 
+    /// The stored order, when the CA still has it in a state that can lead to a certificate.
+    private func resume(_ stored: StoredOrder?, host: String) throws(ACMEError) -> (String, ACMEOrder, SigningKey)? {
+        guard let stored, let key = SigningKey(pem: stored.keyPEM) else { return nil }
+        let order: ACMEOrder
+        do {
+            order = try client.order(stored.url)
+        } catch .unreachable(let message) {
+            // The CA is down: a new order would fail the same way, and this one may still be good.
+            throw .unreachable(message)
+        } catch {
+            // Expired, deleted, another account's: ordered anew.
+            return nil
+        }
+        guard ["pending", "ready", "processing", "valid"].contains(order.status) else { return nil }
+        log(
+            "resuming the order for \(host) placed \(CivilTime(unixSeconds: stored.placedAt).isoSecond)Z (\(order.status)) instead of ordering again"
+        )
+        return (stored.url, order, key)
+    }
+
+    /// A new order, stored with the certificate's key before any challenge is answered.
+    private func place(host: String, replacing: String?, record: (StoredOrder) -> Void) throws(ACMEError) -> (String, ACMEOrder, SigningKey)
+    {
+        let key: SigningKey
+        let keyPEM: [UInt8]
+        do {
+            key = try SigningKey.generate(keyType == .rsa2048 ? .rsa2048 : .ecdsaP256)
+            keyPEM = try key.pem()
+        } catch {
+            throw .local("cannot make the certificate key: \(error)")
+        }
+        let (url, order): (String, ACMEOrder)
+        do {
+            (url, order) = try client.newOrder([host], replacing: replacing)
+        } catch .refused(let problem, _) where problem.type == "alreadyReplaced" && replacing != nil {
+            // RFC 9773 §5: the certificate was already replaced (by another replica, or an order lost in a
+            // restart): a plain order, or every later renewal would fail the same way.
+            (url, order) = try client.newOrder([host], replacing: nil)
+        }
+        record(StoredOrder(url: url, keyPEM: keyPEM, placedAt: Int(Posix.unixTime())))
+        return (url, order, key)
+    }
+
+    /// Throws when another replica took the host's lock over: the order is its now.
+    private func stillHolding() throws(ACMEError) {
+        guard heartbeat() else {
+            throw .superseded("another replica took over the lock (this one was judged gone); the order is left to it")
+        }
+    }
+
     private func authorize(_ url: String) throws(ACMEError) {
         let authorization = try client.authorization(url)
         if authorization.status == "valid" { return }
@@ -118,7 +175,7 @@ struct OrderProcedure {
         try client.respond(to: challenge)
         let deadline = Posix.monotonicMilliseconds() + Int64(patienceSeconds) * 1000
         while true {
-            heartbeat()
+            try stillHolding()
             let current = try client.authorization(url)
             switch current.status {
             case "valid": return
@@ -169,7 +226,7 @@ struct OrderProcedure {
             let value = Base64URL.encode(Digest.sha256(Array(keyAuthorization.utf8)))
             let record = "_acme-challenge.\(domain)."
             try runHook(dnsHook, "present", domain: domain, record: record, value: value)
-            heartbeat()
+            try stillHolding()
             return { try? runHook(dnsHook, "cleanup", domain: domain, record: record, value: value) }
         }
     }
@@ -197,7 +254,7 @@ struct OrderProcedure {
     private func poll(_ url: String, until wanted: Set<String>, what: String) throws(ACMEError) -> ACMEOrder {
         let deadline = Posix.monotonicMilliseconds() + Int64(patienceSeconds) * 1000
         while true {
-            heartbeat()
+            try stillHolding()
             let order = try client.order(url)
             if wanted.contains(order.status) { return order }
             if order.status == "invalid" {

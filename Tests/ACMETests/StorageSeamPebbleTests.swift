@@ -1,10 +1,18 @@
 import Foundation
+import Glibc
 import Synchronization
 import TestSupport
 import Testing
 
 @testable import AASA
 @testable import ACME
+
+/// What a manager logged, for a test to read while it runs.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+}
 
 /// The certificate manager on the in-memory storage against Pebble: nothing it does to storage goes
 /// around the interface, and the storage failing is survived the way the issue asks.
@@ -14,31 +22,36 @@ import Testing
     .enabled(if: Pebble.installed, "pebble is not installed (apt-get install pebble)")
 )
 struct StorageSeamPebbleTests {
-    @Test(
-        "A certificate the storage refuses is served from memory and stored later without a second order; a dead replica's lock is taken over"
-    )
-    func storageFaults() throws {
-        let pebble = try Pebble()
-        let storage = InMemoryStorage()
+    /// A manager on `storage` ordering by DNS-01 from `pebble` through `hook`, logging into `lines`.
+    static func manager(_ pebble: Pebble, _ storage: InMemoryStorage, hook: String, lines: LogLines) throws -> CertificateManager {
         var settings = ACMESettings()
         settings.directory = pebble.directoryURL
         settings.agreeToTerms = true
         settings.challenges = [.dns01]
-        settings.dnsHook = try pebble.writeDNSHook()
+        settings.dnsHook = hook
         settings.retryAfterFailure = 2
         settings.ordersPerDomainPerWeek = 1000
-        let lines = Mutex<[String]>([])
-        let manager = try CertificateManager(
+        return try CertificateManager(
             settings: settings,
             storage: storage,
             trustFile: pebble.listenerAuthorityPath,
             hmacKeyFile: nil,
             listeners: .init(plain: false, tls: true),
             userAgent: "aasa-server tests",
-            log: { _, line in lines.withLock { $0.append(line) } }
+            log: { _, line in lines.append(line) }
         )
-        let log = { lines.withLock { $0.joined(separator: "\n") } }
-        let layout = CertificateStorage(backend: storage, directoryURL: settings.directory)
+    }
+
+    @Test(
+        "A certificate the storage refuses is served from memory and stored later without a second order; a dead replica's lock is taken over"
+    )
+    func storageFaults() throws {
+        let pebble = try Pebble()
+        let storage = InMemoryStorage()
+        let lines = LogLines()
+        let manager = try Self.manager(pebble, storage, hook: try pebble.writeDNSHook(), lines: lines)
+        let log = { lines.text }
+        let layout = CertificateStorage(backend: storage, directoryURL: pebble.directoryURL)
         // Issued, but the storage refuses the certificate once.
         storage.fail(.store, keySuffix: "/kept.test/certificate.pem", times: 1)
         // Another replica holds late.test's lock and then dies.
@@ -66,5 +79,51 @@ struct StorageSeamPebbleTests {
         #expect(storage.lockHolder(layout.lockName("late.test")) == nil, "released after the order")
         // The account key is a secret of the storage, like certificates.
         #expect(storage.keys.contains { $0.hasSuffix("/account.pem") && storage.isSecret($0) == true }, "\(storage.keys)")
+    }
+
+    @Test(
+        "A replica that dies mid-order: the next holder of the lock resumes the same order (one order at the CA), the dead one stands down"
+    )
+    func resumedOrder() throws {
+        let pebble = try Pebble()
+        let storage = InMemoryStorage()
+        // The first `present` hangs for a while, as a replica that died in its DNS hook would.
+        let realHook = try pebble.writeDNSHook()
+        let hook = pebble.directory + "/slow-first-hook.sh"
+        let marker = pebble.directory + "/hung-once"
+        try Data(
+            """
+            #!/bin/sh
+            if [ "$1" = present ] && [ ! -e \(marker) ]; then : > \(marker); sleep 8; fi
+            exec \(realHook) "$@"
+            """.utf8
+        ).write(to: URL(fileURLWithPath: hook))
+        chmod(hook, 0o755)
+        let linesA = LogLines()
+        let linesB = LogLines()
+        let logA = { linesA.text }
+        let logB = { linesB.text }
+        let layout = CertificateStorage(backend: storage, directoryURL: pebble.directoryURL)
+        let dying = try Self.manager(pebble, storage, hook: hook, lines: linesA)
+        try dying.start()
+        defer { dying.stop() }
+        dying.update(configHosts: ["resume.test"], serves: { $0 == "resume.test" })
+        #expect(waitUntil(30) { layout.readOrder("resume.test") != nil }, "the order is stored before its challenge: \(logA())")
+        #expect(pebble.orderCount == 1)
+        // Its heartbeats stop; past the stale window another replica holds the lock.
+        storage.advance(seconds: FileStorageLock.staleAfter + 1)
+        let taking = try Self.manager(pebble, storage, hook: hook, lines: linesB)
+        try taking.start()
+        defer { taking.stop() }
+        taking.update(configHosts: ["resume.test"], serves: { $0 == "resume.test" })
+        #expect(waitUntil(60) { logB().contains("obtained a certificate for resume.test") }, "\(logB())")
+        #expect(logB().contains("resuming the order for resume.test"), "\(logB())")
+        #expect(pebble.orderCount == 1, "one order at the CA: \(pebble.orderCount)")
+        #expect(layout.readOrder("resume.test") == nil, "a finished order is forgotten")
+        // The first replica comes back from its hook, finds the lock is not its own, and stands down.
+        #expect(waitUntil(20) { logA().contains("stopped working on resume.test: another replica took over the lock") }, "\(logA())")
+        #expect(layout.readFailure("resume.test") == nil, "standing down is not a failure: \(logA())")
+        #expect(!logA().contains("obtained a certificate for resume.test"))
+        #expect(pebble.orderCount == 1)
     }
 }
