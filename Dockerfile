@@ -28,11 +28,12 @@ LABEL org.opencontainers.image.title="aasa-server" \
       org.opencontainers.image.source="https://github.com/aasa-server/aasa-server" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="0.1.0"
-# Only what `ldd aasa-server` lists beyond the base image (libssl3, zlib1g), and the CA bundle `check` uses.
+# Only what `ldd aasa-server` lists beyond the base image (libssl3, zlib1g), the CA bundle `check` uses, and
+# curl for DNS-01 hooks (deploy/kubernetes/acme's asks a DNS provider's HTTP API with it).
 # Debian's security updates replace these packages in place, so versions are not pinned.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libssl3 zlib1g ca-certificates \
+    && apt-get install -y --no-install-recommends libssl3 zlib1g ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 aasa \
     && useradd --system --uid 10001 --gid aasa --home-dir /var/lib/aasa-server --no-create-home --shell /usr/sbin/nologin aasa \

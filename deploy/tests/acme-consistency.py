@@ -5,7 +5,10 @@ kubernetes-validate checks the schema; this checks what it cannot: the kustomiza
 manifests, the ConfigMap's config is valid (aasa-server validate) and has an acme section, acme.storage is
 where the Deployment mounts a PersistentVolumeClaim that every replica can write (ReadWriteMany), the
 container ports are the config's plain and TLS listeners, and the Service passes ports 80 and 443 to them
-(HTTP-01 arrives on 80, TLS-ALPN-01 on 443).
+(HTTP-01 arrives on 80, TLS-ALPN-01 on 443). And what a link service on on-demand certificates needs:
+an exposed admin listener has a token mounted from a Secret, the DNS hook is mounted executable from a
+ConfigMap that has it, every included directory is mounted, on-demand issuance has an ask endpoint, and
+the fetch records are on the shared volume.
 
 Usage: acme-consistency.py ROOT AASA_SERVER_BINARY
 """
@@ -44,15 +47,44 @@ if kustomization is not None:
     for name in sorted(listed ^ present):
         problems.append(f"acme: kustomization.yaml and the directory disagree about {name}")
 
-configmap, deployment, service, claim = one("ConfigMap"), one("Deployment"), one("Service"), one("PersistentVolumeClaim")
+configmap = next((item for item in documents.get("ConfigMap", []) if "config.json" in item.get("data", {})), None)
+if configmap is None:
+    problems.append("acme: no ConfigMap holds config.json")
+deployment, service, claim = one("Deployment"), one("Service"), one("PersistentVolumeClaim")
 if None in (configmap, deployment, service, claim):
     sys.exit("\n".join(problems))
 
 text = configmap["data"]["config.json"]
-with tempfile.NamedTemporaryFile("w", suffix=".json") as handle:
-    handle.write(text)
-    handle.flush()
-    result = subprocess.run([binary, "validate", "--config", handle.name], capture_output=True, text=True, timeout=60)
+
+
+def pod_files(tree):
+    """The files the pod sees under /etc/aasa-server, written under `tree`: each ConfigMap's keys and a
+    stand-in for each Secret's (the real ones are the operator's)."""
+    spec = deployment["spec"]["template"]["spec"]
+    volumes = {volume["name"]: volume for volume in spec.get("volumes", [])}
+    for mount in spec["containers"][0].get("volumeMounts", []):
+        if not mount["mountPath"].startswith("/etc/aasa-server"):
+            continue
+        target = pathlib.Path(tree + mount["mountPath"][len("/etc/aasa-server"):])
+        target.mkdir(parents=True, exist_ok=True)
+        volume = volumes.get(mount["name"], {})
+        if "configMap" in volume:
+            holder = next((item for item in documents.get("ConfigMap", []) if item["metadata"]["name"] == volume["configMap"]["name"]), {})
+            for key, value in holder.get("data", {}).items():
+                (target / key).write_text(value)
+        elif "secret" in volume:
+            for key in ("token", "endpoint", "username", "password"):
+                (target / key).write_text("stand-in-secret-0123456789abcdef")
+
+
+# Validated as the pod sees it: the paths under /etc/aasa-server and the state volume moved into a
+# temporary tree that holds what the pod's volumes hold.
+with tempfile.TemporaryDirectory() as tree:
+    if deployment is not None:
+        pod_files(tree)
+    placed = text.replace("/etc/aasa-server/", tree + "/").replace("/var/lib/aasa-server/", tree + "/var/")
+    (pathlib.Path(tree) / "config.json").write_text(placed)
+    result = subprocess.run([binary, "validate", "--config", tree + "/config.json"], capture_output=True, text=True, timeout=60)
     if result.returncode != 0:
         problems.append(f"acme: the ConfigMap's config does not validate: {result.stderr.strip()}")
 config = json.loads(text)
@@ -84,6 +116,60 @@ def listener_port(listener):
         return int(listener.rsplit(":", 1)[1]), False
     return int(listener["port"]), bool(listener.get("tls"))
 
+
+def mount_of(path):
+    """The volume mounted at the longest mountPath that contains `path`, and that mount."""
+    best = None
+    for mount_path, entry in mounted.items():
+        if path == mount_path or path.startswith(mount_path.rstrip("/") + "/"):
+            if best is None or len(mount_path) > len(best["mountPath"]):
+                best = entry
+    if best is None:
+        return None, None
+    volume = next((volume for volume in pod.get("volumes", []) if volume["name"] == best["name"]), None)
+    return volume, best
+
+
+def configmap_named(name):
+    return next((item for item in documents.get("ConfigMap", []) if item["metadata"]["name"] == name), None)
+
+
+if server.get("adminExposed"):
+    token = server.get("adminTokenFile")
+    volume, _ = mount_of(token) if token else (None, None)
+    if not token:
+        problems.append("acme: the admin listener is exposed without adminTokenFile (anyone in the cluster could read /status)")
+    elif volume is None or "secret" not in volume:
+        problems.append(f"acme: adminTokenFile {token} is not in a volume mounted from a Secret")
+
+if acme.get("dnsHook"):
+    hook = acme["dnsHook"]
+    volume, _ = mount_of(hook)
+    name = hook.rsplit("/", 1)[1]
+    if volume is None or "configMap" not in volume:
+        problems.append(f"acme: the DNS hook {hook} is not in a volume mounted from a ConfigMap")
+    else:
+        if not volume["configMap"].get("defaultMode", 0o644) & 0o111:
+            problems.append(f"acme: the DNS hook's volume {volume['name']} is not executable (defaultMode)")
+        holder = configmap_named(volume["configMap"]["name"])
+        if holder is None or name not in holder.get("data", {}):
+            problems.append(f"acme: the ConfigMap {volume['configMap']['name']} has no {name}")
+        elif not holder["data"][name].startswith("#!"):
+            problems.append(f"acme: the DNS hook {name} does not start with #! (it runs without a shell)")
+
+config_directory = "/etc/aasa-server"
+for pattern in config.get("include", []):
+    directory_of = (config_directory + "/" + pattern).rsplit("/", 1)[0]
+    volume, entry = mount_of(directory_of + "/x")
+    if volume is None or entry["mountPath"] != directory_of:
+        problems.append(f"acme: the included {pattern} is not a mounted directory ({directory_of})")
+
+if acme.get("onDemand") is not None and not (isinstance(acme["onDemand"], dict) and acme["onDemand"].get("ask")):
+    problems.append("acme: on-demand issuance without an ask endpoint lets any name the config serves order certificates")
+
+state = server.get("stateDirectory")
+if state and not (state == acme["storage"] or state.startswith(acme["storage"].rstrip("/") + "/")):
+    problems.append(f"acme: stateDirectory {state} is not on the shared volume; each replica would keep its own fetch records")
 
 listeners = [listener_port(listener) for listener in server.get("listen", [])]
 ports = {port["name"]: port["containerPort"] for port in container.get("ports", [])}
