@@ -56,7 +56,13 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     private let state: Mutex<State>
     private let account = Mutex<(key: SigningKey, url: String)?>(nil)
     private let wake: EventFD
+    private let loaderWake: EventFD
     private var threads: [Posix.Thread] = []
+    /// Told when a certificate a handshake may wait for is ready, or will not come (the server wakes its
+    /// event loops, which step their suspended handshakes again).
+    private let listeners = Mutex<[@Sendable () -> Void]>([])
+    /// Names waiting to be read from the storage at most: a flood of made-up names is answered "none".
+    static let loadCapacity = 10_000
 
     struct Cached {
         var certificate: ServerCertificate
@@ -95,6 +101,14 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         var lastDropReport = 0
         /// Queued or being worked on.
         var busy: Set<String> = []
+        /// Being worked on by a worker now.
+        var running: Set<String> = []
+
+        /// Whether a handshake for `key` should wait for its order: one is running, or queued and about to
+        /// start (one queued behind the rate limits may wait hours).
+        func orderComing(_ key: String) -> Bool {
+            running.contains(key) || (busy.contains(key) && queue.startsSoon(key, now: Int(Posix.unixTime())))
+        }
         /// Config hosts still to be looked up in storage.
         var unchecked: [String] = []
         var counters = Counters()
@@ -104,6 +118,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         var unstored: [String: OrderProcedure.Issued] = [:]
         /// Asked to retry while an order for them was running: queued again when it ends.
         var retryRequested: Set<String> = []
+        /// Names a handshake asked for that are not in memory: read from the storage by the loader thread,
+        /// never on an event loop. Bounded; the set says what is queued or being read.
+        var loads: [String] = []
+        var loading: Set<String> = []
         /// Found another replica's lock on them at their last attempt.
         var waitingOnLock: Set<String> = []
         var stopping = false
@@ -135,6 +153,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         do {
             http = try HTTPClient(extraAnchors: trustFile.map { [$0] } ?? [], userAgent: userAgent)
             wake = try EventFD()
+            loaderWake = try EventFD()
         } catch {
             throw .local("cannot prepare ACME: \(error)")
         }
@@ -154,6 +173,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         board.start()
         do {
             threads.append(try Posix.Thread { [self] in scheduleLoop() })
+            threads.append(try Posix.Thread { [self] in loadLoop() })
             for _ in 0..<settings.maxConcurrentOrders { threads.append(try Posix.Thread { [self] in workLoop() }) }
         } catch {
             throw .local("cannot start the ACME threads: \(error)")
@@ -163,6 +183,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     public func stop() {
         state.withLock { $0.stopping = true }
         for _ in threads { wake.signal() }
+        loaderWake.signal()
         for thread in threads { thread.join() }
         threads = []
         board.stop()
@@ -226,9 +247,88 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         state.withLock { state in state.known.map { ($0.key, $0.value.notAfter) } }.sorted { $0.host < $1.host }
     }
 
-    /// A handshake's certificate: from the cache, else from storage. A name the decision refuses gets
-    /// nothing and touches nothing; a name it allows on demand with nothing stored starts an order (this
-    /// handshake goes without).
+    /// Calls `listener` (on a manager thread) whenever a certificate a handshake may be waiting for is
+    /// ready in memory, or found not to come.
+    public func whenCertificatesChange(_ listener: @escaping @Sendable () -> Void) { listeners.withLock { $0.append(listener) } }
+
+    private func certificatesChanged() {
+        for listener in listeners.withLock({ $0 }) { listener() }
+    }
+
+    /// Whether a handshake for `raw` can go on now, should wait, or will find nothing: from memory only.
+    /// A name not in memory is queued for the loader (read from the storage off the loops); an allowed
+    /// on-demand name with nothing stored is queued for an order.
+    public func lookup(forServerName raw: String) -> CertificateLookup {
+        guard case .success(let name) = CertificateName.normalize(raw) else { return .none }
+        let now = Posix.monotonicMilliseconds()
+        enum Step {
+            case answer(CertificateLookup)
+            case load(String)
+            case order(String)
+        }
+        let step = state.withLock { state -> Step in
+            let key: String
+            let decision = IssuanceDecision.decide(normalized: name, state.inputs)
+            switch decision {
+            case .refused: return .answer(.none)
+            case .coveredByWildcard(let wildcard): key = wildcard
+            case .configHost, .onDemand: key = name
+            }
+            if state.cache[key] != nil { return .answer(.ready) }
+            if state.loading.contains(key) { return .answer(.pending) }
+            if let until = state.nothingStored[key], until > now {
+                // An order about to start or running (the scheduler's for a config host, or on demand).
+                if state.busy.contains(key) { return .answer(state.orderComing(key) ? .pending : .none) }
+                return decision == .onDemand && settings.onDemand != nil ? .order(key) : .answer(.none)
+            }
+            guard state.loads.count < Self.loadCapacity else { return .answer(.none) }
+            state.loading.insert(key)
+            state.loads.append(key)
+            return .load(key)
+        }
+        switch step {
+        case .answer(let answer): return answer
+        case .load:
+            loaderWake.signal()
+            return .pending
+        case .order(let key):
+            enqueue(key)
+            return state.withLock { $0.orderComing(key) } ? .pending : .none
+        }
+    }
+
+    /// The loader: reads what handshakes asked for from the storage, into memory, and queues on-demand
+    /// orders for allowed names with nothing stored.
+    private func loadLoop() {
+        while !state.withLock({ $0.stopping }) {
+            let batch = state.withLock { state -> [String] in
+                let batch = state.loads
+                state.loads = []
+                return batch
+            }
+            if batch.isEmpty {
+                _ = Posix.wait(loaderWake.fd, for: .readable, timeoutMilliseconds: 1000)
+                _ = loaderWake.drain()
+                continue
+            }
+            for key in batch {
+                let now = Posix.monotonicMilliseconds()
+                let found = load(key, now: now) != nil
+                let decision = state.withLock { state -> IssuanceDecision in
+                    state.loading.remove(key)
+                    if !found { Self.remember(nothingStored: key, until: now + 5_000, in: &state) }
+                    return IssuanceDecision.decide(normalized: key, state.inputs)
+                }
+                // Config hosts (and their wildcards) are ordered by the scheduler, not by handshakes.
+                if !found, decision == .onDemand { requestOnDemand(key) }
+            }
+            certificatesChanged()
+        }
+    }
+
+    /// A handshake's certificate, from memory. A name the decision refuses gets nothing and touches
+    /// nothing; one not in memory is queued for the loader (this handshake goes without, unless it waits
+    /// through `lookup` first).
     public func certificate(forServerName raw: String) -> ServerCertificate? {
         guard case .success(let name) = CertificateName.normalize(raw) else { return nil }
         let now = Posix.monotonicMilliseconds()
@@ -262,10 +362,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             if decision == .onDemand { requestOnDemand(key) }
             return nil
         case .look:
-            if let certificate = load(key, now: now) { return certificate }
-            state.withLock { Self.remember(nothingStored: key, until: now + 5_000, in: &$0) }
-            // Config hosts (and their wildcards) are ordered by the scheduler, not by handshakes.
-            if decision == .onDemand { requestOnDemand(key) }
+            _ = lookup(forServerName: key)
             return nil
         }
     }
@@ -424,7 +521,9 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             let step = state.withLock { state -> Step in
                 if state.stopping { return .stop }
                 switch state.queue.next(now: Int(Posix.unixTime())) {
-                case .order(let host, _): return .order(host)
+                case .order(let host, _):
+                    state.running.insert(host)
+                    return .order(host)
                 case .waitUntil(let time): return .wait(Int32(clamping: max(1, min(60, time - Int(Posix.unixTime()))) * 1000))
                 case .empty: return .wait(1000)
                 }
@@ -434,11 +533,14 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 obtain(host)
                 let again = state.withLock { state -> Bool in
                     state.busy.remove(host)
+                    state.running.remove(host)
                     guard state.retryRequested.remove(host) != nil else { return false }
                     // The retry asked for during the order: its backoff is forgotten too.
                     state.notBefore[host] = nil
                     return true
                 }
+                // Handshakes waiting for it step again: it is in memory now, or it will not come.
+                certificatesChanged()
                 if again { enqueue(host) }
             case .stop: return
             case .wait(let milliseconds): _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: milliseconds)

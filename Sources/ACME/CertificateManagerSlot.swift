@@ -14,6 +14,10 @@ public final class CertificateManagerSlot: ObtainedCertificates, Sendable {
         manager.withLock { $0 }?.certificate(forServerName: serverName)
     }
 
+    public func lookup(forServerName serverName: String) -> CertificateLookup {
+        manager.withLock { $0 }?.lookup(forServerName: serverName) ?? .none
+    }
+
     public func challengeCertificate(forServerName serverName: String) -> ServerCertificate? {
         manager.withLock { $0 }?.challengeCertificate(forServerName: serverName)
     }

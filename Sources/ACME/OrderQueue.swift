@@ -107,6 +107,20 @@ struct OrderQueue {
         return .waitUntil(earliest)
     }
 
+    /// Whether `host`, queued, starts without waiting for the limits: a renewal, or a first order with
+    /// fewer names ahead of it than the overall limit has tokens and a token for its domain. Changes
+    /// nothing (a handshake asks, to know whether waiting for the certificate is worth it).
+    func startsSoon(_ host: String, now: Int) -> Bool {
+        guard queued.contains(host) else { return false }
+        guard let position = firsts.firstIndex(of: host) else { return true }
+        var overall = overall
+        overall.refill(now: now)
+        guard overall.tokens >= Double(position + 1) else { return false }
+        guard var domain = domains[RegisteredDomain.of(host)] else { return true }
+        domain.refill(now: now)
+        return domain.tokens >= 1
+    }
+
     /// Buckets back at capacity carry no history: with many domains, they go.
     private mutating func forgetFullBuckets(now: Int) {
         guard domains.count > 10_000 else { return }

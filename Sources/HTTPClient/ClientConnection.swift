@@ -46,7 +46,8 @@ public final class ClientConnection {
                 return .done(created)
             case .wouldBlock(let readiness):
                 guard wait(readiness) else { return .timedOut }
-            case .closed: return .closed
+            // A client's session has no client hello callback to suspend it.
+            case .closed, .waitingForCertificate: return .closed
             case .failed(let failure): return .failed(failure)
             }
         }

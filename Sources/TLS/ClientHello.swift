@@ -17,8 +17,7 @@ struct ClientHello {
         if SSL_client_hello_get0_ext(ssl, UInt32(TLSEXT_TYPE_application_layer_protocol_negotiation), &data, &length) == 1, let data {
             protocols = Self.alpn(UnsafeBufferPointer(start: data, count: length))
         }
-        // The name matters only to a TLS-ALPN-01 validation: every other handshake skips it.
-        guard offersOnlyACMETLS else { return }
+        // The name picks a TLS-ALPN-01 answer, or the obtained certificate a handshake may wait for.
         if SSL_client_hello_get0_ext(ssl, UInt32(TLSEXT_TYPE_server_name), &data, &length) == 1, let data {
             serverName = Self.hostName(UnsafeBufferPointer(start: data, count: length))
         }

@@ -56,11 +56,24 @@ public final class ServerCertificate: @unchecked Sendable {
     }
 }
 
+/// What a handshake finds for a name among the certificates a server obtains.
+public enum CertificateLookup: Sendable, Equatable {
+    /// In memory: the handshake goes on.
+    case ready
+    /// Being read from the storage or ordered: the handshake may wait for it.
+    case pending
+    /// None, and none coming: the handshake goes on without.
+    case none
+}
+
 /// Certificates a server gets after it has started (ACME): asked during a handshake, for a name the
 /// config's certificate files do not cover. Called on an event loop's thread: must not block for long.
 public protocol ObtainedCertificates: AnyObject, Sendable {
-    /// The certificate for `serverName` (lowercased), or nil when there is none (yet).
+    /// The certificate for `serverName` (lowercased) from memory, or nil when there is none (yet).
     func certificate(forServerName serverName: String) -> ServerCertificate?
+    /// Whether a handshake for `serverName` (lowercased) should wait: a certificate is being read from the
+    /// storage or ordered for it. Never blocks; starts the reading or the order when there is none yet.
+    func lookup(forServerName serverName: String) -> CertificateLookup
     /// The TLS-ALPN-01 answer for `serverName` while a validation of it is waiting.
     func challengeCertificate(forServerName serverName: String) -> ServerCertificate?
     /// The expiry of what is known for `serverName` (Unix seconds), from memory alone: for pages that

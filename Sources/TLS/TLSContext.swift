@@ -281,15 +281,33 @@ public final class TLSContexts: @unchecked Sendable {
                     guard let ssl, let argument else { return 1 }
                     let contexts = Unmanaged<TLSContexts>.fromOpaque(argument).takeUnretainedValue()
                     let hello = ClientHello(ssl)
-                    guard hello.offersOnlyACMETLS, let name = hello.serverName,
-                        let answer = contexts.obtained?.challengeCertificate(forServerName: name)
-                    else { return 1 }
-                    SSL_set_SSL_CTX(ssl, answer.context.context)
-                    return 1
+                    guard let name = hello.serverName else { return 1 }
+                    if hello.offersOnlyACMETLS, let answer = contexts.obtained?.challengeCertificate(forServerName: name) {
+                        SSL_set_SSL_CTX(ssl, answer.context.context)
+                        return 1
+                    }
+                    return contexts.waitsForCertificate(ssl, name) ? SSL_CLIENT_HELLO_RETRY : 1
                 },
                 table
             )
         }
+    }
+
+    /// How long a handshake waits for a certificate being read from the storage or ordered: long enough
+    /// for an on-demand order at a CA that answers, short of clients' own handshake timeouts.
+    public static let certificateWaitMilliseconds: Int64 = 5_000
+
+    /// In the client hello callback: true suspends the handshake (the event loop asks again later) while
+    /// the certificate for `name` is on its way and the session has not waited its bound yet.
+    private func waitsForCertificate(_ ssl: OpaquePointer, _ name: String) -> Bool {
+        let lowercased = name.lowercased()
+        guard select(lowercased) == nil, let obtained, obtained.lookup(forServerName: lowercased) == .pending,
+            let session = SSL_get_ex_data(ssl, 0).map({ Unmanaged<TLSSession>.fromOpaque($0).takeUnretainedValue() })
+        else { return false }
+        let now = Posix.monotonicMilliseconds()
+        let deadline = session.certificateWaitDeadline ?? (now + Self.certificateWaitMilliseconds)
+        session.certificateWaitDeadline = deadline
+        return now < deadline
     }
 
     /// Each certificate file's hosts and leaf expiry (Unix seconds), for the expiry metric.
@@ -322,7 +340,10 @@ public final class TLSContexts: @unchecked Sendable {
             return nil
         }
         SSL_set_accept_state(ssl)
-        return TLSSession(ssl: ssl, owner: self)
+        let session = TLSSession(ssl: ssl, owner: self)
+        // For the client hello callback, which sees only the SSL: the session lives as long as the SSL.
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(session).toOpaque())
+        return session
     }
 }
 
@@ -334,6 +355,8 @@ public final class TLSSession {
     /// SNI table the callback points at; client: its context).
     let owner: AnyObject
     public private(set) var handshakeDone = false
+    /// Set when the handshake first waits for a certificate: it stops waiting then.
+    var certificateWaitDeadline: Int64?
 
     init(ssl: OpaquePointer, owner: AnyObject) {
         self.ssl = ssl
@@ -350,6 +373,9 @@ public final class TLSSession {
     public enum HandshakeProgress: Equatable {
         case done
         case wouldBlock(Readiness)
+        /// Suspended until the certificate for its name is ready (or the wait's bound passes): step the
+        /// handshake again later; no socket event will say when.
+        case waitingForCertificate
         case failed(TLSFailure)
         case closed
     }
@@ -361,6 +387,7 @@ public final class TLSSession {
             handshakeDone = true
             return .done
         }
+        if SSL_get_error(ssl, result) == SSL_ERROR_WANT_CLIENT_HELLO_CB { return .waitingForCertificate }
         switch outcome(result) {
         case .blocked(let readiness): return .wouldBlock(readiness)
         case .closed: return .closed

@@ -81,6 +81,34 @@ struct ACMEPebbleTests {
         #expect(httpsStatus("stranger.test", port: pebble.tlsPort, root: rootPath) == nil)
     }
 
+    @Test("On demand: the first handshake waits for its certificate and succeeds; a refused name and a failed order do not keep it waiting")
+    func firstHandshakeWaits() throws {
+        let pebble = try Pebble()
+        let asked = try AllowingAsk()
+        defer { asked.server.stop() }
+        let server = try onDemandServer(pebble, sites: [["*.wait.test"]], ask: asked)
+        defer { server.stop() }
+        let rootPath = try pebble.rootFile()
+        // The very first handshake for each name: no certificate exists when it starts.
+        for host in ["first.wait.test", "second.wait.test"] {
+            let started = monotonicSeconds()
+            #expect(httpsStatus(host, port: pebble.tlsPort, root: rootPath) == 200, "\(host): \(server.stderr.suffix(2000))")
+            #expect(monotonicSeconds() - started < 5.5, "within the wait's bound")
+        }
+        #expect(pebble.orderCount == 2)
+        // Refused by the decision: answered at once, nothing waited for.
+        var started = monotonicSeconds()
+        #expect(httpsStatus("stranger.example", port: pebble.tlsPort, root: rootPath) == nil)
+        #expect(monotonicSeconds() - started < 1.5, "a refused name never waits")
+        // The CA gone: the order fails, and the handshake waiting for it is told at once, not at the bound.
+        pebble.stopCA()
+        started = monotonicSeconds()
+        #expect(httpsStatus("third.wait.test", port: pebble.tlsPort, root: rootPath) == nil)
+        let waited = monotonicSeconds() - started
+        #expect(waited < 4.5, "waited \(waited) s for an order that failed")
+        #expect(server.stderr.contains("could not obtain a certificate for third.wait.test"), "\(server.stderr.suffix(2000))")
+    }
+
     @Test("On demand: 50 new hosts get one order each, all served within a bound; an SNI outside the config orders nothing")
     func onDemand() throws {
         let pebble = try Pebble()

@@ -55,6 +55,27 @@ struct OrderQueueTests {
         #expect(queue.count == 4 && queue.waitingFirstOrders == 3)
     }
 
+    @Test("startsSoon: a renewal, or a first order within the tokens it would get; never one behind the limits; asking changes nothing")
+    func startsSoon() {
+        var queue = OrderQueue(limits: Self.limits, now: 0)
+        for index in 0..<10 { _ = queue.enqueue("n\(index).d\(index).test", .first) }
+        _ = queue.enqueue("shop.example.com", .renewal)
+        #expect(queue.startsSoon("shop.example.com", now: 0))
+        // Six tokens overall: the first six names start at once, the rest wait for the limits.
+        #expect(
+            (0..<10).map { queue.startsSoon("n\($0).d\($0).test", now: 0) } == Array(repeating: true, count: 6)
+                + Array(repeating: false, count: 4)
+        )
+        #expect(!queue.startsSoon("not-queued.test", now: 0))
+        #expect(queue.count == 11, "asking took nothing off the queue")
+        // A domain whose burst is spent waits even at the head of the queue.
+        var domain = OrderQueue(limits: Self.limits, now: 0)
+        for index in 0..<4 { _ = domain.enqueue("n\(index).flood.test", .first) }
+        for _ in 0..<3 { _ = domain.next(now: 0) }
+        #expect(!domain.startsSoon("n3.flood.test", now: 0))
+        #expect(domain.startsSoon("n3.flood.test", now: 50_400))
+    }
+
     @Test("Registered domains: the last two labels")
     func registeredDomains() {
         #expect(RegisteredDomain.of("a.b.example.com") == "example.com")

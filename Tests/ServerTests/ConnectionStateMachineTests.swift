@@ -439,6 +439,35 @@ struct ConnectionStateMachineTests {
         #expect(connection.responses.count == 1)
     }
 
+    @Test("A handshake waiting for its certificate parks (no spin), steps again at a tick or when unparked, then goes on")
+    func handshakeWaitsForCertificate() {
+        let connection = ScriptedConnection(tls: true)
+        connection.handshakeScript = [.waitingForCertificate]
+        let first = connection.run()
+        #expect(first.first == .stepHandshake && first.last == .wait, "\(first)")
+        #expect(!first.dropFirst().contains(.stepHandshake), "parked, not stepped again at once: \(first)")
+        #expect(connection.machine.waitingForCertificate)
+        // Readiness of the socket does not step it: no event will say the certificate is ready.
+        connection.machine.socketReady(readable: true, writable: false)
+        #expect(!connection.run().contains(.stepHandshake))
+        // The tick steps it again; still waiting, it parks again.
+        connection.handshakeScript = [.waitingForCertificate]
+        let ticked = connection.machine.tick()
+        #expect(ticked)
+        #expect(connection.run().first == .stepHandshake)
+        // The loop's wake-up (the certificate is ready): stepped at once, and the request follows.
+        connection.handshakeScript = [.done]
+        connection.send(simpleGet)
+        let unparked = connection.machine.unpark()
+        #expect(unparked)
+        let actions = connection.run()
+        #expect(actions.prefix(2) == [.stepHandshake, .read], "\(actions)")
+        #expect(!connection.machine.waitingForCertificate)
+        #expect(connection.responses.count == 1)
+        let unparkedAgain = connection.machine.unpark()
+        #expect(!unparkedAgain, "nothing parked any more")
+    }
+
     @Test("A failed TLS handshake (plain HTTP on a TLS port) is aborted without an answer, its reason handed to the log")
     func handshakeFailure() {
         let connection = ScriptedConnection(tls: true)

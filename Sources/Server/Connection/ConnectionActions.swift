@@ -44,6 +44,8 @@ extension ConnectionStateMachine {
     enum HandshakeStep: Equatable {
         case done
         case wouldBlock(Readiness)
+        /// Suspended until its certificate is ready: stepped again at the next tick or wake-up.
+        case waitingForCertificate
         case failed(String)
         case closed
     }

@@ -33,9 +33,12 @@ struct ConnectionStateMachine {
     private var mustClose = false
 
     private var socket = SocketInterest()
-    /// TLS + PROXY: a partial header was peeked; retried on the next timer tick instead of on readiness
-    /// (a peeked socket stays readable, so waiting for readiness would spin).
-    private var peekParked = false
+    /// Retried on the next timer tick (or ``unpark()``) instead of on readiness: a partial PROXY header
+    /// peeked (TLS + PROXY: a peeked socket stays readable, so waiting for readiness would spin), or a
+    /// handshake waiting for its certificate (no socket event will say when it is ready).
+    private var parked = false
+    /// The parked step is a handshake waiting for its certificate.
+    private(set) var waitingForCertificate = false
     private var noDelayPending = false
     private var noDelaySet = false
     private var reloadToSubmit = false
@@ -64,12 +67,17 @@ struct ConnectionStateMachine {
     }
 
     mutating func handshakeStepped(_ step: HandshakeStep) {
+        if step != .waitingForCertificate { waitingForCertificate = false }
         switch step {
         case .done:
             phase = .head
             socket.readReadyAgain()
         case .wouldBlock(let readiness):
             socket.readBlocked(until: readiness)
+        case .waitingForCertificate:
+            socket.readReady = false
+            parked = true
+            waitingForCertificate = true
         case .failed(let reason):
             // Plain HTTP on a TLS port, an unsupported protocol version, an unknown SNI name: nothing the
             // client can be told over a connection that never became TLS, but the operator is.
@@ -111,7 +119,7 @@ struct ConnectionStateMachine {
         switch ProxyProtocol.parse(bytes) {
         case .incomplete:
             socket.readReady = false
-            peekParked = true
+            parked = true
         case .failed(let reason):
             abort("PROXY header: \(reason)")
         case .complete(let client, let length):
@@ -172,15 +180,20 @@ struct ConnectionStateMachine {
 
     mutating func beginDrain() { draining = true }
 
+    /// Makes a parked step due again (on a tick, or when a certificate it waits for may be ready). True
+    /// when one was parked (then ask ``nextAction()``).
+    @discardableResult
+    mutating func unpark() -> Bool {
+        guard parked else { return false }
+        parked = false
+        socket.readReady = true
+        return true
+    }
+
     /// Checks the deadlines against the clock; call on every timer tick. True when something changed
     /// (then ask ``nextAction()``).
     mutating func tick() -> Bool {
-        var changed = false
-        if peekParked {
-            peekParked = false
-            socket.readReady = true
-            changed = true
-        }
+        let changed = unpark()
         let expired = currentDeadline.flatMap { clock.now >= $0.at ? $0.kind : nil }
         switch expired {
         case nil:
@@ -285,7 +298,7 @@ struct ConnectionStateMachine {
     }
 
     private var wantsToRead: Bool {
-        if peerClosed || peekParked || pendingRawConsume != nil { return false }
+        if peerClosed || parked || pendingRawConsume != nil { return false }
         switch phase {
         case .closed, .answering, .awaitingReload: return false
         case .lingering: return true

@@ -20,6 +20,7 @@ enum Transport {
         // A TLS-ALPN-01 validation ends with its handshake (RFC 8737 §3): no request follows.
         case .done: return session.answeredACMEChallenge ? .closed : .done
         case .wouldBlock(let readiness): return .wouldBlock(ConnectionStateMachine.Readiness(readiness))
+        case .waitingForCertificate: return .waitingForCertificate
         case .failed(let failure): return .failed(failure.description)
         case .closed: return .closed
         }

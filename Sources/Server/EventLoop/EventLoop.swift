@@ -40,6 +40,9 @@ final class EventLoop {
     private var handshakeFailures = HandshakeFailureLog()
     private var observedDraining = false
     var nextSerial = 1
+    /// Handshakes suspended until their certificate is ready (slot, serial): stepped again when the
+    /// certificate manager wakes the loop, and at every tick until their wait's bound.
+    private var certificateWaiters: [(slot: Int, serial: Int)] = []
     /// Connections accepted at the cap while another loop makes room (see `acceptConnections`).
     var waitingForRoom: [Arrival] = []
     private(set) var mainConnectionCount = 0
@@ -102,6 +105,7 @@ final class EventLoop {
     private func handle(_ event: Epoll.Event) {
         refreshClock()
         if event.token == Epoll.wakeToken {
+            retryCertificateWaiters()
             deliverReloadAnswers()
             evictOnRequest()
             admitWaiting(askForRoom: false)
@@ -128,6 +132,7 @@ final class EventLoop {
                 return
             case .stepHandshake:
                 connection.machine.handshakeStepped(connection.transport.handshake())
+                if connection.machine.waitingForCertificate { certificateWaiters.append((connection.slot, connection.serial)) }
             case .read:
                 read(connection)
             case .peekProxyHeader:
@@ -317,6 +322,20 @@ final class EventLoop {
         )
     }
 
+    /// A certificate became ready (or will not come): every suspended handshake steps again; those still
+    /// waiting join the list again.
+    private func retryCertificateWaiters() {
+        guard !certificateWaiters.isEmpty else { return }
+        let waiters = certificateWaiters
+        certificateWaiters = []
+        for (slot, serial) in waiters {
+            guard slot < connections.count, let connection = connections[slot], connection.serial == serial,
+                connection.machine.waitingForCertificate, connection.machine.unpark()
+            else { continue }
+            drive(connection)
+        }
+    }
+
     /// Writes the answers of finished `POST /reload` requests held by this loop.
     private func deliverReloadAnswers() {
         // Requests pipelined after POST /reload are answered from the config it put in force.
@@ -333,6 +352,8 @@ final class EventLoop {
     // MARK: - Timers and drain
 
     private func sweep() {
+        // Ticks step the waiting handshakes too: forget the list, the steps list those still waiting.
+        certificateWaiters = []
         for case let connection? in connections where connection.machine.tick() {
             drive(connection)
         }

@@ -128,6 +128,9 @@ public enum HTTPServer {
         for line in bound.announcements { Log.info(line) }
         if let acme {
             state.tellACME(state.current)
+            // Suspended handshakes step again as soon as their certificate is in memory (or will not come).
+            let handles = loops.map(\.handle)
+            acme.whenCertificatesChange { for handle in handles { handle.epoll.wake() } }
             do {
                 try acme.start()
             } catch {
