@@ -168,7 +168,9 @@ final class ACMEClient: @unchecked Sendable {
         guard let url = ClientURL("\(trimmed)/\(certificateID)") else { return nil }
         let response = try send("GET", url)
         guard response.status == 200 else { return nil }
-        return RenewalWindow(json: response.body)
+        var window = RenewalWindow(json: response.body)
+        window?.retryAfter = response.header("Retry-After").flatMap { Self.retryAfterSeconds($0, now: Int(Posix.unixTime())) }
+        return window
     }
 
     /// Seconds to wait before polling again: the CA's Retry-After when it gave one (capped), else `fallback`.

@@ -110,6 +110,8 @@ struct ACMEChallenge: Sendable, Equatable {
 struct RenewalWindow: Sendable, Equatable {
     var start: Int
     var end: Int
+    /// The CA's Retry-After (seconds): when to ask again (RFC 9773 §4.3).
+    var retryAfter: Int?
 
     init?(json bytes: [UInt8]) {
         guard let root = JSONParser.parse(bytes, duplicateKeys: .warning).root,
@@ -120,8 +122,9 @@ struct RenewalWindow: Sendable, Equatable {
         self.end = end
     }
 
-    init(start: Int, end: Int) {
+    init(start: Int, end: Int, retryAfter: Int? = nil) {
         self.start = start
         self.end = end
+        self.retryAfter = retryAfter
     }
 }

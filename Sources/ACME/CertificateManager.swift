@@ -74,9 +74,12 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     struct Schedule {
         var notAfter: Int
         var renewAt: Int
+        /// When to ask the CA for renewal information again; `Int.max` when it offers none.
+        var renewalInfoAt: Int
         init(_ meta: StoredMeta) {
             notAfter = meta.notAfter
             renewAt = meta.renewAt
+            renewalInfoAt = meta.renewalID == nil ? Int.max : meta.renewalInfoAt ?? 0
         }
     }
 
@@ -608,7 +611,56 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
                 return renewals + retries
             }
             for host in due { enqueue(host) }
+            // A few per sweep: at 100,000 certificates and the usual six hours, about 5 a second.
+            let askCA = state.withLock { state -> [String] in
+                var hosts: [String] = []
+                for (host, schedule) in state.known where schedule.renewalInfoAt <= now && !state.busy.contains(host) {
+                    hosts.append(host)
+                    if hosts.count == 20 { break }
+                }
+                return hosts
+            }
+            for host in askCA { refreshRenewalInfo(host, now: now) }
         }
+    }
+
+    /// RFC 9773 §4.3: the CA's renewal window of a stored certificate, asked again when its Retry-After
+    /// passed (not only at issuance): a CA that moves the window earlier (a revocation coming, a mass
+    /// renewal) gets the certificate renewed inside it. The new time is stored under the host's lock, only
+    /// while the stored certificate is still the one asked about.
+    private func refreshRenewalInfo(_ host: String, now: Int) {
+        guard let meta = storage.readMeta(host), let renewalID = meta.renewalID else {
+            state.withLock { $0.known[host]?.renewalInfoAt = Int.max }
+            return
+        }
+        let window: RenewalWindow?
+        do {
+            window = try accountClient().renewalWindow(certificateID: renewalID)
+        } catch {
+            // Asked again in ten minutes; the planned renewal stands meanwhile.
+            state.withLock { $0.known[host]?.renewalInfoAt = now + 600 }
+            return
+        }
+        guard let window else {
+            state.withLock { $0.known[host]?.renewalInfoAt = Int.max }
+            return
+        }
+        var updated = meta
+        updated.renewAt = RenewalPlan.renewAt(keeping: meta.renewAt, window: (window.start, window.end), random: Double.random(in: 0..<1))
+        updated.renewalInfoAt = RenewalPlan.nextRenewalInfoCheck(retryAfter: window.retryAfter, now: now)
+        if case .acquired(let lock) = storage.lock(host, owner: owner, timeoutSeconds: 1) {
+            if storage.readMeta(host)?.renewalID == renewalID { try? storage.storeMeta(host, updated) }
+            lock.release()
+        }
+        state.withLock { $0.known[host] = Schedule(updated) }
+        if updated.renewAt != meta.renewAt {
+            log(
+                .info,
+                "the CA's renewal information moved the renewal of \(host) to \(CivilTime(unixSeconds: updated.renewAt).isoSecond)Z "
+                    + "(window \(CivilTime(unixSeconds: window.start).isoSecond)Z to \(CivilTime(unixSeconds: window.end).isoSecond)Z)"
+            )
+        }
+        if updated.renewAt <= now { enqueue(host) }
     }
 
     /// How long a certificate of a host the config no longer serves stays in storage after it expires:

@@ -153,6 +153,10 @@ public struct CertificateStorage: Sendable {
         return StoredOrder(json: bytes)
     }
 
+    func storeMeta(_ host: String, _ meta: StoredMeta) throws(StorageError) {
+        try backend.store(metaKey(host), meta.json, secret: false)
+    }
+
     public func readMeta(_ host: String) -> StoredMeta? {
         guard let bytes = try? backend.load(metaKey(host), limit: 64 * 1024) else { return nil }
         return StoredMeta(json: bytes)
@@ -216,14 +220,25 @@ public struct StoredMeta: Sendable, Equatable {
     public var renewalID: String?
     public var issuer: String
     public var obtainedAt: Int
+    /// When to ask the CA for renewal information again (Unix seconds); nil when it offers none.
+    public var renewalInfoAt: Int?
 
-    public init(notBefore: Int, notAfter: Int, renewAt: Int, renewalID: String?, issuer: String, obtainedAt: Int) {
+    public init(
+        notBefore: Int,
+        notAfter: Int,
+        renewAt: Int,
+        renewalID: String?,
+        issuer: String,
+        obtainedAt: Int,
+        renewalInfoAt: Int? = nil
+    ) {
         self.notBefore = notBefore
         self.notAfter = notAfter
         self.renewAt = renewAt
         self.renewalID = renewalID
         self.issuer = issuer
         self.obtainedAt = obtainedAt
+        self.renewalInfoAt = renewalInfoAt
     }
 
     var json: [UInt8] {
@@ -232,6 +247,7 @@ public struct StoredMeta: Sendable, Equatable {
             ("obtainedAt", .int(obtainedAt)),
         ]
         if let renewalID { members.append(("renewalID", .string(renewalID))) }
+        if let renewalInfoAt { members.append(("renewalInfoAt", .int(renewalInfoAt))) }
         return JSONWriter.bytes(.object(members), pretty: true)
     }
 
@@ -247,6 +263,7 @@ public struct StoredMeta: Sendable, Equatable {
         renewalID = root["renewalID"]?.stringValue
         issuer = root["issuer"]?.stringValue ?? ""
         if case .number(let text)? = root["obtainedAt"]?.value { obtainedAt = Int(text) ?? 0 } else { obtainedAt = 0 }
+        if case .number(let text)? = root["renewalInfoAt"]?.value { renewalInfoAt = Int(text) }
     }
 }
 

@@ -71,8 +71,10 @@ struct OrderProcedure {
         }
         guard let summary = CertificateInspector.summary(chain) else { throw .unexpected("the issued certificate does not parse") }
         var window: (start: Int, end: Int)?
+        var renewalInfoAt: Int?
         if let identifier = summary.renewalIdentifier, let suggested = try? client.renewalWindow(certificateID: identifier) {
             window = (suggested.start, suggested.end)
+            renewalInfoAt = RenewalPlan.nextRenewalInfoCheck(retryAfter: suggested.retryAfter, now: Int(Posix.unixTime()))
         }
         let meta = StoredMeta(
             notBefore: summary.notBefore,
@@ -85,7 +87,8 @@ struct OrderProcedure {
             ),
             renewalID: summary.renewalIdentifier,
             issuer: summary.issuer,
-            obtainedAt: Int(Posix.unixTime())
+            obtainedAt: Int(Posix.unixTime()),
+            renewalInfoAt: renewalInfoAt
         )
         var pem = chain
         if pem.last != UInt8(ascii: "\n") { pem.append(UInt8(ascii: "\n")) }

@@ -13,6 +13,20 @@ public enum RenewalPlan {
         return notBefore + lifetime * 2 / 3 - Int(Double(lifetime / 30) * random)
     }
 
+    /// When to ask the CA for a certificate's renewal information again (RFC 9773 §4.3): after its
+    /// Retry-After, kept between 30 seconds (a CA asking for less is not taken at its word) and a day;
+    /// six hours when it gave none.
+    public static func nextRenewalInfoCheck(retryAfter: Int?, now: Int) -> Int {
+        now + min(max(retryAfter ?? 21_600, 30), 86_400)
+    }
+
+    /// The renewal time after the CA's renewal information said `window`: unchanged while it lies inside
+    /// the window (a moment already drawn from it), else a new moment drawn from the window.
+    public static func renewAt(keeping current: Int, window: (start: Int, end: Int), random: Double) -> Int {
+        if current >= window.start && current <= window.end { return current }
+        return renewAt(notBefore: 0, notAfter: 0, window: window, random: random)
+    }
+
     /// Seconds before the next attempt after `failures` failures in a row: the CA's Retry-After when it
     /// gave one, else `base` doubling (1, 2, 4 … × base), at most a day; never sooner than `base`.
     /// After a transient failure (the CA down or failing on its side): from 5 seconds, doubling, at most `base`.

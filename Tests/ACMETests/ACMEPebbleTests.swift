@@ -81,6 +81,38 @@ struct ACMEPebbleTests {
         #expect(httpsStatus("stranger.test", port: pebble.tlsPort, root: rootPath) == nil)
     }
 
+    @Test("Renewal information (RFC 9773) is asked again when its Retry-After passes; a window the CA moves earlier renews inside it")
+    func renewalInformation() throws {
+        let pebble = try Pebble()
+        let proxy = try RenewalInfoProxy(pebble)
+        let config = acmeConfig(pebble, sites: sites([["ari.test"]]), storage: "storage", acme: #""challenges": ["http-01"]"#)
+            .replacingOccurrences(of: pebble.directoryURL, with: proxy.directoryURL)
+        let server = try ServerProcess(config: config)
+        defer { server.stop() }
+        #expect(waitUntil(60) { server.stderr.contains("obtained a certificate for ari.test") }, "\(server.stderr)")
+        #expect(proxy.asked == 1, "asked at issuance")
+        let metaPath = server.directory + "/storage/certificates/localhost-\(proxy.port)-dir/ari.test/meta.json"
+        let meta = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: metaPath))) as? [String: Any])
+        let identifier = try #require(meta["renewalID"] as? String)
+        let renewAt = try #require(meta["renewAt"] as? Int)
+        let now = Int(Date().timeIntervalSince1970)
+        #expect(renewAt > now + 29 * 86_400, "inside the window the CA suggested, 30 days out")
+        #expect(abs((meta["renewalInfoAt"] as? Int ?? 0) - (now + 30)) <= 5, "asked again after the Retry-After of 30 s")
+        // The CA moves this certificate's window to now; the renewed certificate gets a window far out.
+        try proxy.setWindow(start: Date().addingTimeInterval(-60), end: Date(), retryAfter: 3_600, certificate: identifier)
+        #expect(
+            waitUntil(75) { server.stderr.contains("the CA's renewal information moved the renewal of ari.test") },
+            "\(server.stderr.suffix(2000))"
+        )
+        #expect(proxy.asked >= 2)
+        #expect(
+            waitUntil(60) { server.stderr.components(separatedBy: "obtained a certificate for ari.test").count - 1 == 2 },
+            "\(server.stderr.suffix(2000))"
+        )
+        #expect(server.stderr.contains("renewing the certificate for ari.test"))
+        #expect(pebble.orderCount == 2, "one renewal, no storm: \(pebble.orderCount)")
+    }
+
     @Test("On demand: the first handshake waits for its certificate and succeeds; a refused name and a failed order do not keep it waiting")
     func firstHandshakeWaits() throws {
         let pebble = try Pebble()

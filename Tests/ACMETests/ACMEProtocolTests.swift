@@ -158,6 +158,14 @@ struct ACMEProtocolTests {
     @Test("Renewal: inside the CA's window, else two thirds of the lifetime minus jitter; backoff doubles to a day, Retry-After wins")
     func renewalPlan() {
         let day = 86_400
+        // Renewal information asked again: after the CA's Retry-After, between 30 s and a day; 6 h without one.
+        #expect(RenewalPlan.nextRenewalInfoCheck(retryAfter: 3_600, now: 100) == 3_700)
+        #expect(RenewalPlan.nextRenewalInfoCheck(retryAfter: 1, now: 100) == 130)
+        #expect(RenewalPlan.nextRenewalInfoCheck(retryAfter: 10 * day, now: 0) == day)
+        #expect(RenewalPlan.nextRenewalInfoCheck(retryAfter: nil, now: 0) == 21_600)
+        // A renewal time inside the new window stays; outside, a new one is drawn from the window.
+        #expect(RenewalPlan.renewAt(keeping: 50 * day, window: (40 * day, 60 * day), random: 0.9) == 50 * day)
+        #expect(RenewalPlan.renewAt(keeping: 50 * day, window: (10 * day, 20 * day), random: 0.5) == 15 * day)
         #expect(RenewalPlan.renewAt(notBefore: 0, notAfter: 90 * day, window: nil, random: 0) == 60 * day)
         #expect(RenewalPlan.renewAt(notBefore: 0, notAfter: 90 * day, window: nil, random: 1) == 57 * day)
         // A 6-day certificate renews after about 4 days, never after it expired.
