@@ -92,7 +92,8 @@ def main():
                            "obtainedAt": now})
         started = time.monotonic()
         for index in range(arguments.hosts):
-            directory = f"{work}/storage/certificates/h{index}.bench.test"
+            # Under the CA's folder, as the server stores them for the directory URL below (its host, port, path).
+            directory = f"{work}/storage/certificates/127.0.0.1-9-dir/h{index}.bench.test"
             os.makedirs(directory)
             with open(f"{directory}/certificate.pem", "w") as handle:
                 handle.write(bundle)
@@ -105,7 +106,8 @@ def main():
             server = {"listen": [{"address": "127.0.0.1", "port": port, "tls": True}], "admin": None, "accessLog": False}
             if mode == "acme":
                 server["acme"] = {"directory": "https://127.0.0.1:9/dir", "agreeToTerms": True, "storage": f"{work}/storage",
-                                  "hosts": "none", "onDemand": True}
+                                  # Only an order would ask, and nothing here is ordered: every host is stored.
+                                  "hosts": "none", "onDemand": {"ask": "http://127.0.0.1:9/never-asked"}}
             else:
                 server["certificates"] = [{"hosts": ["*.bench.test"], "certificate": f"{work}/cert.pem", "key": f"{work}/key.pem"}]
             config = {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},

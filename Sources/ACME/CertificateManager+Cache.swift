@@ -26,8 +26,8 @@ extension CertificateManager {
             return nil
         }
         state.withLock { state in
-            state.cache[name] = Cached(certificate: certificate, stamp: stamp, checkedAt: now, lastUse: now)
-            state.nothingStored[name] = nil
+            state[name].cached = Cached(certificate: certificate, stamp: stamp, lastUse: now)
+            state[name].nothingStoredUntil = 0
             evict(&state)
         }
         return certificate
@@ -36,7 +36,9 @@ extension CertificateManager {
     /// The config's hosts (and wildcards) with a stored certificate, loaded before their first handshake,
     /// up to the cache's capacity: their handshakes never wait on the storage.
     func preload() {
-        let hosts = state.withLock { state in state.configHosts.filter { state.known[$0] != nil && state.cache[$0] == nil } }
+        let hosts = state.withLock { state in
+            state.configHosts.filter { host in state.records[host].map { $0.schedule != nil && $0.cached == nil } ?? false }
+        }
         let now = Posix.monotonicMilliseconds()
         for host in hosts.prefix(cacheCapacity) { _ = load(host, now: now) }
     }
@@ -44,7 +46,7 @@ extension CertificateManager {
     /// Every cached certificate's file, looked at: one another replica renewed is loaded here, off the
     /// loops (a file that went away keeps the certificate in memory).
     func refreshCache() {
-        let entries = state.withLock { state in state.cache.map { ($0.key, $0.value.stamp) } }
+        let entries = state.withLock { state in state.inMemory.map { ($0, state[$0].cached?.stamp) } }
         let now = Posix.monotonicMilliseconds()
         for (host, stamp) in entries {
             let current = storage.certificateStamp(host)
@@ -54,27 +56,28 @@ extension CertificateManager {
 
     /// Keeps the cache within its capacity: of a few entries drawn at random, the least recently used goes.
     func evict(_ state: inout State) {
-        while state.cache.count > cacheCapacity {
+        while state.inMemory.count > cacheCapacity {
             var victim: (String, Int64)?
             for _ in 0..<8 {
-                guard let entry = state.cache.randomElement() else { break }
-                if victim == nil || entry.value.lastUse < victim!.1 { victim = (entry.key, entry.value.lastUse) }
+                guard let host = state.inMemory.randomElement(), let lastUse = state[host].cached?.lastUse else { break }
+                if victim == nil || lastUse < victim!.1 { victim = (host, lastUse) }
             }
             guard let victim else { break }
-            state.cache[victim.0] = nil
+            state[victim.0].cached = nil
         }
     }
 
+    /// Bounded: a flood of made-up names allowed by `ask` cannot grow the records without limit.
     static func remember(nothingStored name: String, until: Int64, in state: inout State) {
-        if state.nothingStored.count > 100_000 { state.nothingStored = [:] }
-        state.nothingStored[name] = until
+        if state.nothingStoredCount > 100_000 { state.forgetNothingStored() }
+        state[name].nothingStoredUntil = until
     }
 
     func damaged(_ host: String, because reason: String) {
         let first = state.withLock { state -> Bool in
-            let first = state.lastError[host]?.hasPrefix("damaged") != true
-            state.lastError[host] = "damaged certificate in storage: \(reason)"
-            state.cache[host] = nil
+            let first = state[host].setback.lastError?.hasPrefix("damaged") != true
+            state[host].setback.lastError = "damaged certificate in storage: \(reason)"
+            state[host].cached = nil
             return first
         }
         if first {

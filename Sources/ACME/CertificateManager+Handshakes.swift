@@ -36,15 +36,16 @@ extension CertificateManager {
             case .coveredByWildcard(let wildcard): key = wildcard
             case .configHost, .onDemand: key = name
             }
-            if state.cache[key] != nil { return .answer(.ready) }
-            if state.loading.contains(key) { return .answer(.pending) }
-            if let until = state.nothingStored[key], until > now {
+            let record = state[key]
+            if record.cached != nil { return .answer(.ready) }
+            if record.loading { return .answer(.pending) }
+            if record.nothingStoredUntil > now {
                 // An order about to start or running (the scheduler's for a config host, or on demand).
-                if state.busy.contains(key) { return .answer(state.orderComing(key) ? .pending : .none) }
+                if record.busy { return .answer(state.orderComing(key) ? .pending : .none) }
                 return decision == .onDemand && settings.onDemand != nil ? .order(key) : .answer(.none)
             }
             guard state.loads.count < Self.loadCapacity else { return .answer(.none) }
-            state.loading.insert(key)
+            state[key].loading = true
             state.loads.append(key)
             return .load(key)
         }
@@ -77,7 +78,7 @@ extension CertificateManager {
                 let now = Posix.monotonicMilliseconds()
                 let found = load(key, now: now) != nil
                 let decision = state.withLock { state -> IssuanceDecision in
-                    state.loading.remove(key)
+                    state[key].loading = false
                     if !found { Self.remember(nothingStored: key, until: now + 5_000, in: &state) }
                     return IssuanceDecision.decide(normalized: key, state.inputs)
                 }
@@ -109,12 +110,12 @@ extension CertificateManager {
             }
             // Another replica may renew a cached certificate: the scheduler looks at the files every 30 s,
             // off the loops.
-            if var cached = state.cache[key] {
+            guard let record = state.records[key] else { return (decision, key, .look) }
+            if let cached = record.cached {
                 cached.lastUse = now
-                state.cache[key] = cached
                 return (decision, key, .hit(cached.certificate))
             }
-            if let until = state.nothingStored[key], until > now { return (decision, key, .skip) }
+            if record.nothingStoredUntil > now { return (decision, key, .skip) }
             return (decision, key, .look)
         }
         if case .refused = decision { return nil }
@@ -124,7 +125,8 @@ extension CertificateManager {
             if decision == .onDemand { requestOnDemand(key) }
             return nil
         case .look:
-            _ = lookup(forServerName: key)
+            // The name as it arrived: `key` may be a wildcard's, which is not a server name.
+            _ = lookup(forServerName: name)
             return nil
         }
     }

@@ -10,7 +10,7 @@ import TLS
 extension CertificateManager {
     func obtain(_ host: String) {
         let now = Int(Posix.unixTime())
-        let (decision, isKnown) = state.withLock { (IssuanceDecision.decide(normalized: host, $0.inputs), $0.known[host] != nil) }
+        let (decision, isKnown) = state.withLock { (IssuanceDecision.decide(normalized: host, $0.inputs), $0[host].schedule != nil) }
         let isConfigHost: Bool
         switch decision {
         case .configHost: isConfigHost = true
@@ -19,16 +19,18 @@ extension CertificateManager {
             // The config changed since this was queued (a host removed, a wildcard certificate asked for
             // instead): nothing is ordered, renewed or written for it.
             let wasKnown = state.withLock { state -> Bool in
-                state.notBefore[host] = nil
-                state.failures[host] = nil
-                return state.known.removeValue(forKey: host) != nil
+                let wasKnown = state[host].schedule != nil
+                state[host].setback.notBefore = 0
+                state[host].setback.failures = 0
+                state[host].schedule = nil
+                return wasKnown
             }
             // Outside the lock: a handshake on an event loop may be waiting for it.
             if wasKnown { log(.info, "not renewing the certificate for \(host): \(Self.why(decision))") }
             return
         }
         // A certificate the CA already issued is stored, not ordered again.
-        if let issued = state.withLock({ $0.unstored[host] }) {
+        if let issued = state.withLock({ $0[host].setback.unstored }) {
             keep(host, issued, obtainedHere: false)
             return
         }
@@ -46,8 +48,8 @@ extension CertificateManager {
         case .acquired(let acquired): lock = acquired
         case .busy:
             state.withLock { state in
-                state.notBefore[host] = now + 30
-                state.waitingOnLock.insert(host)
+                state[host].setback.notBefore = now + 30
+                state[host].setback.waitingOnLock = true
             }
             return
         case .failed(let message):
@@ -55,7 +57,7 @@ extension CertificateManager {
             return
         }
         defer { lock.release() }
-        state.withLock { _ = $0.waitingOnLock.remove(host) }
+        state.withLock { $0[host].setback.waitingOnLock = false }
         // Another replica may have obtained it while this one waited for the lock.
         if let meta = storage.readMeta(host), meta.renewAt > now, case .success(let bytes) = storage.readCertificate(host),
             (try? ServerCertificate(chainPEM: bytes, keyPEM: bytes)) != nil
@@ -115,9 +117,9 @@ extension CertificateManager {
             let certificate = try? ServerCertificate(chainPEM: issued.pem, keyPEM: issued.pem)
             let now = Posix.monotonicMilliseconds()
             state.withLock { state in
-                state.unstored[host] = issued
-                state.known[host] = Schedule(issued.meta)
-                if let certificate { state.cache[host] = Cached(certificate: certificate, stamp: nil, checkedAt: now, lastUse: now) }
+                state[host].setback.unstored = issued
+                state[host].schedule = Schedule(issued.meta)
+                if let certificate { state[host].cached = Cached(certificate: certificate, stamp: nil, lastUse: now) }
             }
             fail(
                 host,
@@ -126,19 +128,18 @@ extension CertificateManager {
             )
             return
         }
-        state.withLock { _ = $0.unstored.removeValue(forKey: host) }
+        state.withLock { $0[host].setback.unstored = nil }
         if !obtainedHere { log(.info, "stored the certificate for \(host) that was kept in memory (no new order)") }
         stored(host, issued.meta, obtainedHere: obtainedHere)
     }
 
     func stored(_ host: String, _ meta: StoredMeta, obtainedHere: Bool) {
         state.withLock { state in
-            state.known[host] = Schedule(meta)
-            state.failures[host] = nil
-            state.notBefore[host] = nil
-            state.lastError[host] = nil
-            state.cache[host] = nil
-            state.nothingStored[host] = nil
+            state[host].schedule = Schedule(meta)
+            // Whatever went wrong before is over (an unstored certificate was stored just before this).
+            state[host].setback = Setback()
+            state[host].cached = nil
+            state[host].nothingStoredUntil = 0
         }
         // Into memory here, on the worker: the next handshake serves it without reading the storage.
         _ = load(host, now: Posix.monotonicMilliseconds())
@@ -160,15 +161,16 @@ extension CertificateManager {
         let now = Int(Posix.unixTime())
         let base = configHost || settings.onDemand == nil ? settings.retryAfterFailure : settings.onDemand!.retryAfterFailure
         let delay = state.withLock { state -> Int in
-            let failures = (state.failures[host] ?? 0) + 1
-            state.failures[host] = failures
+            var setback = state[host].setback
+            setback.failures += 1
             state.counters.ordersFailed += 1
             let delay =
                 error.isTransient
-                ? RenewalPlan.transientBackoff(failures: failures, base: base)
-                : RenewalPlan.backoff(failures: failures, base: base, retryAfter: error.retryAfter)
-            state.notBefore[host] = now + delay
-            state.lastError[host] = error.description
+                ? RenewalPlan.transientBackoff(failures: setback.failures, base: base)
+                : RenewalPlan.backoff(failures: setback.failures, base: base, retryAfter: error.retryAfter)
+            setback.notBefore = now + delay
+            setback.lastError = error.description
+            state[host].setback = setback
             return delay
         }
         storage.recordFailure(host, StoredFailure(time: now, message: error.description, nextAttempt: now + delay))

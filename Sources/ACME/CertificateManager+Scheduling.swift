@@ -19,11 +19,12 @@ extension CertificateManager {
     func enqueue(_ host: String) {
         let now = Int(Posix.unixTime())
         let (added, report) = state.withLock { state -> (Bool, Int?) in
-            guard !state.stopping, !state.busy.contains(host) else { return (false, nil) }
-            if let notBefore = state.notBefore[host], notBefore > now { return (false, nil) }
-            switch state.queue.enqueue(host, state.known[host] != nil ? .renewal : .first) {
+            let record = state[host]
+            guard !state.stopping, !record.busy else { return (false, nil) }
+            if record.setback.notBefore > now { return (false, nil) }
+            switch state.queue.enqueue(host, record.schedule != nil ? .renewal : .first) {
             case .queued:
-                state.busy.insert(host)
+                state[host].work = .queued
                 return (true, nil)
             case .alreadyQueued:
                 return (false, nil)
@@ -54,7 +55,7 @@ extension CertificateManager {
                 if state.stopping { return .stop }
                 switch state.queue.next(now: Int(Posix.unixTime())) {
                 case .order(let host, _):
-                    state.running.insert(host)
+                    state[host].work = .running
                     return .order(host)
                 case .waitUntil(let time): return .wait(Int32(clamping: max(1, min(60, time - Int(Posix.unixTime()))) * 1000))
                 case .empty: return .wait(1000)
@@ -64,11 +65,11 @@ extension CertificateManager {
             case .order(let host):
                 obtain(host)
                 let again = state.withLock { state -> Bool in
-                    state.busy.remove(host)
-                    state.running.remove(host)
-                    guard state.retryRequested.remove(host) != nil else { return false }
+                    state[host].work = .idle
+                    guard state[host].retryRequested else { return false }
+                    state[host].retryRequested = false
                     // The retry asked for during the order: its backoff is forgotten too.
-                    state.notBefore[host] = nil
+                    state[host].setback.notBefore = 0
                     return true
                 }
                 // Handshakes waiting for it step again: it is in memory now, or it will not come.
@@ -89,9 +90,9 @@ extension CertificateManager {
                 "moved \(adopted) stored certificate\(adopted == 1 ? "" : "s") of an earlier version under \(storage.backend.describe(storage.certificatesFolder))"
             )
         }
-        var known: [String: Schedule] = [:]
-        for host in storage.storedHosts() { if let meta = storage.readMeta(host) { known[host] = Schedule(meta) } }
-        state.withLock { $0.known.merge(known) { _, new in new } }
+        var known: [(String, Schedule)] = []
+        for host in storage.storedHosts() { if let meta = storage.readMeta(host) { known.append((host, Schedule(meta))) } }
+        state.withLock { state in for (host, schedule) in known { state[host].schedule = schedule } }
         // Reading every meta file left freed buffers in this thread's malloc arena: hand them back.
         Posix.releaseFreeMemory()
         var lastSweep = 0
@@ -109,11 +110,11 @@ extension CertificateManager {
             }
             for host in unchecked {
                 if let meta = storage.readMeta(host), storage.hasCertificate(host) {
-                    state.withLock { $0.known[host] = Schedule(meta) }
+                    state.withLock { $0[host].schedule = Schedule(meta) }
                     if meta.renewAt <= now { enqueue(host) }
                 } else {
                     if let failure = storage.readFailure(host), failure.nextAttempt > now {
-                        state.withLock { $0.notBefore[host] = failure.nextAttempt }
+                        state.withLock { $0[host].setback.notBefore = failure.nextAttempt }
                     }
                     enqueue(host)
                 }
@@ -132,23 +133,25 @@ extension CertificateManager {
                 lastCleanup = now
                 removeUnserved(now: now)
             }
-            let due = state.withLock { state -> [String] in
-                let renewals = state.known.filter { $0.value.renewAt <= now && !state.busy.contains($0.key) }.map(\.key)
-                let retries = state.notBefore.filter { $0.value <= now && !state.busy.contains($0.key) }.map(\.key).filter { host in
-                    state.configHosts.contains(host) || state.known[host] != nil
+            let (due, askCA) = state.withLock { state -> ([String], [String]) in
+                var due: [String] = []
+                // A few per sweep: at 100,000 certificates and the usual six hours, about 5 a second.
+                var askCA: [String] = []
+                for (host, record) in state.records where !record.busy {
+                    let notBefore = record.setback.notBefore
+                    if let schedule = record.schedule {
+                        if schedule.renewAt <= now || (notBefore != 0 && notBefore <= now) {
+                            due.append(host)
+                        } else if schedule.renewalInfoAt <= now && askCA.count < 20 {
+                            askCA.append(host)
+                        }
+                    } else if notBefore != 0 && notBefore <= now && state.configHosts.contains(host) {
+                        due.append(host)
+                    }
                 }
-                return renewals + retries
+                return (due, askCA)
             }
             for host in due { enqueue(host) }
-            // A few per sweep: at 100,000 certificates and the usual six hours, about 5 a second.
-            let askCA = state.withLock { state -> [String] in
-                var hosts: [String] = []
-                for (host, schedule) in state.known where schedule.renewalInfoAt <= now && !state.busy.contains(host) {
-                    hosts.append(host)
-                    if hosts.count == 20 { break }
-                }
-                return hosts
-            }
             for host in askCA { refreshRenewalInfo(host, now: now) }
         }
     }
@@ -159,7 +162,7 @@ extension CertificateManager {
     /// while the stored certificate is still the one asked about.
     func refreshRenewalInfo(_ host: String, now: Int) {
         guard let meta = storage.readMeta(host), let renewalID = meta.renewalID else {
-            state.withLock { $0.known[host]?.renewalInfoAt = Int.max }
+            state.withLock { $0[host].schedule?.renewalInfoAt = Int.max }
             return
         }
         let window: RenewalWindow?
@@ -167,11 +170,11 @@ extension CertificateManager {
             window = try accountClient().renewalWindow(certificateID: renewalID)
         } catch {
             // Asked again in ten minutes; the planned renewal stands meanwhile.
-            state.withLock { $0.known[host]?.renewalInfoAt = now + 600 }
+            state.withLock { $0[host].schedule?.renewalInfoAt = now + 600 }
             return
         }
         guard let window else {
-            state.withLock { $0.known[host]?.renewalInfoAt = Int.max }
+            state.withLock { $0[host].schedule?.renewalInfoAt = Int.max }
             return
         }
         var updated = meta
@@ -181,7 +184,7 @@ extension CertificateManager {
             if storage.readMeta(host)?.renewalID == renewalID { try? storage.storeMeta(host, updated) }
             lock.release()
         }
-        state.withLock { $0.known[host] = Schedule(updated) }
+        state.withLock { $0[host].schedule = Schedule(updated) }
         if updated.renewAt != meta.renewAt {
             log(
                 .info,
@@ -210,8 +213,8 @@ extension CertificateManager {
             storage.remove(host)
             lock.release()
             state.withLock { state in
-                state.known[host] = nil
-                state.cache[host] = nil
+                state[host].schedule = nil
+                state[host].cached = nil
             }
             log(
                 .info,

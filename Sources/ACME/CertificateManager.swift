@@ -64,74 +64,6 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     /// Names waiting to be read from the storage at most: a flood of made-up names is answered "none".
     static let loadCapacity = 10_000
 
-    struct Cached {
-        var certificate: ServerCertificate
-        var stamp: String?
-        var checkedAt: Int64
-        var lastUse: Int64
-    }
-
-    struct Schedule {
-        var notAfter: Int
-        var renewAt: Int
-        /// When to ask the CA for renewal information again; `Int.max` when it offers none.
-        var renewalInfoAt: Int
-        init(_ meta: StoredMeta) {
-            notAfter = meta.notAfter
-            renewAt = meta.renewAt
-            renewalInfoAt = meta.renewalID == nil ? Int.max : meta.renewalInfoAt ?? 0
-        }
-    }
-
-    struct State {
-        var cache: [String: Cached] = [:]
-        /// Names the decision allows with nothing in storage, not looked up again before the time given
-        /// (monotonic ms). Refused names are never here: the decision is made anew for them, and costs a
-        /// hash lookup.
-        var nothingStored: [String: Int64] = [:]
-        var inputs = IssuanceDecision.Inputs()
-        /// Set by the first `update`: until then every name would look unserved, and nothing is removed.
-        var configured = false
-        var configHosts: Set<String> { inputs.configHosts }
-        /// Stored certificates this replica knows of, for renewal and expiry metrics: two numbers per host,
-        /// so 100,000 stored certificates cost a few megabytes (the rest of their meta is read when renewing).
-        var known: [String: Schedule] = [:]
-        var failures: [String: Int] = [:]
-        /// No attempt before this Unix time.
-        var notBefore: [String: Int] = [:]
-        var queue: OrderQueue
-        /// When a full first-order queue was last reported (Unix seconds), and drops since.
-        var lastDropReport = 0
-        /// Queued or being worked on.
-        var busy: Set<String> = []
-        /// Being worked on by a worker now.
-        var running: Set<String> = []
-
-        /// Whether a handshake for `key` should wait for its order: one is running, or queued and about to
-        /// start (one queued behind the rate limits may wait hours).
-        func orderComing(_ key: String) -> Bool {
-            running.contains(key) || (busy.contains(key) && queue.startsSoon(key, now: Int(Posix.unixTime())))
-        }
-        /// Config hosts still to be looked up in storage.
-        var unchecked: [String] = []
-        var counters = Counters()
-        var lastError: [String: String] = [:]
-        /// Issued but not stored yet (the storage failed): served from memory, stored at the next attempt
-        /// instead of ordering again.
-        var unstored: [String: OrderProcedure.Issued] = [:]
-        /// Asked to retry while an order for them was running: queued again when it ends.
-        var retryRequested: Set<String> = []
-        /// Names a handshake asked for that are not in memory: read from the storage by the loader thread,
-        /// never on an event loop. Bounded; the set says what is queued or being read.
-        var loads: [String] = []
-        var loading: Set<String> = []
-        /// Found another replica's lock on them at their last attempt.
-        var waitingOnLock: Set<String> = []
-        var stopping = false
-
-        init(queue: OrderQueue) { self.queue = queue }
-    }
-
     /// `trustFile`, `hmacKeyFile`: resolved paths. `userAgent` names the server to the CA. `storage`: the
     /// file system's (`FileStorage`), or any other behind the same interface.
     public init(
@@ -201,7 +133,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             state.unchecked += hosts.subtracting(state.configHosts)
             state.inputs = IssuanceDecision.Inputs(configHosts: hosts, serves: serves, onDemand: settings.onDemand != nil)
             state.configured = true
-            state.nothingStored = [:]
+            state.forgetNothingStored()
         }
         wake.signal()
     }
@@ -227,27 +159,35 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             case .coveredByWildcard(let wildcard): key = wildcard
             case .configHost, .onDemand: key = name
             }
-            return state.cache[key]?.certificate.notAfter ?? state.known[key]?.notAfter
+            let record = state[key]
+            return record.cached?.certificate.notAfter ?? record.schedule?.notAfter
         }
     }
 
     public var counters: Counters {
         state.withLock { state in
             var counters = state.counters
-            counters.cached = state.cache.count
+            counters.cached = state.inMemory.count
             counters.queued = state.queue.count
             counters.dropped = state.queue.dropped
             counters.rateLimited = state.queue.rateLimited
-            counters.waitingOnLock = state.waitingOnLock.count
             let now = Int(Posix.unixTime())
-            counters.backingOff = state.notBefore.values.count { $0 > now } - state.waitingOnLock.count
+            for record in state.records.values {
+                let setback = record.setback
+                if setback.waitingOnLock {
+                    counters.waitingOnLock += 1
+                } else if setback.notBefore > now {
+                    counters.backingOff += 1
+                }
+            }
             return counters
         }
     }
 
     /// Every stored certificate this replica knows of: host and expiry (Unix seconds).
     public var expiries: [(host: String, notAfter: Int)] {
-        state.withLock { state in state.known.map { ($0.key, $0.value.notAfter) } }.sorted { $0.host < $1.host }
+        state.withLock { state in state.records.compactMap { host, record in record.schedule.map { (host, $0.notAfter) } } }
+            .sorted { $0.host < $1.host }
     }
 
     /// What `retryNow` did.
@@ -269,10 +209,10 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         case .configHost, .onDemand: host = name
         }
         let busy = state.withLock { state -> Bool in
-            state.notBefore[host] = nil
-            state.failures[host] = nil
-            guard state.busy.contains(host) else { return false }
-            state.retryRequested.insert(host)
+            state[host].setback.notBefore = 0
+            state[host].setback.failures = 0
+            guard state[host].busy else { return false }
+            state[host].retryRequested = true
             return true
         }
         if busy { return .alreadyQueued(host) }

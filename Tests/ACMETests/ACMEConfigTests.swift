@@ -36,7 +36,7 @@ struct ACMEConfigTests {
             #"""
             {"directory": "letsencrypt-staging", "agreeToTerms": true, "storage": "acme", "keyType": "rsa-2048", "hosts": "none",
              "onDemand": {"ask": "http://127.0.0.1:9000/allowed", "retryAfterFailure": 30}, "challenges": ["tls-alpn-01", "dns-01"],
-             "dnsHook": "/usr/local/bin/dns", "maxConcurrentOrders": 8, "retryAfterFailure": 5,
+             "dnsHook": "/usr/local/bin/dns", "maxConcurrentOrders": 8, "retryAfterFailure": 5, "lockStaleAfter": 300,
              "externalAccount": {"keyId": "kid", "hmacKeyFile": "eab.key"}, "directoryTrust": "ca.pem"}
             """#
         )
@@ -49,6 +49,8 @@ struct ACMEConfigTests {
         #expect(acme.challenges == [.tlsALPN01, .dns01])
         #expect(acme.externalAccount == ACMESettings.ExternalAccount(keyID: "kid", hmacKeyFile: "eab.key"))
         #expect(acme.maxConcurrentOrders == 8 && acme.retryAfterFailure == 5 && acme.directoryTrust == "ca.pem")
+        #expect(acme.lockStaleAfter == 300)
+        #expect(ACMESettings().lockStaleAfter == 120)
     }
 
     @Test(
@@ -65,6 +67,10 @@ struct ACMEConfigTests {
         #expect(Self.errors(Self.load(#"{"agreeToTerms": true, "storage": "s", "hosts": "all"}"#)) == ["acme.hosts"])
         #expect(Self.errors(Self.load(#"{"agreeToTerms": true, "storage": "s", "onDemand": {"ask": "ftp://x"}}"#)) == ["acme.ask"])
         #expect(Self.errors(Self.load(#"{"agreeToTerms": true, "storage": "s", "stoarge": "x"}"#)).contains("key.unknown"))
+        // A lock judged stale sooner than three heartbeats would take a live replica's.
+        for stale in ["10", "29", "86401", "1.5", "\"60\""] {
+            #expect(!Self.errors(Self.load(#"{"agreeToTerms": true, "storage": "s", "lockStaleAfter": \#(stale)}"#)).isEmpty, "\(stale)")
+        }
         // Without acme, a TLS listener still needs a certificate file.
         let withoutACME = ConfigLoader.load(
             configBytes: Array(

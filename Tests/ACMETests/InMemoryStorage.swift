@@ -112,7 +112,7 @@ final class InMemoryStorage: Storage {
         }
         let step = contents.withLock { contents -> Step in
             if faulted(.lock, name, in: &contents) { return .failed }
-            if let held = contents.locks[name], contents.clock - held.beatAt <= FileStorageLock.staleAfter { return .busy }
+            if let held = contents.locks[name], contents.clock - held.beatAt <= FileStorage.defaultLockStaleAfter { return .busy }
             contents.locks[name] = HeldLock(content: content, beatAt: contents.clock)
             return .acquired
         }

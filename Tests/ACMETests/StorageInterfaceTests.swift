@@ -95,14 +95,14 @@ struct StorageInterfaceTests {
             Issue.record("no lock")
             return
         }
-        storage.advance(seconds: FileStorageLock.staleAfter / 2)
+        storage.advance(seconds: FileStorage.defaultLockStaleAfter / 2)
         #expect(dead.heartbeat())
-        storage.advance(seconds: FileStorageLock.staleAfter / 2 + 1)
+        storage.advance(seconds: FileStorage.defaultLockStaleAfter / 2 + 1)
         guard case .busy = storage.lock("hosts/ca/b.test", owner: "live", timeoutSeconds: 1) else {
             Issue.record("a beating holder's lock was taken over")
             return
         }
-        storage.advance(seconds: FileStorageLock.staleAfter + 1)
+        storage.advance(seconds: FileStorage.defaultLockStaleAfter + 1)
         guard case .acquired(let live) = storage.lock("hosts/ca/b.test", owner: "live", timeoutSeconds: 1) else {
             Issue.record("a dead holder's lock was not taken over")
             return

@@ -71,7 +71,7 @@ struct StorageSeamPebbleTests {
         #expect(waitUntil(10) { manager.counters.waitingOnLock == 1 }, "\(manager.counters)")
         #expect(pebble.orderCount == 1, "one order for kept.test, none for late.test yet: \(pebble.orderCount)")
         // The other replica stops beating; past the stale window the lock is taken over and the order made.
-        storage.advance(seconds: FileStorageLock.staleAfter + 1)
+        storage.advance(seconds: FileStorage.defaultLockStaleAfter + 1)
         #expect(manager.retryNow("late.test") == .queued("late.test"))
         #expect(waitUntil(60) { log().contains("obtained a certificate for late.test") }, "\(log())")
         #expect(manager.counters.waitingOnLock == 0)
@@ -111,7 +111,7 @@ struct StorageSeamPebbleTests {
         #expect(waitUntil(30) { layout.readOrder("resume.test") != nil }, "the order is stored before its challenge: \(logA())")
         #expect(pebble.orderCount == 1)
         // Its heartbeats stop; past the stale window another replica holds the lock.
-        storage.advance(seconds: FileStorageLock.staleAfter + 1)
+        storage.advance(seconds: FileStorage.defaultLockStaleAfter + 1)
         let taking = try Self.manager(pebble, storage, hook: hook, lines: linesB)
         try taking.start()
         defer { taking.stop() }

@@ -21,7 +21,8 @@ public final class ServerProcess {
         waitForReady: Bool = true,
         command: [String]? = nil,
         environment: [String: String] = [:],
-        launcher: [String] = []
+        launcher: [String] = [],
+        currentDirectory: String? = nil
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-e2e-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -44,6 +45,7 @@ public final class ServerProcess {
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         process.standardInput = FileHandle.nullDevice
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         try process.run()
         if waitForReady {

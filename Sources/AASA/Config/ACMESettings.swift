@@ -29,6 +29,9 @@ public struct ACMESettings: Sendable, Equatable {
     public var ordersPerDomainPerWeek = 40
     /// After a failed order for a config host, no new one before this many seconds (doubling to a day).
     public var retryAfterFailure = 60
+    /// Seconds after which a storage lock nobody touched is a dead replica's and is taken over (holders
+    /// touch theirs every 10 s). Raise it for a file server whose writes can stall longer.
+    public var lockStaleAfter = 120
 
     public enum KeyType: String, Sendable, Equatable, CaseIterable {
         case ecdsaP256 = "ecdsa-p256"
@@ -60,7 +63,8 @@ public struct ACMESettings: Sendable, Equatable {
 
     static let keys = [
         "directory", "directoryTrust", "email", "agreeToTerms", "storage", "externalAccount", "keyType", "hosts", "onDemand",
-        "challenges", "dnsHook", "maxConcurrentOrders", "ordersPerHour", "ordersPerDomainPerWeek", "retryAfterFailure", "comment",
+        "challenges", "dnsHook", "maxConcurrentOrders", "ordersPerHour", "ordersPerDomainPerWeek", "retryAfterFailure", "lockStaleAfter",
+        "comment",
     ]
 }
 
@@ -84,6 +88,12 @@ extension ConfigDecoder {
                 return nil
             }
             return text.value
+        }
+        func wholeNumber(_ value: JSONNode, _ memberPath: JSONPath, in range: ClosedRange<Int>, expected: String) -> Int? {
+            if case .number(let text) = value.value, let number = Int(text), range.contains(number) { return number }
+            reader.typeMismatch(value, memberPath, expected: expected)
+            valid = false
+            return nil
         }
         for member in members {
             let memberPath = path.key(member.key)
@@ -206,25 +216,20 @@ extension ConfigDecoder {
                 settings.challenges = chosen
             case "dnsHook": settings.dnsHook = nonEmptyString(value, memberPath)
             case "retryAfterFailure":
-                if case .number(let text) = value.value, let seconds = Int(text), seconds >= 1 {
+                if let seconds = wholeNumber(value, memberPath, in: 1...Int.max, expected: "a whole number of seconds ≥ 1") {
                     settings.retryAfterFailure = seconds
-                } else {
-                    reader.typeMismatch(value, memberPath, expected: "a whole number of seconds ≥ 1")
-                    valid = false
                 }
             case "ordersPerHour", "ordersPerDomainPerWeek":
-                if case .number(let text) = value.value, let count = Int(text), (1...100_000).contains(count) {
+                if let count = wholeNumber(value, memberPath, in: 1...100_000, expected: "a whole number from 1 to 100000") {
                     if member.key == "ordersPerHour" { settings.ordersPerHour = count } else { settings.ordersPerDomainPerWeek = count }
-                } else {
-                    reader.typeMismatch(value, memberPath, expected: "a whole number from 1 to 100000")
-                    valid = false
+                }
+            case "lockStaleAfter":
+                if let seconds = wholeNumber(value, memberPath, in: 30...86_400, expected: "a whole number of seconds from 30 to 86400") {
+                    settings.lockStaleAfter = seconds
                 }
             case "maxConcurrentOrders":
-                if case .number(let text) = value.value, let count = Int(text), (1...100).contains(count) {
+                if let count = wholeNumber(value, memberPath, in: 1...100, expected: "a whole number from 1 to 100") {
                     settings.maxConcurrentOrders = count
-                } else {
-                    reader.typeMismatch(value, memberPath, expected: "a whole number from 1 to 100")
-                    valid = false
                 }
             default: break
             }

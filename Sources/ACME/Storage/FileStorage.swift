@@ -5,17 +5,25 @@ import Posix
 /// start. Locks are files under `locks/` (see `FileStorageLock`).
 public final class FileStorage: Storage {
     public let root: String
+    /// Seconds after which a lock nobody touched belongs to a replica that died (by the storage's clock).
+    public let lockStaleAfter: Int
+    /// Longer than any single exchange with the CA (30 s each) between two heartbeats, so a slow CA never
+    /// makes a live holder look dead (`acme.lockStaleAfter` sets another).
+    public static let defaultLockStaleAfter = 120
 
-    public init(root: String) { self.root = root }
+    public init(root: String, lockStaleAfter: Int = FileStorage.defaultLockStaleAfter) {
+        self.root = root
+        self.lockStaleAfter = lockStaleAfter
+    }
 
     /// The storage at `root`, its directory made (0700) when it does not exist yet.
-    public static func prepared(root: String) throws(StorageError) -> FileStorage {
+    public static func prepared(root: String, lockStaleAfter: Int = FileStorage.defaultLockStaleAfter) throws(StorageError) -> FileStorage {
         do {
             try Posix.makeDirectories(root, mode: 0o700)
         } catch {
             throw .failed("cannot create \(root): \(error)")
         }
-        return FileStorage(root: root)
+        return FileStorage(root: root, lockStaleAfter: lockStaleAfter)
     }
 
     public var location: String { root }
@@ -61,7 +69,7 @@ public final class FileStorage: Storage {
     func lockPath(_ name: String) -> String { "\(root)/locks/\(name).lock" }
 
     public func lock(_ name: String, owner: String, timeoutSeconds: Int) -> StorageLockOutcome {
-        switch FileStorageLock.acquire(lockPath(name), owner: owner, timeoutSeconds: timeoutSeconds) {
+        switch FileStorageLock.acquire(lockPath(name), owner: owner, timeoutSeconds: timeoutSeconds, staleAfter: lockStaleAfter) {
         case .acquired(let lock): return .acquired(lock)
         case .busy: return .busy
         case .failed(let message): return .failed(message)

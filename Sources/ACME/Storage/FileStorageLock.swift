@@ -17,9 +17,6 @@ final class FileStorageLock: StorageLockHandle, @unchecked Sendable {
     let path: String
     /// What this acquisition wrote: the holder and a nonce no other acquisition has.
     let content: [UInt8]
-    /// Longer than any single exchange with the CA (30 s each) between two heartbeats, so a slow CA never
-    /// makes a live holder look dead.
-    static let staleAfter = 120
     static let heartbeatSeconds = 10
 
     private let stopping = Atomic<Bool>(false)
@@ -44,6 +41,7 @@ final class FileStorageLock: StorageLockHandle, @unchecked Sendable {
         _ path: String,
         owner: String,
         timeoutSeconds: Int,
+        staleAfter: Int = FileStorage.defaultLockStaleAfter,
         clock: (String) -> Int? = storageTime
     ) -> Outcome {
         let deadline = Posix.monotonicMilliseconds() + Int64(timeoutSeconds) * 1000

@@ -11,7 +11,10 @@ enum ACMESetup {
         acme.dnsHook = acme.dnsHook.map { ConfigLoader.resolve($0, relativeTo: configPath) }
         let storage: FileStorage
         do {
-            storage = try FileStorage.prepared(root: ConfigLoader.resolve(acme.storage, relativeTo: configPath))
+            storage = try FileStorage.prepared(
+                root: ConfigLoader.resolve(acme.storage, relativeTo: configPath),
+                lockStaleAfter: acme.lockStaleAfter
+            )
         } catch {
             throw .local("cannot prepare the ACME storage: \(error)")
         }
