@@ -28,6 +28,7 @@ public enum CommandLineTool {
 
     static let subcommands: [Subcommand] = [
         ServeCommand.subcommand,
+        InitCommand.subcommand,
         ValidateCommand.subcommand,
         GenerateCommand.subcommand,
         MatchCommand.subcommand,
@@ -138,8 +139,9 @@ extension String {
 
 extension CommandLineTool {
     /// A subcommand's config, read the one way every subcommand reads it (``ConfigReader`` then
-    /// ``Generation/load(_:reusing:)``): `-` is standard input (findings then name `<stdin>`); a config
-    /// file that cannot be read is said on stderr and gives nil (a usage error).
+    /// ``Generation/load(_:reusing:)``): `-` is standard input (findings then name `<stdin>`),
+    /// ``BuiltInConfig/name`` the compiled-in example; a config file that cannot be read is said on stderr
+    /// and gives nil (a usage error).
     static func loadConfig(
         _ path: String,
         certificates: CertificateSupply,
@@ -147,6 +149,7 @@ extension CommandLineTool {
         console: any Console
     ) -> Generation.Candidate? {
         var contents: [UInt8]?
+        if path == BuiltInConfig.name { contents = BuiltInConfig.bytes }
         if path == Files.standardInput {
             guard let bytes = Files.readArgument(path, console: console, limit: Posix.ReadLimit.config) else { return nil }
             contents = bytes

@@ -177,6 +177,17 @@ struct CLITests {
             #expect(result.console.stderr.contains("[entitlement.host-not-served]"))
             #expect(!result.console.stderr.contains("\(entitlements):1:"))
             #expect(run(["validate", "--entitlements", entitlements, "--app", "X.y"]).status == 2)
+            // The config's app name is the same app: the same findings, no false app-missing ones.
+            let named = run(["validate", "--entitlements", entitlements, "--config", exampleConfig, "--app", "shop"])
+            #expect(named.status == 1 && named.console.stderr == result.console.stderr, "\(named.console.stderr)")
+            #expect(!named.console.stderr.contains("entitlement.app-missing"))
+            let unknown = run(["validate", "--entitlements", entitlements, "--config", exampleConfig, "--app", "shpo"])
+            #expect(unknown.status == 2)
+            #expect(
+                unknown.console.stderr.contains(
+                    "--app shpo: not an app ID (TEAMID.bundle.id) nor an app name of the config (shop, shopClip)"
+                )
+            )
         }
     }
 
@@ -191,7 +202,8 @@ struct CLITests {
         #expect(pretty.console.stdoutText.contains("\n  \"applinks\": {\n"))
         let reparsed = try #require(JSONParser.parse(pretty.console.stdout).root)
         #expect(JSONWriter.bytes(JSONOutput(reparsed)) == compact.console.stdout)
-        let unknown = run(["generate", "--config", exampleConfig, "--host", "nobody.example.net"])
+        #expect(run(["generate", "--config", exampleConfig, "--host", "nobody.example.net"]).status == 1)
+        let unknown = run(["generate", "--config", exampleConfig, "--host", "nobody.example.net", "--allow-unknown"])
         #expect(unknown.status == 0)
         #expect(unknown.console.stdoutText == #"{"applinks":{"details":[]}}"#)
         #expect(unknown.console.stderr.contains("unknownHost"))

@@ -76,10 +76,92 @@ struct TruthfulOutputTests {
         let own = try first.tool(["generate", "--config", directory + "/c.json", "--host", "a.example.com"])
         #expect(own.stderr.contains("query.matches-absent"))
         for host in ["b.example.com", "nobody.example.com"] {
-            let other = try first.tool(["generate", "--config", directory + "/c.json", "--host", host])
+            let other = try first.tool(["generate", "--config", directory + "/c.json", "--host", host, "--allow-unknown"])
             #expect(other.status == 0)
             #expect(!other.stderr.contains("query.matches-absent"), "\(host): \(other.stderr)")
         }
+    }
+
+    @Test("match names, for each blocked app, the exclusion of its own entry (two apps, two rules)")
+    func blockedPerApp() throws {
+        let config = #"""
+            {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop", "beta": "ABCDE12345.com.example.beta"},
+             "sites": [{"hosts": ["acme.example"], "applinks": {"details": [
+               {"apps": ["shop"], "components": [{"/": "/p/*", "?": {"web": "1"}, "exclude": true}, {"/": "/p/*"}]},
+               {"apps": ["beta"], "components": [{"/": "/p/1*", "exclude": true}, {"/": "/p/*"}]}]}}]}
+            """#
+        let directory = try write(["two.json": config])
+        let result = try first.tool(["match", "--config", directory + "/two.json", "https://acme.example/p/123?web=1"])
+        #expect(result.status == 1)
+        #expect(
+            result.stdout.contains(
+                #"ABCDE12345.com.example.shop blocked by details[0] component 0: {"/":"/p/*","?":{"web":"1"},"exclude":true}"#
+            )
+        )
+        #expect(
+            result.stdout.contains(#"ABCDE12345.com.example.beta blocked by details[1] component 0: {"/":"/p/1*","exclude":true}"#),
+            "\(result.stdout)"
+        )
+        let json = try first.tool(["match", "--config", directory + "/two.json", "--json", "https://acme.example/p/123?web=1"])
+        #expect(json.stdout.contains(#""blockedBy":[{"details":0,"rule":0"#) && json.stdout.contains(#"{"details":1,"rule":0"#))
+        // Shop excluded by the first entry, beta opened by the second: the line names shop's own rule.
+        let opens = try first.tool(["match", "--config", directory + "/two.json", "https://acme.example/p/9?web=1"])
+        #expect(opens.stdout.contains("opens ABCDE12345.com.example.beta"), "\(opens.stdout)")
+        #expect(opens.stdout.contains(#"ABCDE12345.com.example.shop excluded earlier by details[0] component 0"#), "\(opens.stdout)")
+    }
+
+    @Test("match --ios 12 on a modern-only document says it has no legacy entries and how to add them")
+    func legacyAbsent() throws {
+        let config = #"""
+            {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"},
+             "sites": [{"hosts": ["acme.example"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/p/*"}]}]}}]}
+            """#
+        let directory = try write([
+            "modern.json": config,
+            "modern-aasa": #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": [{"/": "/p/*"}]}]}}"#,
+        ])
+        let legacy = try first.tool(["match", "--config", directory + "/modern.json", "--ios", "12", "https://acme.example/p/1"])
+        #expect(legacy.status == 1)
+        #expect(legacy.stdout.contains("no legacy entries (appID + paths)"), "\(legacy.stdout)")
+        #expect(legacy.stdout.contains(#"add "formats": ["modern", "legacy"] to the site's applinks"#))
+        let file = try first.tool(["match", "--file", directory + "/modern-aasa", "--legacy", "https://acme.example/p/1"])
+        #expect(file.stdout.contains(#"add a details entry with "appID" and "paths""#), "\(file.stdout)")
+        // A document with legacy entries gets no such line.
+        let both = try first.tool(["match", "--config", "config/example.json", "--ios", "12", "https://example.com/product/1"])
+        #expect(both.status == 0 && !both.stdout.contains("no legacy entries"))
+    }
+
+    @Test("Two app names with one app ID: app.duplicate-id warns, and the ID is listed once in every service")
+    func duplicateAppID() throws {
+        let config = #"""
+            {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop", "beta": "ABCDE12345.com.example.shop", "clip": "ABCDE12345.com.example.shop.Clip"},
+             "sites": [{"hosts": ["acme.example"], "applinks": {"details": [{"apps": ["shop", "beta"], "components": [{"/": "/p/*"}]}]},
+                        "webcredentials": {"apps": ["shop", "beta", "clip"]}}]}
+            """#
+        let directory = try write(["dup.json": config])
+        let validated = try first.tool(["validate", "--config", directory + "/dup.json"])
+        #expect(validated.status == 0)
+        #expect(
+            validated.stderr.contains(#"apps "shop" and "beta" are the same app ID ABCDE12345.com.example.shop"#),
+            "\(validated.stderr)"
+        )
+        #expect(validated.stderr.contains("[app.duplicate-id]") && validated.stderr.contains("$.apps.beta"))
+        #expect(try first.tool(["validate", "--config", directory + "/dup.json", "--strict"]).status == 1)
+        let generated = try first.tool(["generate", "--config", directory + "/dup.json", "--host", "acme.example"])
+        #expect(generated.stdout.contains(#""appIDs":["ABCDE12345.com.example.shop"]"#), "\(generated.stdout)")
+        #expect(generated.stdout.contains(#""webcredentials":{"apps":["ABCDE12345.com.example.shop","ABCDE12345.com.example.shop.Clip"]}"#))
+    }
+
+    @Test(
+        "generate --host with a host no site serves (a typo) exits 1 and names the closest host; --allow-unknown prints the empty document"
+    )
+    func generateUnknownHost() throws {
+        let typo = try first.tool(["generate", "--config", "config/example.json", "--host", "www.exmaple.com"])
+        #expect(typo.status == 1 && typo.stdout.isEmpty, "a deploy script must not publish an empty document: \(typo)")
+        #expect(typo.stderr.contains(#"no site serves "www.exmaple.com" — did you mean "www.example.com"?"#), "\(typo.stderr)")
+        #expect(typo.stderr.contains("--allow-unknown"))
+        let allowed = try first.tool(["generate", "--config", "config/example.json", "--host", "www.exmaple.com", "--allow-unknown"])
+        #expect(allowed.status == 0 && allowed.stdout.hasPrefix(#"{"applinks":{"#) && allowed.stderr.contains("warning: no site serves"))
     }
 
     @Test("validate reports everything in one run: a server error does not hide missing certificate files or site errors")

@@ -125,8 +125,12 @@ extension ConfigDecoder {
     {
         let path = owner.key("apps")
         var resolved: [Located<String>] = []
+        // Two names of one app ID (app.duplicate-id warns at "apps") list it once.
+        var namedAs: [String: String] = [:]
         for reference in reader.stringArray(node, path) ?? [] {
             if let id = aliases.apple[reference.value] {
+                if let earlier = namedAs[id], earlier != reference.value { continue }
+                namedAs[id] = reference.value
                 resolved.append(Located(id, reference.origin))
             } else if reference.value.utf8.contains(UInt8(ascii: ".")) {
                 resolved.append(reference)

@@ -141,6 +141,22 @@ public enum ConfigDecoder {
                 aliases.apple[member.key] = id.value
                 config.apps.append((member.key, id))
             }
+            // A copy-paste slip gives two names one app: each name is meant to be an app of its own.
+            var firstName: [String: String] = [:]
+            for (name, id) in config.apps {
+                guard let earlier = firstName[id.value.lowercased()] else {
+                    firstName[id.value.lowercased()] = name
+                    continue
+                }
+                reader.report(
+                    .warning,
+                    "app.duplicate-id",
+                    "apps \"\(earlier)\" and \"\(name)\" are the same app ID \(id.value); if \"\(name)\" is another app, give it its own "
+                        + "ID (its bundle ID differs), else remove it — the ID is listed once wherever both are named",
+                    id.origin.location,
+                    id.origin.path
+                )
+            }
         }
 
         if let unknown = root["unknownHost"] {

@@ -42,6 +42,8 @@ public struct MatchOutcome: Sendable {
     public var decidedBy: RuleReference?
     /// Apps whose first matching rule was an exclusion (they will not open this URL).
     public var blockedApps: [String]
+    /// The exclusion that blocked each of `blockedApps`, at the same index: each app's own entry decides it.
+    public var blockedBy: [RuleReference] = []
     /// For a URL no rule matched: the rule that came closest and why it failed.
     public var closest: NearMiss?
     /// Why the text can never be a universal link whatever the file says (not http or https, no scheme).
@@ -149,6 +151,8 @@ public struct Matcher: Sendable {
     }
 
     let entries: [CompiledEntry]
+    /// No entry this reading sees: for the legacy reading, a document with only `appIDs` + `components`.
+    public var hasNoEntries: Bool { entries.isEmpty }
 
     /// Which keys a device reads: iOS 13 and later read `appIDs` and `components` (and fall back to
     /// `appID` + `paths` in entries without components); iOS 12 reads only `appID` + `paths`.
@@ -263,6 +267,7 @@ public struct Matcher: Sendable {
         }
         var prepared = PreparedURL(url)
         var blocked: [String] = []
+        var blockedBy: [RuleReference] = []
         var firstExclusion: RuleReference?
         var opened: MatchOutcome?
         for entry in entries {
@@ -271,9 +276,11 @@ public struct Matcher: Sendable {
             for rule in entry.rules where Matcher.failure(of: rule.component, &prepared) == nil {
                 if rule.component.exclude {
                     blocked.append(contentsOf: undecided)
+                    blockedBy.append(contentsOf: repeatElement(rule.reference, count: undecided.count))
                     if firstExclusion == nil { firstExclusion = rule.reference }
                 } else if opened == nil {
                     opened = MatchOutcome(url: url.text, app: undecided[0], decidedBy: rule.reference, blockedApps: blocked, closest: nil)
+                    opened?.blockedBy = blockedBy
                     opened?.apps = undecided
                 } else {
                     // A later entry can still open apps no earlier entry decided; the first rule stays the answer.
@@ -284,6 +291,7 @@ public struct Matcher: Sendable {
         }
         if let opened { return opened }
         var outcome = MatchOutcome(url: url.text, app: nil, decidedBy: firstExclusion, blockedApps: blocked)
+        outcome.blockedBy = blockedBy
         if firstExclusion == nil && explainingMisses { outcome.closest = closestRule(&prepared, url) }
         return outcome
     }

@@ -29,7 +29,7 @@ enum CertificatesCommand {
             ask consulted for on-demand names).
 
             OPTIONS:
-              --config FILE   The config (default: \(ServeCommand.defaultConfig)).
+              --config FILE   The config (default: the built-in example, config/example.json compiled in).
               --admin HOST:PORT
                               With retry: the server's admin listener (default 127.0.0.1:9090).
               --token-file FILE
@@ -49,7 +49,7 @@ enum CertificatesCommand {
 
     static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
         if !arguments.positionals.isEmpty { return retry(arguments, console) }
-        let configPath = arguments.value("--config") ?? ServeCommand.defaultConfig
+        let configPath = arguments.value("--config") ?? BuiltInConfig.name
         guard let loaded = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console) else { return ExitStatus.usage }
         guard let config = loaded.config.config else {
             for finding in loaded.diagnostics.sortedForDisplay() where finding.severity == .error { console.err("\(finding)\n") }

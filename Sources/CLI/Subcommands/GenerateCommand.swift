@@ -14,13 +14,16 @@ enum GenerateCommand {
             served bytes. Nothing is written when the config has errors, and an output path never replaces the
             config or a file it references.
 
-            USAGE: aasa-server generate --config FILE (--host HOST [--android] | --all --out DIR) [--pretty]
+            USAGE: aasa-server generate --config FILE (--host HOST [--android] [--allow-unknown] | --all --out DIR [--list])
+                                        [--pretty]
 
             OPTIONS:
               --config FILE   The server config (JSON); - reads it from standard input.
               --host HOST     Print the document for HOST on stdout (as a Host header: case, port and a
                               trailing dot are ignored).
               --android       With --host: print the host's assetlinks.json instead (exit 1 when it has none).
+              --allow-unknown With --host: a host no site serves prints the document the server answers it
+                              with (unknownHost "empty") and exits 0; without it, exit 1.
               --all           Write every site's documents, one per host (assetlinks.json too, where a site
                               has Android apps).
               --list          With --all: print each file written (by default only a summary, so a
@@ -30,10 +33,14 @@ enum GenerateCommand {
               --pretty        Indent the JSON for reading (the server serves the compact form).
               --help          Show this help.
 
-            EXIT STATUS: 0 written, 1 the config has errors or HOST gets no document, 2 usage error.
+            EXIT STATUS: 0 written, 1 the config has errors, or no site serves HOST (without --allow-unknown), or
+            HOST gets no document, 2 usage error.
 
             """,
-        spec: ArgumentSpec(options: ["--config", "--host", "--out"], flags: ["--all", "--pretty", "--android", "--list"]),
+        spec: ArgumentSpec(
+            options: ["--config", "--host", "--out"],
+            flags: ["--all", "--pretty", "--android", "--list", "--allow-unknown"]
+        ),
         run: run
     )
 
@@ -107,6 +114,16 @@ enum GenerateCommand {
                 return ExitStatus.failure
             }
             let androidOnly = loaded.site(forHost: host) != nil
+            // A typo in a deploy script must not publish an empty document with exit 0.
+            if !androidOnly && !arguments.has("--allow-unknown") {
+                let hosts = loaded.sites.flatMap { $0.site.hosts.map(\.value.description) }
+                let suggestion = closestMatch(to: host.lowercased(), in: hosts).map { " — did you mean \"\($0)\"?" } ?? ""
+                console.err(
+                    "error: no site serves \"\(host)\"\(suggestion); the server would answer it with the unknownHost \"empty\" document. "
+                        + "Pass --allow-unknown to print that document anyway\n"
+                )
+                return ExitStatus.failure
+            }
             console.err(
                 androidOnly
                     ? "warning: \"\(host)\" has only Android apps (see --android); its AASA paths answer with the unknownHost \"empty\" document\n"

@@ -46,7 +46,8 @@ enum MatchCommand {
                                   the config) — one of the apps it opens counts — or, with none, unless every URL
                                   stays in the browser.
               --json              One JSON object per URL and line: {"url", "app", "apps", "decidedBy": {"details",
-                                  "rule", "kind", "pattern", "exclude"}}; "apps" lists every app that opens it.
+                                  "rule", "kind", "pattern", "exclude"}}; "apps" lists every app that opens it;
+                                  "blockedApps" and "blockedBy" (same order) each app an exclusion blocked, and which.
               --help              Show this help.
 
             EXIT STATUS: 0 every URL opens an app (with --expect: every prediction is the expected one),
@@ -143,22 +144,9 @@ enum MatchCommand {
         // --expect takes an app ID, or a name from the config's apps table.
         var expected = arguments.value("--expect")
         if let given = expected, given != "none" {
-            if let id = loadedConfig?.config?.appTable.apple[given] {
-                expected = id
-            } else {
-                var findings: [Diagnostic] = []
-                AASAValidator.validateAppID(Located(given)) { severity, rule, message, _ in
-                    findings.append(Diagnostic(severity, rule, message))
-                }
-                if findings.contains(where: { $0.rule == "appid.format" }) {
-                    let names = loadedConfig?.config?.appTable.apple.keys.sorted() ?? []
-                    return CommandLineTool.usageError(
-                        "--expect \(given): not an app ID (TEAMID.bundle.id)"
-                            + (names.isEmpty ? "" : " nor an app name of the config (\(names.joined(separator: ", ")))") + ", and not none",
-                        console: console,
-                        usage: usage
-                    )
-                }
+            switch AppArgument.resolve(given, option: "--expect", config: loadedConfig) {
+            case .success(let id): expected = id
+            case .failure(let error): return CommandLineTool.usageError(error.message + ", and not none", console: console, usage: usage)
             }
         }
 
@@ -171,10 +159,16 @@ enum MatchCommand {
             let url = forcedHost != nil && urlText.hasPrefix("/") ? MatchURL("https://\(forcedHost!)\(urlText)") : MatchURL(urlText)
             var outcome: MatchOutcome
             var note: String?
+            var legacyAbsent: String?
             if let reason = Matcher.whyNotALink(url) {
                 outcome = MatchOutcome(url: urlText, app: nil, decidedBy: nil, blockedApps: [], notALink: reason)
             } else if let fileMatcher {
                 outcome = fileMatcher.match(url)
+                if reading == .legacy && fileMatcher.hasNoEntries {
+                    legacyAbsent =
+                        "the file has no legacy entries (appID + paths), so iOS 9 to 12 open no app for any URL; "
+                        + "add a details entry with \"appID\" and \"paths\" for them"
+                }
             } else if let loaded = loadedConfig {
                 let host = arguments.value("--host") ?? url.host ?? ""
                 if host.isEmpty {
@@ -193,6 +187,11 @@ enum MatchCommand {
                     matchers[index] = matcher
                     outcome = matcher.match(url)
                     note = "site \(loaded.sites[index].site.name)"
+                    if reading == .legacy && matcher.hasNoEntries {
+                        legacyAbsent =
+                            "the site's document has no legacy entries (appID + paths), so iOS 9 to 12 open no app for any URL; "
+                            + "to serve them too, add \"formats\": [\"modern\", \"legacy\"] to the site's applinks"
+                    }
                 } else {
                     outcome = MatchOutcome(url: urlText, app: nil, decidedBy: nil, blockedApps: [], closest: nil)
                     note =
@@ -207,6 +206,7 @@ enum MatchCommand {
             if reading == .legacy {
                 let how = legacyVersion == 12 ? "as iOS 12 reads it" : "as iOS \(legacyVersion) reads it, like every iOS from 9 to 12"
                 note = [note, "\(how) (appID + paths only)"].compactMap { $0 }.joined(separator: "; ")
+                if let legacyAbsent { note = [note, legacyAbsent].compactMap { $0 }.joined(separator: "\n  ") }
             }
             var expectation: String?
             if let expected {
@@ -251,7 +251,10 @@ enum MatchCommand {
             ("apps", .array(outcome.apps.map(JSONOutput.string))),
             ("decidedBy", outcome.decidedBy.map(reference) ?? .null),
         ]
-        if !outcome.blockedApps.isEmpty { members.append(("blockedApps", .array(outcome.blockedApps.map(JSONOutput.string)))) }
+        if !outcome.blockedApps.isEmpty {
+            members.append(("blockedApps", .array(outcome.blockedApps.map(JSONOutput.string))))
+            members.append(("blockedBy", .array(outcome.blockedBy.map(reference))))
+        }
         if let reason = outcome.notALink { members.append(("notALink", .string(reason))) }
         if let closest = outcome.closest {
             var near = reference(closest.rule)
@@ -266,6 +269,11 @@ enum MatchCommand {
 
     static func describe(_ rule: RuleReference) -> String { rule.description }
 
+    /// One line per blocked app, naming the exclusion of its own entry (two apps may be blocked by two rules).
+    static func blockLines(_ outcome: MatchOutcome, verb: String) -> String {
+        zip(outcome.blockedApps, outcome.blockedBy).map { "  \($0) \(verb) \(describe($1))\n" }.joined()
+    }
+
     static func humanOutcome(_ outcome: MatchOutcome, note: String?) -> String {
         var text = outcome.url + "\n"
         if let note { text += "  \(note)\n" }
@@ -274,12 +282,10 @@ enum MatchCommand {
             text +=
                 "  opens \(app)" + (others.isEmpty ? "" : " (or, where it is not installed, \(others.joined(separator: ", then ")))") + "\n"
             text += "  decided by \(describe(rule))\n"
-            if !outcome.blockedApps.isEmpty {
-                text += "  excluded earlier for: \(outcome.blockedApps.joined(separator: ", "))\n"
-            }
+            text += blockLines(outcome, verb: "excluded earlier by")
         } else if let rule = outcome.decidedBy {
             text += "  opens no app (stays in the browser)\n  excluded by \(describe(rule))\n"
-            text += "  blocked apps: \(outcome.blockedApps.joined(separator: ", "))\n"
+            text += blockLines(outcome, verb: "blocked by")
         } else if let reason = outcome.notALink {
             text += "  opens no app: \(reason)\n"
         } else {

@@ -4,8 +4,6 @@ import Posix
 import Server
 
 enum ServeCommand {
-    static let defaultConfig = "config/example.json"
-
     static let subcommand = CommandLineTool.Subcommand(
         name: "serve",
         abstract: "Serve the AASA files of every site in the config over HTTP and HTTPS.",
@@ -26,7 +24,8 @@ enum ServeCommand {
                                      [--check-config]
 
             OPTIONS:
-              --config FILE         The config (default: \(defaultConfig)).
+              --config FILE         The config (default: the built-in example, config/example.json compiled in:
+                                    it serves example.com and www.example.com, to try the server with).
               --listen ADDR:PORT    Listen here (plain HTTP) instead of every listener of the config's server.listen,
                                     TLS ones included; repeatable. IPv6 in brackets: [::1]:8080. Port 0 picks a
                                     free port.
@@ -49,7 +48,7 @@ enum ServeCommand {
 
     static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
         let usage = subcommand.help
-        let configPath = arguments.value("--config") ?? defaultConfig
+        let configPath = arguments.value("--config") ?? BuiltInConfig.name
         var options = HTTPServer.Options()
         if !arguments.all("--listen").isEmpty || !arguments.all("--listen-tls").isEmpty {
             var listeners: [ServerSettings.Listener] = []
@@ -75,12 +74,6 @@ enum ServeCommand {
                 case .failure(let error): return CommandLineTool.usageError("--admin \(error.message)", console: console, usage: usage)
                 }
             }
-        }
-        if arguments.value("--config") == nil && !Files.exists(configPath) {
-            console.err(
-                "error: no --config given and \(defaultConfig) does not exist here; run from the repository root or pass --config FILE\n"
-            )
-            return ExitStatus.usage
         }
 
         // --check-config quotes source lines; the server keeps only what serving needs.
@@ -123,10 +116,17 @@ enum ServeCommand {
             }
             if let manager { obtained.set(manager) }
         }
+        if configPath == BuiltInConfig.name {
+            Log.info(
+                "no --config given: serving the built-in example config (\(BuiltInConfig.hosts.joined(separator: ", "))); "
+                    + "write your own with aasa-server init --host HOST --app TEAMID.BUNDLE, then serve it with --config FILE"
+            )
+        }
         // Nothing here may keep the first generation alive: the first reload must be able to free it.
         guard case .success(let first) = Generation.first(consume loaded) else { return ExitStatus.failure }
+        let builtIn = configPath == BuiltInConfig.name ? BuiltInConfig.bytes : nil
         return HTTPServer.run(initial: consume first, recording: FetchRecording(configPath: configPath), acme: manager) {
-            ConfigReader.inputs(path: configPath, certificates: certificates, options: generationOptions)
+            ConfigReader.inputs(path: configPath, contents: builtIn, certificates: certificates, options: generationOptions)
         }
     }
 }

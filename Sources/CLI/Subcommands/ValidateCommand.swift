@@ -22,7 +22,8 @@ enum ValidateCommand {
                                      assetlinks.json (recognised by its top-level array or its name).
               --entitlements FILE    An .entitlements plist (as Xcode writes it) or one entry per line,
                                      e.g. applinks:example.com?mode=developer.
-              --app TEAMID.BUNDLE    With --entitlements and --config: the app that must be listed on every host.
+              --app APP              With --entitlements and --config: the app that must be listed on every host,
+                                     as an app ID (TEAMID.BUNDLE) or an app name of the config (shop).
               --no-certificates      With --config: do not read certificate and key files (CI without the
                                      secrets); their declared "hosts" must still cover every site.
               --json                 Print {"errors", "warnings", "findings": [...]} on stdout.
@@ -121,7 +122,14 @@ enum ValidateCommand {
             guard let bytes = Files.readArgument(entitlements, console: console) else { return ExitStatus.usage }
             sources[Files.displayName(entitlements)] = bytes
             let text = String(decoding: bytes, as: UTF8.self)
-            findings += EntitlementsValidator.validate(text, config: loadedConfig, app: arguments.value("--app"))
+            var app = arguments.value("--app")
+            if let given = app {
+                switch AppArgument.resolve(given, option: "--app", config: loadedConfig) {
+                case .success(let id): app = id
+                case .failure(let error): return CommandLineTool.usageError(error.message, console: console, usage: subcommand.help)
+                }
+            }
+            findings += EntitlementsValidator.validate(text, config: loadedConfig, app: app)
                 .inFile(Files.displayName(entitlements))
         }
 
