@@ -45,11 +45,16 @@ enum Files {
     /// How findings name a file: `<stdin>` for `-`.
     static func displayName(_ path: String) -> String { path == standardInput ? "<stdin>" : path }
 
-    /// Reads a file, or standard input for `-`.
+    /// Reads a file, or standard input for `-`; a named pipe too (`--file <(curl …)`), bounded like `-`.
     static func read(_ path: String, limit: Int = Posix.ReadLimit.document) -> Result<[UInt8], FileReadError> {
         do throws(FileError) {
             if path == standardInput { return .success(try Posix.readStandardInput(limit: limit)) }
-            return .success(try Posix.readFile(path, limit: limit))
+            do throws(FileError) {
+                return .success(try Posix.readFile(path, limit: limit))
+            } catch {
+                guard case .notRegularFile(let what) = error.kind, what != "a directory" else { throw error }
+                return .success(try Posix.readPipe(path, limit: limit))
+            }
         } catch {
             var failure = FileReadError(error.message)
             if case .tooLarge(_, let size) = error.kind { failure.size = size }
@@ -58,6 +63,9 @@ enum Files {
     }
 
     static func exists(_ path: String) -> Bool { Posix.fileExists(path) }
+
+    /// A named pipe or a character device: read whole, like standard input, never stat-ed as a file.
+    static func isPipe(_ path: String) -> Bool { Posix.isPipe(path) }
 
     /// Reads a file the user named on the command line; on failure says why on stderr and returns nil
     /// (the caller exits with the usage status).

@@ -86,8 +86,8 @@ extension HostEvaluation {
                 CheckFinding(
                     .warning,
                     "check.cdn-stale",
-                    "Apple's CDN still serves an older document than the origin; it refreshes on its own schedule (usually within a day) — "
-                        + "devices outside developer mode see the CDN copy",
+                    "Apple's CDN serves a different document than the origin (which of the two is newer cannot be told from here); "
+                        + "the CDN refreshes on its own schedule (usually within a day) — devices outside developer mode see the CDN copy",
                     evidence: difference
                 )
             ]

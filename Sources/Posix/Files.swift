@@ -84,14 +84,43 @@ extension Posix {
     /// Reads standard input to its end, at most `limit` bytes (the `-` of `--file -`). Blocking is what
     /// the user asked for here: the data comes from a pipe or the terminal.
     public static func readStandardInput(limit: Int) throws(FileError) -> [UInt8] {
+        try readToEnd(0, name: "<stdin>", limit: limit)
+    }
+
+    /// Whether `path` is a named pipe or a character device (`<(…)`, `/dev/stdin`).
+    public static func isPipe(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let type = info.st_mode & S_IFMT
+        return type == S_IFIFO || type == S_IFCHR
+    }
+
+    /// Reads a named pipe (process substitution: `--file <(curl …)`) or a character device to its end, at
+    /// most `limit` bytes, for a command line tool that was given it. The server never reads these: it
+    /// uses ``readFile(_:limit:)``, which refuses them.
+    public static func readPipe(_ path: String, limit: Int) throws(FileError) -> [UInt8] {
+        let (fd, openError) = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
+        if fd < 0 { throw FileError(path: path, kind: .system(SystemError(call: "open", code: openError))) }
+        defer { close(fd) }
+        var info = stat()
+        let (statResult, statError) = retrying { fstat(fd, &info) }
+        if statResult < 0 { throw FileError(path: path, kind: .system(SystemError(call: "fstat", code: statError))) }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFIFO || type == S_IFCHR || type == S_IFSOCK || type == S_IFREG else {
+            throw FileError(path: path, kind: .notRegularFile(fileTypeName(info.st_mode) ?? "not a file"))
+        }
+        return try readToEnd(fd, name: path, limit: limit)
+    }
+
+    private static func readToEnd(_ fd: Int32, name: String, limit: Int) throws(FileError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let (count, code) = chunk.withUnsafeMutableBytes { raw in retrying { Glibc.read(0, raw.baseAddress!, raw.count) } }
-            if count < 0 { throw FileError(path: "<stdin>", kind: .system(SystemError(call: "read", code: code))) }
+            let (count, code) = chunk.withUnsafeMutableBytes { raw in retrying { Glibc.read(fd, raw.baseAddress!, raw.count) } }
+            if count < 0 { throw FileError(path: name, kind: .system(SystemError(call: "read", code: code))) }
             if count == 0 { return bytes }
             bytes += chunk[..<count]
-            if bytes.count > limit { throw FileError(path: "<stdin>", kind: .tooLarge(limit: limit, size: bytes.count)) }
+            if bytes.count > limit { throw FileError(path: name, kind: .tooLarge(limit: limit, size: bytes.count)) }
         }
     }
 

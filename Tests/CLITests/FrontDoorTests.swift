@@ -114,4 +114,22 @@ struct FrontDoorTests {
         let printed = try tool(["init", "--host", "example.com", "--app", "ABCDE12345.com.example.app", "--output", "-"], in: directory)
         #expect(printed.status == 0 && printed.stdout.hasPrefix("{") && printed.stdout.contains(#""app": "ABCDE12345.com.example.app""#))
     }
+
+    @Test("The CLI reads a named pipe (process substitution) like standard input; serve refuses one, since it reads its config again")
+    func pipes() throws {
+        func shell(_ script: String) throws -> (status: Int32, stdout: String, stderr: String) {
+            let result = try runTool(["env", "AASA=\(TestPaths.serverExecutable)", "bash", "-c", script], directory: repositoryRoot)
+            return (result.status, String(decoding: result.stdout, as: UTF8.self), result.stderr)
+        }
+        let file = try shell(#""$AASA" validate --file <(printf '%s' '{"applinks":{"details":[]}}')"#)
+        #expect(file.status == 1 && file.stderr.contains("[document.no-app]") && !file.stderr.contains("not a regular file"), "\(file)")
+        let config = try shell(#""$AASA" validate --config <(cat config/example.json)"#)
+        #expect(config.status == 0 && config.stderr.contains("valid — 0 errors"), "\(config)")
+        let matched = try shell(#""$AASA" match --config <(cat config/example.json) https://example.com/product/1"#)
+        #expect(matched.status == 0 && matched.stdout.contains("opens ABCDE12345.com.example.shop"), "\(matched)")
+        let served = try shell(#""$AASA" serve --config <(cat config/example.json)"#)
+        #expect(served.status == 2 && served.stderr.contains("the server reads its config again at every reload"), "\(served)")
+        let checked = try shell(#""$AASA" serve --check-config --config <(cat config/example.json)"#)
+        #expect(checked.status == 0, "\(checked)")
+    }
 }

@@ -127,8 +127,12 @@ struct DeploymentTests {
         )
         defer { server.stop() }
         let admin = "127.0.0.1:\(server.adminPort)"
-        #expect(try runTool([TestPaths.serverExecutable, "healthcheck", "--admin", admin]).status == 0)
-        #expect(try runTool([TestPaths.serverExecutable, "healthcheck", "--admin", admin, "--ready"]).status == 0)
+        let healthy = try runTool([TestPaths.serverExecutable, "healthcheck", "--admin", admin])
+        #expect(healthy.status == 0 && String(decoding: healthy.stdout, as: UTF8.self) == "healthy: /healthz answered 200\n")
+        let ready = try runTool([TestPaths.serverExecutable, "healthcheck", "--admin", admin, "--ready"])
+        #expect(ready.status == 0 && String(decoding: ready.stdout, as: UTF8.self) == "ready: /readyz answered 200\n")
+        // The start-up banner names every admin page, the console included.
+        #expect(server.stderr.contains("(/healthz, /readyz, /metrics, /status, /console, POST /reload)"), "\(server.stderr)")
         let nothing = try runTool([TestPaths.serverExecutable, "healthcheck", "--admin", "127.0.0.1:1", "--timeout", "1"])
         #expect(nothing.status == 1)
         #expect(nothing.stderr.contains("unhealthy"))

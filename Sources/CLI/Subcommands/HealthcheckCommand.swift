@@ -68,10 +68,10 @@ enum HealthcheckCommand {
         let path = arguments.has("--ready") ? "/readyz" : "/healthz"
         switch get(address: address, port: admin.port, path: path, timeout: timeout) {
         case .success(let response) where response.status == 200:
-            console.out("healthy: \(path) answered 200\n")
+            console.out("\(arguments.has("--ready") ? "ready" : "healthy"): \(path) answered 200\n")
             return ExitStatus.success
         case .success(let response):
-            console.err("unhealthy: \(path) answered \(response.status) \(response.reason)\n")
+            console.err("\(arguments.has("--ready") ? "not ready" : "unhealthy"): \(path) answered \(response.status) \(response.reason)\n")
             return ExitStatus.failure
         case .failure(let problem):
             console.err("unhealthy: \(problem) (admin listener \(admin.description))\n")

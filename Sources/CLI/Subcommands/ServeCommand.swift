@@ -31,7 +31,7 @@ enum ServeCommand {
                                     free port.
               --listen-tls ADDR:PORT  Listen here with TLS (certificates from server.certificates); replaces the
                                     config's listeners as --listen does, and combines with it; repeatable.
-              --admin ADDR:PORT     The admin listener (/healthz, /readyz, /metrics, /status), or "off".
+              --admin ADDR:PORT     The admin listener (/healthz, /readyz, /metrics, /status, /console), or "off".
               --check-config        Validate the config, print the result and exit (like nginx -t).
               --help                Show this help.
 
@@ -76,6 +76,13 @@ enum ServeCommand {
             }
         }
 
+        if Files.isPipe(configPath) && !arguments.has("--check-config") {
+            return CommandLineTool.usageError(
+                "--config \(configPath) is a pipe or a device: the server reads its config again at every reload, so give a regular file",
+                console: console,
+                usage: usage
+            )
+        }
         // --check-config quotes source lines; the server keeps only what serving needs.
         let generationOptions = GenerationOptions(servingOnly: !arguments.has("--check-config"), adjustSettings: options.apply)
         // Certificates from ACME join the TLS contexts through this slot once the manager exists.

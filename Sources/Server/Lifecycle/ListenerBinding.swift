@@ -55,7 +55,7 @@ struct BoundListeners {
                 let opened = try Posix.listen(address: admin.address, port: admin.port)
                 let shown = ServerSettings.Listener(address: admin.address, port: opened.port).description
                 bound.admin = ListenerSocket(fd: opened.fd, role: .admin, proxyProtocol: false, tls: false, address: shown)
-                bound.announcements.append("admin on http://\(shown) (/healthz, /readyz, /metrics, /status, POST /reload)")
+                bound.announcements.append("admin on http://\(shown) (/healthz, /readyz, /metrics, /status, /console, POST /reload)")
             } catch {
                 bound.closeAll()
                 return .failure(
