@@ -4,7 +4,7 @@ import Server
 import Synchronization
 import TLS
 
-/// Exit statuses, the same for every subcommand (README, `--help`).
+/// Exit statuses, the same for every subcommand (README, docs/commands.md, `--help`).
 public enum ExitStatus {
     /// Success: no errors (validate), output written (generate), every URL opens an app (match).
     public static let success: Int32 = 0
@@ -38,6 +38,8 @@ public enum CommandLineTool {
         CertificatesCommand.subcommand,
         DevCommand.subcommand,
         DevCertCommand.subcommand,
+        CompletionsCommand.subcommand,
+        ManPageCommand.subcommand,
     ]
 
     static var overview: String {

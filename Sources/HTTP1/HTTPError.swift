@@ -39,7 +39,7 @@ public enum HTTPError: Error, Sendable, Equatable {
     }
 }
 
-/// Limits on what a client may send (README "Server settings"); all configurable.
+/// Limits on what a client may send (docs/serving.md, docs/config-reference.md); all configurable.
 public struct HTTPLimits: Sendable, Equatable {
     public var requestLineBytes: Int
     public var headerBytes: Int

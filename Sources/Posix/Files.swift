@@ -32,7 +32,7 @@ public struct FileError: Error, Sendable, CustomStringConvertible, Equatable {
 /// File access for the command line and the config loader, without Foundation (which would add
 /// ~9 MB of resident libraries to a server whose idle memory we promise to keep below nginx's).
 extension Posix {
-    /// Read limits by what a file is (README "Limits"): generous for real files, small enough that a
+    /// Read limits by what a file is (docs/serving.md): generous for real files, small enough that a
     /// mistake (a log file, a disk image) is refused before it is loaded into memory.
     public enum ReadLimit {
         /// A config: a million hosts in one file is about 100 MB.

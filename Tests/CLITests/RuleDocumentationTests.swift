@@ -2,9 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// README's rule tables are the list users filter CI output by: every rule id the code emits is in
+/// docs/rules.md's tables are the list users filter CI output by: every rule id the code emits is in
 /// them, and every id in them is one the code emits. Read from the sources, so the two cannot drift.
-@Suite("README documents every rule id")
+@Suite("docs/rules.md documents every rule id")
 struct RuleDocumentationTests {
     /// `"json.syntax"`, `"check.tls-alert"`: a dotted lower-case literal.
     static let ruleLiteral = #""([a-z][a-z0-9]*(?:\.[a-z0-9-]+)+)""#
@@ -39,9 +39,9 @@ struct RuleDocumentationTests {
         return ids.filter { !$0.hasPrefix("com.") && !$0.hasSuffix(".com") && !$0.hasSuffix(".json") }
     }
 
-    /// The ids in README's two rule tables ("What `validate` checks" and the `check` table).
+    /// The ids in docs/rules.md's two tables (`validate` and `check`).
     static func documentedIDs() throws -> (ids: Set<String>, families: [String]) {
-        let readme = try String(contentsOfFile: TestPaths.repositoryRoot + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: TestPaths.repositoryRoot + "/docs/rules.md", encoding: .utf8)
         var ids = Set<String>()
         var families: [String] = []
         let code = try NSRegularExpression(pattern: #"`([a-z][a-z0-9]*(?:\.[a-z0-9*-]+)+)`"#)
@@ -55,17 +55,17 @@ struct RuleDocumentationTests {
         return (ids, families)
     }
 
-    @Test("Every rule id in the sources is in README's tables")
+    @Test("Every rule id in the sources is in docs/rules.md's tables")
     func everyEmittedRuleIsDocumented() throws {
         let emitted = try Self.emittedIDs()
         #expect(emitted.count > 150, "the extraction found \(emitted.count) ids")
         #expect(emitted.contains("json.syntax") && emitted.contains("check.timeout") && emitted.contains("tls.expired"))
         let (documented, families) = try Self.documentedIDs()
         let missing = emitted.filter { id in !documented.contains(id) && !families.contains { id.hasPrefix($0) } }.sorted()
-        #expect(missing.isEmpty, "rule ids the code emits that README's tables do not list: \(missing)")
+        #expect(missing.isEmpty, "rule ids the code emits that docs/rules.md does not list: \(missing)")
     }
 
-    @Test("Every rule id in README's tables is one the sources emit")
+    @Test("Every rule id in docs/rules.md's tables is one the sources emit")
     func everyDocumentedRuleExists() throws {
         let emitted = try Self.emittedIDs()
         let (documented, _) = try Self.documentedIDs()
@@ -75,7 +75,7 @@ struct RuleDocumentationTests {
         let stale = documented.filter { id in
             familyNames.contains(String(id.prefix { $0 != "." })) && !emitted.contains(id) && !id.hasSuffix(".json")
         }.sorted()
-        #expect(stale.isEmpty, "README lists rule ids no code emits: \(stale)")
+        #expect(stale.isEmpty, "docs/rules.md lists rule ids no code emits: \(stale)")
     }
 }
 

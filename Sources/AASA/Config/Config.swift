@@ -1,4 +1,4 @@
-/// The server's configuration: every site and what each host serves (one JSON file, see README).
+/// The server's configuration: every site and what each host serves (one JSON file, see docs/config.md).
 public struct Config: Sendable {
     public var version: Int
     /// Named app IDs (`"shop": "ABCDE12345.com.example.shop"`), in the order written (entries that name

@@ -1,6 +1,6 @@
 public import Support
 
-/// The config's `server` section: listeners, limits, timeouts and logging (README "Server settings").
+/// The config's `server` section: listeners, limits, timeouts and logging (docs/serving.md, docs/config-reference.md).
 ///
 /// Pure values with the defaults a production deployment wants; the server target turns them into sockets.
 public struct ServerSettings: Sendable, Equatable {

@@ -2,7 +2,7 @@ import Support
 
 /// A URL split the way the matcher compares it (docs/aasa-format.md §3, §8).
 ///
-/// Our readings where Apple is silent (README "Matching semantics"): an empty path is `/` (what a
+/// Our readings where Apple is silent (docs/matching.md): an empty path is `/` (what a
 /// browser requests); non-ASCII characters are percent-encoded as UTF-8 before comparing with
 /// `percentEncoded: true` patterns (devices see URLs in ASCII); a missing query or fragment compares
 /// as the empty string; query item names are compared percent-decoded, values raw unless

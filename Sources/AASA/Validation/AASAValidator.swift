@@ -45,7 +45,7 @@ public enum AASAValidator {
         validateService("appclips", document.appclips)
         validateService("activitycontinuation", document.activitycontinuation)
         // A file that names no app anywhere does nothing at all: no link opens an app, no app gets
-        // passwords. (The server's own answer for an unknown host is such a file, on purpose: README.)
+        // passwords. (The server's own answer for an unknown host is such a file, on purpose: docs/serving.md.)
         if allAppIDs.isEmpty && !(document.applinks?.details.contains { $0.namesAnApp } ?? false) {
             // It says everything "details is empty" would.
             findings.removeAll { $0.rule == "details.empty" }

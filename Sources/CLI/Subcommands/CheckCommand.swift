@@ -40,7 +40,8 @@ enum CheckCommand {
                                     stale or wrong deployment is an error naming the first difference). With no
                                     TARGET, check every exact host of the config; wildcard hosts are listed as not
                                     checked (give a name under one as TARGET to check it).
-              --connect HOST[:PORT] Connect every host to this address or name (SNI and Host stay the host's name):
+              --connect HOST[:PORT]
+                                    Connect every host to this address or name (SNI and Host stay the host's name):
                                     a staging load balancer, or a new deployment before DNS points at it. A name is
                                     resolved within --timeout and each of its addresses tried; the report says
                                     which one answered.

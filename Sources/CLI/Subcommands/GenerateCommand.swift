@@ -22,7 +22,8 @@ enum GenerateCommand {
               --host HOST     Print the document for HOST on stdout (as a Host header: case, port and a
                               trailing dot are ignored).
               --android       With --host: print the host's assetlinks.json instead (exit 1 when it has none).
-              --allow-unknown With --host: a host no site serves prints the document the server answers it
+              --allow-unknown
+                              With --host: a host no site serves prints the document the server answers it
                               with (unknownHost "empty") and exits 0; without it, exit 1.
               --all           Write every site's documents, one per host (assetlinks.json too, where a site
                               has Android apps).

@@ -25,7 +25,8 @@ enum InitCommand {
                                 defaults to the bundle ID's last part. Repeatable, at least one.
               --path PATTERN    A path that opens the app, in AASA component syntax (/product/*); repeatable
                                 (default: /*, every path).
-              --exclude PATTERN A path that never opens the app (/admin/*), checked first; repeatable.
+              --exclude PATTERN
+                                A path that never opens the app (/admin/*), checked first; repeatable.
               --webcredentials  Also list the apps for shared web credentials (password autofill).
               --output FILE     Where to write (default: \(defaultOutput)); - prints it instead.
               --help            Show this help.

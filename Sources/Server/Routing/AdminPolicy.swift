@@ -1,4 +1,4 @@
-/// Who may use the admin listener for what (README "Operations", SECURITY.md).
+/// Who may use the admin listener for what (docs/serving.md, SECURITY.md).
 struct AdminPolicy: Sendable, Equatable {
     /// The bearer token `/metrics` and `POST /reload` need; nil without `adminTokenFile`. With a token,
     /// any Host is accepted (a page that rebinds a name still cannot send the token).
