@@ -4,8 +4,8 @@
 # root filesystem (state, such as the CA of `aasa-server dev`, lives in the /var/lib/aasa-server volume).
 #
 #   docker build --build-arg AASA_BUILD_COMMIT="$(git rev-parse --short=12 HEAD)" -t aasa-server .
-#   docker run -p 8080:8080 -v "$PWD/config.json:/etc/aasa-server/config.json:ro" aasa-server
-#   docker run -p 443:443 --sysctl net.ipv4.ip_unprivileged_port_start=0 -v aasa-dev:/var/lib/aasa-server \
+#   docker run -p 8080:8080 -v "$PWD/conf:/etc/aasa-server:ro" -v aasa-state:/var/lib/aasa-server aasa-server
+#   docker run -p 80:80 -p 443:443 --sysctl net.ipv4.ip_unprivileged_port_start=0 -v aasa-dev:/var/lib/aasa-server \
 #       aasa-server dev --host dev.example.com --app TEAMID.com.example.app --public-address 192.168.1.20
 
 FROM swift:6.3-bookworm AS builder
@@ -43,8 +43,8 @@ COPY config/example.json /etc/aasa-server/config.json
 USER 10001:10001
 WORKDIR /var/lib/aasa-server
 VOLUME ["/var/lib/aasa-server"]
-# 8080: the AASA listener of the bundled config; 9090: the admin listener (loopback only in that config).
-EXPOSE 8080 9090
+# The AASA listener of the bundled config. Its admin listener is on loopback (the HEALTHCHECK's), so not here.
+EXPOSE 8080
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["/usr/local/bin/aasa-server", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/aasa-server"]

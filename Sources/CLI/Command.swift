@@ -152,7 +152,7 @@ extension CommandLineTool {
     ) -> Generation.Candidate? {
         var contents: [UInt8]?
         if path == BuiltInConfig.name { contents = BuiltInConfig.bytes }
-        if path == Files.standardInput || (path != BuiltInConfig.name && Files.isPipe(path)) {
+        if path == Files.standardInput || (path != BuiltInConfig.name && Files.pipeKind(path) != nil) {
             guard let bytes = Files.readArgument(path, console: console, limit: Posix.ReadLimit.config) else { return nil }
             contents = bytes
         }

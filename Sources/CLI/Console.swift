@@ -64,8 +64,9 @@ enum Files {
 
     static func exists(_ path: String) -> Bool { Posix.fileExists(path) }
 
-    /// A named pipe or a character device: read whole, like standard input, never stat-ed as a file.
-    static func isPipe(_ path: String) -> Bool { Posix.isPipe(path) }
+    /// "a FIFO (named pipe)" or "a character device" for what is read whole, like standard input; nil
+    /// for a file.
+    static func pipeKind(_ path: String) -> String? { Posix.pipeKind(path) }
 
     /// Reads a file the user named on the command line; on failure says why on stderr and returns nil
     /// (the caller exits with the usage status).

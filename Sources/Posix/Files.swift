@@ -87,21 +87,25 @@ extension Posix {
         try readToEnd(0, name: "<stdin>", limit: limit)
     }
 
-    /// Whether `path` is a named pipe or a character device (`<(…)`, `/dev/stdin`).
-    public static func isPipe(_ path: String) -> Bool {
+    /// What `path` is when it is a named pipe or a character device (`<(…)`, `/dev/stdin`): "a FIFO
+    /// (named pipe)", "a character device"; nil for anything else.
+    public static func pipeKind(_ path: String) -> String? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return false }
+        guard stat(path, &info) == 0 else { return nil }
         let type = info.st_mode & S_IFMT
-        return type == S_IFIFO || type == S_IFCHR
+        return type == S_IFIFO || type == S_IFCHR ? fileTypeName(info.st_mode) : nil
     }
 
     /// Reads a named pipe (process substitution: `--file <(curl …)`) or a character device to its end, at
     /// most `limit` bytes, for a command line tool that was given it. The server never reads these: it
     /// uses ``readFile(_:limit:)``, which refuses them.
     public static func readPipe(_ path: String, limit: Int) throws(FileError) -> [UInt8] {
-        let (fd, openError) = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
+        // Opened without waiting for a writer (a named pipe nobody writes to is said at once, not a
+        // hang), then read blocking: a pipe with a writer (process substitution) delivers until it ends.
+        let (fd, openError) = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
         if fd < 0 { throw FileError(path: path, kind: .system(SystemError(call: "open", code: openError))) }
         defer { close(fd) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         var info = stat()
         let (statResult, statError) = retrying { fstat(fd, &info) }
         if statResult < 0 { throw FileError(path: path, kind: .system(SystemError(call: "fstat", code: statError))) }
@@ -109,7 +113,9 @@ extension Posix {
         guard type == S_IFIFO || type == S_IFCHR || type == S_IFSOCK || type == S_IFREG else {
             throw FileError(path: path, kind: .notRegularFile(fileTypeName(info.st_mode) ?? "not a file"))
         }
-        return try readToEnd(fd, name: path, limit: limit)
+        let bytes = try readToEnd(fd, name: path, limit: limit)
+        if bytes.isEmpty && type == S_IFIFO { throw FileError(path: path, kind: .notRegularFile("a FIFO (named pipe) nobody writes to")) }
+        return bytes
     }
 
     private static func readToEnd(_ fd: Int32, name: String, limit: Int) throws(FileError) -> [UInt8] {

@@ -239,5 +239,13 @@ struct DevGuideTests {
         let container = guide(listening: [.init(address: "0.0.0.0", port: 443, tls: true)], publicAddresses: ["10.1.2.3"])
         #expect(container.reachableAddresses.map(\.address) == ["10.1.2.3"])
         #expect(container.text.contains("address=/dev.example.com/10.1.2.3"))
+        #expect(container.warnings.isEmpty, "a wildcard listener hears the forwarded address")
+        // A public address nothing listens on is said, for loopback and for another specific address.
+        let unheard = guide(listening: [.init(address: "127.0.0.1", port: 443, tls: true)], publicAddresses: ["192.168.1.50"])
+        #expect(unheard.warnings.first?.contains("nothing forwards that to loopback") == true, "\(unheard.warnings)")
+        let elsewhere = guide(listening: [.init(address: "192.168.1.20", port: 443, tls: true)], publicAddresses: ["192.168.1.50"])
+        #expect(elsewhere.warnings.first?.contains("--public-address 192.168.1.50: no listener is on it") == true, "\(elsewhere.warnings)")
+        let same = guide(listening: [.init(address: "127.0.0.1", port: 443, tls: true)], publicAddresses: ["127.0.0.1"])
+        #expect(same.warnings.isEmpty, "\(same.warnings)")
     }
 }

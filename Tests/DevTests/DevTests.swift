@@ -150,7 +150,15 @@ struct DevTests {
         // --public-address is what the phone is told to use (a container's host, a NAT).
         #expect(server.stdout.contains("    192.0.2.50 port \(server.port)  (--public-address)"))
         #expect(server.stdout.contains("https://192.0.2.50:\(server.port)/ca.mobileconfig"))
-        #expect(!server.stdout.contains("loopback only"), "a public address is given")
+        // But nothing listens on it here: the phone would reach nothing, and the guide says so.
+        #expect(
+            server.stdout.contains(
+                "but the phone is sent to 192.0.2.50 (--public-address): nothing forwards that to loopback, so it reaches nothing"
+            ),
+            "\(server.stdout)"
+        )
+        // The terminal is for people: no JSON access-log line among the instructions, even after a request.
+        #expect(!server.stdout.contains(#"{"time":"#), "\(server.stdout)")
         for step in ["Developer Mode", "Associated Domains Development", "Universal Links → Diagnostics", "VPN & Device Management"] {
             #expect(server.stdout.contains(step), "device step: \(step)")
         }

@@ -62,6 +62,14 @@ struct DeviceGuide {
         return "http://\(host)\(listener.port == 80 ? "" : ":\(listener.port)")\(MobileConfig.path)"
     }
 
+    /// The public addresses no listener is on (nil when there are none, or a wildcard listener covers
+    /// every address).
+    var unheardPublicAddresses: [String]? {
+        guard !secure.contains(where: { $0.address == "0.0.0.0" || $0.address == "::" }) else { return nil }
+        let unheard = publicAddresses.filter { address in !secure.contains { $0.address == address } }
+        return unheard.isEmpty ? nil : unheard
+    }
+
     var warnings: [String] {
         var found: [String] = []
         let loopbackOnly = secure.allSatisfy { $0.address.hasPrefix("127.") || $0.address == "::1" }
@@ -69,6 +77,17 @@ struct DeviceGuide {
             found.append(
                 "listening on loopback only (\(secure.map(\.description).joined(separator: ", "))): a phone cannot "
                     + "reach it. Drop --listen, or give a LAN address (or --public-address when a container or NAT sits between)"
+            )
+        } else if let unheard = unheardPublicAddresses {
+            // A phone sent to a public address reaches whatever listens there; a loopback socket never.
+            found.append(
+                loopbackOnly
+                    ? "listening on loopback only (\(secure.map(\.description).joined(separator: ", "))), but the phone is sent "
+                        + "to \(unheard.joined(separator: ", ")) (--public-address): nothing forwards that to loopback, so it "
+                        + "reaches nothing. Drop --listen (every address), or listen on an address the forwarding reaches"
+                    : "--public-address \(unheard.joined(separator: ", ")): no listener is on it (listening on "
+                        + "\(secure.map(\.description).joined(separator: ", "))); that is right only when a container or NAT "
+                        + "forwards it to a listener. Otherwise drop --listen, or listen on it"
             )
         } else if reachableAddresses.isEmpty {
             found.append(

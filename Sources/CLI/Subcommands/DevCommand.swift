@@ -158,6 +158,8 @@ enum DevCommand {
                 + addresses.map { ServerSettings.Listener(address: $0, port: httpPort) }
             settings.listenersConfigured = true
             settings.admin = nil
+            // The terminal is for people here: fetches are told in words (fetchLine), not as JSON log lines.
+            settings.accessLog = false
             settings.certificates = [certificate]
             settings.publishedFiles = published
             return settings

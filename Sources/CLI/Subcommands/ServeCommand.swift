@@ -76,9 +76,9 @@ enum ServeCommand {
             }
         }
 
-        if Files.isPipe(configPath) && !arguments.has("--check-config") {
+        if let kind = Files.pipeKind(configPath), !arguments.has("--check-config") {
             return CommandLineTool.usageError(
-                "--config \(configPath) is a pipe or a device: the server reads its config again at every reload, so give a regular file",
+                "--config \(configPath) is \(kind), not a regular file: the server reads its config again at every reload, so give a file",
                 console: console,
                 usage: usage
             )
