@@ -56,10 +56,22 @@ extension HostEvaluation {
             findings.append(CheckFinding(.error, "check.content-encoding", exchange.decodingError ?? "the body could not be decoded"))
             return findings
         }
-        let subject = "https://\(target.host)\(assetLinksPath)"
+        let subject = "\(target.origin)\(assetLinksPath)"
         let validation = AssetLinksDecoder.validateFile(body)
         findings += validation.diagnostics.sortedForDisplay().map { CheckFinding($0, subject: subject) }
-        let statements = validation.statements ?? []
+        // What the verifier acts on: it skips a malformed statement and reads the others.
+        let statements = validation.verifiable
+        let skipped = (validation.statements?.count ?? 0) - statements.count
+        if validation.diagnostics.hasErrors && !statements.isEmpty {
+            findings.append(
+                CheckFinding(
+                    .info,
+                    "check.assetlinks",
+                    "Android's verifier skips the \(skipped) statement\(skipped == 1 ? "" : "s") with errors and still reads the other "
+                        + "\(statements.count): the apps those name still verify"
+                )
+            )
+        }
         if !validation.diagnostics.hasErrors {
             let packages = Array(Set(statements.compactMap(\.package))).sorted()
             findings.append(
@@ -78,13 +90,16 @@ extension HostEvaluation {
                 )
             } else {
                 let listed = statements.contains { $0.package == package }
+                let malformed = !listed && (validation.statements ?? []).contains { $0.package == package }
                 findings.append(
                     CheckFinding(
                         .error,
                         "check.assetlinks-app",
                         listed
                             ? "\(package) is listed but not granted \(AssetRelation.handleAllURLs): its App Links will not verify"
-                            : "\(package) is not in the statement list: its App Links on \(target.host) will not verify"
+                            : malformed
+                                ? "\(package)'s statement has errors (above), so the verifier skips it: its App Links on \(target.host) will not verify"
+                                : "\(package) is not in the statement list: its App Links on \(target.host) will not verify"
                     )
                 )
             }

@@ -125,9 +125,24 @@ extension HostEvaluation {
                 )
             )
         }
-        if let error = certificate.verificationError, !certificate.expired, !certificate.notYetValid,
-            !(certificate.hostnameMismatch && error.contains("mismatch"))
-        {
+        let devMessage =
+            "this certificate was issued by the local CA of `aasa-server dev`/`dev-cert`: only devices in developer mode "
+            + "(applinks:\(host)?mode=developer) that trust that CA accept it; Apple's CDN, which fetches the file for every "
+            + "other install, rejects it. Use a certificate from a public CA for this host"
+        let untrusted =
+            certificate.verificationError.map { error in
+                !certificate.expired && !certificate.notYetValid && !(certificate.hostnameMismatch && error.contains("mismatch"))
+            } ?? false
+        if untrusted && certificate.issuedByDevAuthority {
+            // One cause, one finding: the dev CA is why the chain is not trusted.
+            problems.append(
+                (
+                    "tls.dev-certificate",
+                    devMessage + "; to check the rest against it, pass --cacert with that CA (ca.pem in dev's state directory)",
+                    true
+                )
+            )
+        } else if let error = certificate.verificationError, untrusted {
             problems.append(
                 (
                     "check.certificate-untrusted",
@@ -153,17 +168,8 @@ extension HostEvaluation {
                 findings.append(CheckFinding(.error, problem.rule, problem.message, evidence: evidence))
             }
         }
-        if certificate.issuedByDevAuthority {
-            findings.append(
-                CheckFinding(
-                    .warning,
-                    "tls.dev-certificate",
-                    "this certificate was issued by the local CA of `aasa-server dev`/`dev-cert`: only devices in developer mode "
-                        + "(applinks:\(host)?mode=developer) that trust that CA accept it; Apple's CDN, which fetches the file for every "
-                        + "other install, rejects it. Use a certificate from a public CA for this host",
-                    evidence: evidence
-                )
-            )
+        if certificate.issuedByDevAuthority && !untrusted {
+            findings.append(CheckFinding(.warning, "tls.dev-certificate", devMessage, evidence: evidence))
         }
         if !expectations.insecure && findings.contains(where: { $0.severity == .error }) { return findings }
         let daysLeft = (certificate.notAfter - observation.checkedAt) / 86_400

@@ -22,8 +22,13 @@ extension HostEvaluation {
                 CheckFinding(
                     .error,
                     "check.redirect",
-                    "\(wellKnownPath) redirects (\(response.status)) to \(location)\(redirectKind(location, target)); Apple's fetcher does not "
-                        + "follow redirects — serve the file at https://\(target.host)\(wellKnownPath) itself, with status 200",
+                    target.scheme == .http
+                        // An origin behind a TLS-terminating balancer: the balancer fetches it over http and must get the file.
+                        ? "\(target.origin)\(wellKnownPath) redirects (\(response.status)) to \(location)\(redirectKind(location, target)); "
+                            + "behind a load balancer that terminates TLS, the origin must answer 200 with the file over http itself — "
+                            + "exempt \(wellKnownPath) from the redirect (the balancer forwards Apple's https request as this http one)"
+                        : "\(wellKnownPath) redirects (\(response.status)) to \(location)\(redirectKind(location, target)); Apple's fetcher does "
+                            + "not follow redirects — serve the file at https://\(target.host)\(wellKnownPath) itself, with status 200",
                     evidence: "\(statusLine); Location: \(location)"
                 )
             )
@@ -73,7 +78,8 @@ extension HostEvaluation {
             findings.append(what)
             return (findings, nil)
         }
-        let subject = "https://\(target.host)\(wellKnownPath)"
+        // As fetched: an origin checked over http:// is named with http://.
+        let subject = "\(target.origin)\(wellKnownPath)"
         let validation = AASAValidator.validateFile(body)
         findings += validation.diagnostics.sortedForDisplay().map { CheckFinding($0, subject: subject) }
         if !validation.diagnostics.hasErrors {

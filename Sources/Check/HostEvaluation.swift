@@ -52,7 +52,14 @@ public enum HostEvaluation {
         let (documentFindings, document) = wellKnownFindings(get, observation)
         findings += documentFindings
         // Whatever the bot got, a browser getting something else says why (a WAF refusing AASA-Bot).
-        if let browser = observation.wellKnownBrowser { findings += agentParity(bot: get, browser: browser) }
+        if let browser = observation.wellKnownBrowser {
+            let parity = agentParity(bot: get, browser: browser)
+            // One cause, one finding: a status only the bot gets (a browser gets 200) is the User-Agent rule's doing.
+            if parity.contains(where: { $0.severity == .error }), browser.response?.status == 200, get.response?.status != 200 {
+                findings.removeAll { $0.rule == "check.status" && $0.severity == .error }
+            }
+            findings += parity
+        }
         guard let body = document else { return findings }
         if let head = observation.wellKnownHead { findings += headParity(get: get, head: head) }
         if let root = observation.rootPath { findings += rootPathFindings(root, wellKnownBody: body) }

@@ -280,6 +280,22 @@ struct HostProbe: Sendable {
         }
     }
 
+    /// The usual cause of an undecodable "compressed" body: a plain body under a Content-Encoding header
+    /// (a proxy or a CDN rule adds the header to a file that was never compressed). Nil when the body
+    /// does not look plain.
+    static func notCompressed(_ body: [UInt8], encoding: String) -> String? {
+        // gzip starts with 1F 8B; a zlib stream (deflate) with 78 then a byte making the pair a multiple of 31.
+        if body.count >= 2, body[0] == 0x1F && body[1] == 0x8B { return nil }
+        guard let first = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else {
+            return "the response says Content-Encoding: \(encoding) but its body is empty"
+        }
+        guard first >= 0x20 && first < 0x7F else { return nil }
+        return "the response says Content-Encoding: \(encoding), but the body is not \(encoding)-compressed: it starts with "
+            + "\"\(Character(Unicode.Scalar(first)))\", plain text (JSON). Apple's fetcher decodes by the header and fails; remove the "
+            + "Content-Encoding header for this file, or serve it really compressed (the proxy or CDN rule that adds the "
+            + "header to an uncompressed file is the usual cause)"
+    }
+
     /// Undoes `Content-Encoding: gzip` (the size Apple holds to 128 KB is the decoded one).
     static func decoded(_ exchange: Exchange) -> Exchange {
         var result = exchange
@@ -292,7 +308,8 @@ struct HostProbe: Sendable {
             do {
                 result.decodedBody = try Gzip.decompress(response.body, limit: 16 << 20)
             } catch {
-                result.decodingError = "the \(encoding) body does not decompress (\(error))"
+                result.decodingError =
+                    notCompressed(response.body, encoding: encoding) ?? "the \(encoding) body does not decompress (\(error))"
             }
         default:
             result.decodingError = "Content-Encoding \(encoding) is not one Apple's fetcher can be assumed to decode"

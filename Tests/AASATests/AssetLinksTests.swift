@@ -19,6 +19,54 @@ struct AssetLinksTests {
         #"{"namespace": "android_app", "package_name": "\#(package)", "sha256_cert_fingerprints": \#(fingerprints)}"#
     }
 
+    @Test("site and include as Google parses them: any case of scheme (a warning); login, a bad port or any path refuse the statement")
+    func webURLs() {
+        func web(_ site: String) -> String { Self.statement(target: #"{"namespace": "web", "site": "\#(site)"}"#) }
+        #expect(Self.rules(web("https://example.com")).isEmpty)
+        #expect(Self.rules(web("https://example.com:8443")).isEmpty)
+        #expect(Self.rules(web("HtTpS://example.com")) == ["assetlinks.site"])
+        #expect(AssetLinksDecoder.validateFile(Array(web("HtTpS://example.com").utf8)).diagnostics.first?.severity == .warning)
+        for refused in [
+            "https://example.com/", "https://example.com/app", "https://user:pass@example.com", "https://x:y@example.com",
+            "https://example.com:0", "https://example.com:65536", "https://example.com:http", "ftp://example.com", "example.com",
+        ] {
+            let found = AssetLinksDecoder.validateFile(Array(web(refused).utf8)).diagnostics
+            #expect(found.contains { $0.rule == "assetlinks.site" && $0.severity == .error }, "\(refused): \(found.map(\.message))")
+        }
+        #expect(
+            AssetLinksDecoder.validateFile(Array(web("https://x:y@example.com").utf8)).diagnostics.first?.message.contains(
+                "login information"
+            ) == true
+        )
+        func include(_ url: String) -> String { #"[{"include": "\#(url)"}]"# }
+        #expect(Self.rules(include("https://example.com/.well-known/more.json")).isEmpty)
+        #expect(Self.rules(include("HTTPS://example.com/more.json")) == ["assetlinks.include"])
+        for refused in [
+            "http://example.com/more.json", "https://user@example.com/more.json", "https://example.com:99999/more.json", "https:/x",
+        ] {
+            let found = AssetLinksDecoder.validateFile(Array(include(refused).utf8)).diagnostics
+            #expect(found.contains { $0.rule == "assetlinks.include" && $0.severity == .error }, "\(refused)")
+        }
+    }
+
+    @Test("A malformed statement is skipped and the others still verify; a broken list verifies nothing")
+    func verifiable() {
+        let list =
+            "["
+            + [
+                #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(Self.app(package: "com.example.good"))}"#,
+                #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": \#(Self.app(package: "com.example.bad", fingerprints: #"["AA:BB"]"#))}"#,
+                #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "web", "site": "https://example.com/"}}"#,
+            ].joined(separator: ",") + "]"
+        let result = AssetLinksDecoder.validateFile(Array(list.utf8))
+        #expect(result.diagnostics.hasErrors)
+        #expect(result.statements?.count == 3)
+        #expect(result.verifiable.compactMap(\.package) == ["com.example.good"])
+        #expect(result.verifiable.count == 1)
+        #expect(AssetLinksDecoder.validateFile(Array("[]".utf8)).verifiable.isEmpty)
+        #expect(AssetLinksDecoder.validateFile(Array(#"{"relation": []}"#.utf8)).verifiable.isEmpty)
+    }
+
     @Test("Fingerprints: canonical passes; lower case and missing colons get the exact text to write; SHA-1 is named")
     func fingerprints() {
         #expect(AndroidIdentity.checkFingerprint(Self.good) == .init(canonical: Self.good, problem: nil))

@@ -6,6 +6,22 @@ import Testing
 /// The exact-host index behind the host table, and the parallel build of a large config's table.
 @Suite("Host index")
 struct HostIndexTests {
+    @Test("match names the config entry that matched: the exact host, or the wildcard pattern, with few or many wildcards")
+    func matchNamesTheEntry() throws {
+        for extra in [0, 20] {
+            var table = HostTable<Int>()
+            table.insert(try HostPattern.parse("example.com").get(), 0)
+            table.insert(try HostPattern.parse("www.example.com").get(), 0)
+            table.insert(try HostPattern.parse("*.cust.example").get(), 1)
+            for index in 0..<extra { table.insert(try HostPattern.parse("*.w\(index).example").get(), 2) }
+            #expect(table.match(normalized: "www.example.com").map { [String($0.value), $0.entry] } == ["0", "www.example.com"])
+            #expect(table.match(normalized: "example.com").map { [String($0.value), $0.entry] } == ["0", "example.com"])
+            #expect(table.match(normalized: "a.b.cust.example").map { [String($0.value), $0.entry] } == ["1", "*.cust.example"])
+            #expect(table.match(normalized: "cust.example") == nil)
+            #expect(table.wildcard(serving: "x.cust.example") == "*.cust.example")
+        }
+    }
+
     @Test("Insert, look up, keep the first value, replace with set, and grow far past the first size")
     func insertAndGrow() {
         var index = ExactHostIndex<Int>()

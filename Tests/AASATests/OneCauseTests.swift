@@ -21,6 +21,19 @@ struct OneCauseTests {
         #expect(
             Self.rules(#"{"applink":{"details":[]}, "webcredentials": {"aps": ["ABCDE12345.com.a.b"]}}"#) == ["key.unknown", "key.unknown"]
         )
+        // "aplinks" beside an App Clip: the typo, not also "appclips without applinks".
+        #expect(
+            Self.rules(#"{"aplinks":{"details":[]}, "appclips": {"apps": ["ABCDE12345.com.a.b.Clip"]}}"#) == ["key.unknown"]
+        )
+        #expect(Self.rules(#"{"appclips": {"apps": ["ABCDE12345.com.a.b.Clip"]}}"#) == ["applinks.missing"], "still said without the typo")
+        // "appId" beside components is meant as appIDs, an array.
+        let appId = AASAValidator.validateFile(
+            Array(#"{"applinks":{"details":[{"appId":"ABCDE12345.com.a.b","components":[{"/":"/x"}]}]}}"#.utf8)
+        )
+        #expect(appId.diagnostics.map(\.rule) == ["key.miscased"])
+        #expect(appId.diagnostics.first?.message.contains(#"Rename it to "appIDs", a list beside components"#) == true)
+        let legacy = AASAValidator.validateFile(Array(#"{"applinks":{"details":[{"appId":"ABCDE12345.com.a.b","paths":["/x"]}]}}"#.utf8))
+        #expect(legacy.diagnostics.first?.message.contains(#"Rename it to "appID""#) == true, "with paths, appID stays")
         // Without a misspelling the same absences are still reported.
         #expect(Self.rules(#"{"applinks":{"details":[{"appIDs":["ABCDE12345.com.a.b"]}]}}"#) == ["details.no-rules"])
     }

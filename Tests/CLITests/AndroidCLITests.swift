@@ -64,4 +64,24 @@ struct AndroidCLITests {
         #expect(exists("go.example.com/.well-known/assetlinks.json") && !exists("go.example.com/.well-known/apple-app-site-association"))
         #expect(try tool(["generate", "--config", Self.example, "--host", "brand.example.org"]).stdout.contains("webcredentials"))
     }
+
+    @Test("match --android on a list with one malformed statement: the errors, a note, and the other statement's app still verifies")
+    func malformedStatementSkipped() throws {
+        let good = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+        let list =
+            "["
+            + [
+                #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": "com.example.good", "sha256_cert_fingerprints": ["\#(good)"]}}"#,
+                #"{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": "com.example.bad", "sha256_cert_fingerprints": ["nope"]}}"#,
+            ].joined(separator: ",") + "]"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assetlinks-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(list.utf8).write(to: URL(fileURLWithPath: path))
+        let matched = try tool(["match", "--android", "--file", path, "--expect", "com.example.good", "https://example.com/x"])
+        #expect(matched.status == 0, "\(matched.stdout) \(matched.stderr)")
+        #expect(matched.stderr.contains("[assetlinks.fingerprint]"))
+        #expect(matched.stderr.contains("Android skips the 1 statement with errors above and still verifies with the other 1"))
+        #expect(matched.stdout.contains("verifies com.example.good") && !matched.stdout.contains("verifies com.example.bad"))
+        #expect(try tool(["validate", "--file", path]).status == 1, "validate still fails the file")
+    }
 }

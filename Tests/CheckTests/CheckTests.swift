@@ -168,6 +168,30 @@ struct CheckTests {
         if mode == "redirect" {
             #expect(finding.evidence.contains("Location: https://www.example.com/.well-known/apple-app-site-association"))
         }
+        if mode == "ua-block" {
+            // The 403 is the WAF's answer to AASA-Bot: one finding, the cause, not also a status error.
+            #expect(result.finding("check.status") == nil, "\(result.findings.map(\.rule))")
+        }
+    }
+
+    @Test("An origin checked over http that redirects: the fix is to answer 200 over http; findings name the http URL")
+    func plainHTTPRedirect() throws {
+        let origin = try BrokenServer(mode: "redirect")
+        let redirected = try check([
+            "http://example.com:\(origin.port)", "--resolve", "example.com:\(origin.port):127.0.0.1", "--plain-http-ok",
+        ])
+        let finding = try #require(redirected.finding("check.redirect"), "\(redirected.findings)")
+        #expect(finding.message.contains("http://example.com:\(origin.port)/.well-known/apple-app-site-association redirects"))
+        #expect(finding.message.contains("the origin must answer 200 with the file over http itself"), "\(finding.message)")
+        #expect(!finding.message.contains("serve the file at https://"))
+        #expect(redirected.finding("check.plain-http")?.severity == "info")
+        let bom = try BrokenServer(mode: "bom")
+        let plain = try check(["http://example.com:\(bom.port)", "--resolve", "example.com:\(bom.port):127.0.0.1"])
+        #expect(
+            plain.finding("json.bom")?.evidence.hasPrefix("http://example.com:\(bom.port)/.well-known/apple-app-site-association:") == true,
+            "\(plain.findings)"
+        )
+        #expect(plain.finding("check.plain-http")?.severity == "warning")
     }
 
     @Test("application/octet-stream is a warning: exit 0, and 1 with --strict")
@@ -273,6 +297,11 @@ struct CheckTests {
         #expect(gzip.rules("error") == ["check.content-encoding"], "\(gzip.findings)")
         #expect(gzip.finding("check.content-encoding")?.message.contains("gzip-compressed but sent without Content-Encoding") == true)
         #expect(!gzip.stdout.contains("U+001F"))
+        let mislabelled = try checkBroken("gzip-mislabelled")
+        #expect(mislabelled.rules("error") == ["check.content-encoding"], "\(mislabelled.findings)")
+        let message = mislabelled.finding("check.content-encoding")?.message ?? ""
+        #expect(message.contains("says Content-Encoding: gzip, but the body is not gzip-compressed: it starts with \"{\""), "\(message)")
+        #expect(message.contains("remove the Content-Encoding header") && !message.contains("zlib error"))
         let catchAll = try checkBroken("catch-all")
         #expect(catchAll.rules("error") == ["check.content-type"], "\(catchAll.findings)")
         #expect(catchAll.status == 1)
@@ -299,6 +328,12 @@ struct CheckTests {
         ])
         #expect(dev.finding("tls.dev-certificate")?.severity == "warning", "\(dev.findings)")
         #expect(dev.finding("tls.dev-certificate")?.message.contains("developer mode") == true)
+        // Without --cacert: one finding for one cause, and it says how to check the rest.
+        let untrusted = try check(["https://example.com:\(devServer.port)", "--resolve", "example.com:\(devServer.port):127.0.0.1"])
+        #expect(untrusted.finding("check.certificate-untrusted") == nil, "\(untrusted.findings)")
+        #expect(untrusted.finding("tls.dev-certificate")?.severity == "error")
+        #expect(untrusted.finding("tls.dev-certificate")?.message.contains("pass --cacert") == true)
+        #expect(untrusted.findings.filter { $0.rule == "tls.dev-certificate" }.count == 1)
     }
 
     @Test("--strict: when warnings fail the run, the summary, the JSON and JUnit say failed; --plain-http-ok and --plain-http")
@@ -400,6 +435,19 @@ struct CheckAndroidTests {
         let lower = try base.checkBroken("assetlinks-lowercase", extra: ["--app", "com.example.shop"])
         #expect(lower.status == 1)
         #expect(lower.finding("assetlinks.fingerprint")?.message.contains("lower-case hex") == true, "\(lower.stdout)")
+        // One malformed statement: an error for it, and the other app still verifies (Google skips only that one).
+        let mixed = try base.checkBroken("assetlinks-one-malformed", extra: ["--app", "com.example.shop", "--app", "com.example.beta"])
+        #expect(mixed.status == 1)
+        #expect(
+            mixed.findings.contains {
+                $0.rule == "check.assetlinks-app" && $0.severity == "pass" && $0.message.contains("com.example.shop")
+            },
+            "\(mixed.stdout)"
+        )
+        #expect(mixed.findings.contains { $0.message.contains("skips the 1 statement with errors and still reads the other 1") })
+        #expect(
+            mixed.findings.contains { $0.message.contains("com.example.beta's statement has errors (above), so the verifier skips it") }
+        )
         let good = try base.checkBroken("assetlinks-good", extra: ["--app", "com.example.shop", "--app", "com.example.missing"])
         #expect(
             good.findings.contains { $0.rule == "check.assetlinks-app" && $0.severity == "pass" && $0.message.contains("com.example.shop") }

@@ -36,8 +36,10 @@ struct OperationsTests {
         client.send(
             Self.request + "GET /nope HTTP/1.1\r\nHost: example.com\r\n\r\n"
                 + "GET /apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nUser-Agent: AASA-Bot/1.0.0\r\n\r\n"
+                + "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: WWW.example.com:443\r\n\r\n"
+                + "GET /nope HTTP/1.1\r\nHost: nobody.example.net\r\n\r\n"
         )
-        #expect(client.readResponses(3).count == 3)
+        #expect(client.readResponses(5).count == 5)
         let admin = "http://127.0.0.1:\(server.adminPort)"
         #expect(try curl(admin + "/healthz").status == 200)
         let ready = try curl(admin + "/readyz")
@@ -46,7 +48,10 @@ struct OperationsTests {
         let metrics = try curl(admin + "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.body.contains(#"aasa_requests_total{host="example.com",path="aasa",status="200"} 2"#))
-        #expect(metrics.body.contains(#"aasa_requests_total{host="-",path="other",status="404"} 1"#))
+        // The label is the config's host that matched: www counted as www, a 404 on a known host under it.
+        #expect(metrics.body.contains(#"aasa_requests_total{host="www.example.com",path="aasa",status="200"} 1"#), "\(metrics.body)")
+        #expect(metrics.body.contains(#"aasa_requests_total{host="example.com",path="other",status="404"} 1"#))
+        #expect(metrics.body.contains(#"aasa_requests_total{host="unknown",path="other",status="404"} 1"#))
         // AASA-Bot from 127.0.0.1 is not Apple's network: a claim, counted apart, never per site as Apple's.
         #expect(!metrics.body.contains(#"aasa_bot_fetches_total{host="example.com"}"#))
         #expect(!metrics.body.contains("aasa_bot_last_fetch_timestamp_seconds{host="))

@@ -57,14 +57,15 @@ struct RouterTests {
 
     @Test("Both AASA paths answer the site's document by Host: exact, any case, port, trailing dot")
     func aasaByHost() throws {
-        for request in [
-            "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n",
-            "GET /apple-app-site-association HTTP/1.1\r\nHost: WWW.Example.COM.:8080\r\n\r\n",
-            "HEAD /.well-known/apple-app-site-association?x=1 HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        for (request, label) in [
+            ("GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n", "example.com"),
+            ("GET /apple-app-site-association HTTP/1.1\r\nHost: WWW.Example.COM.:8080\r\n\r\n", "www.example.com"),
+            ("HEAD /.well-known/apple-app-site-association?x=1 HTTP/1.1\r\nHost: example.com\r\n\r\n", "example.com"),
         ] {
             let answer = try #require(router.response(request))
             #expect(answer.response.status == 200)
-            #expect(answer.site == "example.com")
+            // The metrics label: the config host that matched, normalised.
+            #expect(answer.site == label)
             #expect(answer.pathClass == .aasa)
             #expect(answer.response.headText.contains("Content-Type: application/json\r\n"))
             #expect(answer.response.bodyText.contains("ABCDE12345.com.example.shop"))

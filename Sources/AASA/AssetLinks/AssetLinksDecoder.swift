@@ -14,6 +14,19 @@ public enum AssetLinksDecoder {
     public struct Result: Sendable {
         public var statements: [AssetStatement]?
         public var diagnostics: [Diagnostic]
+
+        /// The statements Google's verifier (and Android's statement service) acts on: a statement with an
+        /// error in it is skipped, and the others still count. None when the list itself is broken.
+        public var verifiable: [AssetStatement] {
+            guard let statements, !diagnostics.contains(where: { $0.severity == .error && ($0.path == "$" || $0.path == nil) }) else {
+                return []
+            }
+            let errorPaths = diagnostics.filter { $0.severity == .error }.compactMap(\.path)
+            return statements.filter { statement in
+                let own = statement.origin.path.description
+                return !errorPaths.contains { $0 == own || $0.hasPrefix(own + ".") || $0.hasPrefix(own + "[") }
+            }
+        }
     }
 
     /// Everything checked for a hosted (verbatim) file: JSON, structure, every statement, size.
@@ -113,7 +126,10 @@ public enum AssetLinksDecoder {
                 )
             }
             guard let url = reader.string(include, path.key("include")) else { return nil }
-            if !url.value.hasPrefix("https://") {
+            switch AssetURL.parse(url.value) {
+            case .failure(let problem):
+                reader.report(.error, "assetlinks.include", problem.message, include.location, path.key("include"))
+            case .success(let parsed) where parsed.scheme != "https":
                 reader.report(
                     .error,
                     "assetlinks.include",
@@ -122,6 +138,16 @@ public enum AssetLinksDecoder {
                     include.location,
                     path.key("include")
                 )
+            case .success(let parsed):
+                if let spelling = parsed.schemeSpelling {
+                    reader.report(
+                        .warning,
+                        "assetlinks.include",
+                        "\"\(url.value)\": the scheme \"\(spelling)\" is read as \"https\"; write it in lower case",
+                        include.location,
+                        path.key("include")
+                    )
+                }
             }
             return AssetStatement(relations: [], target: nil, include: url, origin: Provenance(node.location, path))
         }
@@ -253,8 +279,11 @@ public enum AssetLinksDecoder {
                 reader.report(.error, "assetlinks.site", "a web target needs \"site\": \"https://host\"", node.location, path)
                 return nil
             }
-            if let problem = webSiteProblem(site.value) {
+            let judged = webSiteProblem(site.value)
+            if let problem = judged.error {
                 reader.report(.error, "assetlinks.site", problem, site.origin.location, site.origin.path)
+            } else if let warning = judged.warning {
+                reader.report(.warning, "assetlinks.site", warning, site.origin.location, site.origin.path)
             }
             return .web(site: site)
         case "ios_app":
@@ -345,24 +374,23 @@ public enum AssetLinksDecoder {
     }
 
     /// `http[s]://host[:port]`: the site is a whole origin, never a path.
-    static func webSiteProblem(_ site: String) -> String? {
-        let scheme: String
-        if site.hasPrefix("https://") {
-            scheme = "https://"
-        } else if site.hasPrefix("http://") {
-            scheme = "http://"
-        } else {
-            return "\"\(site)\" must start with https:// (or http://): a site is scheme://host[:port]"
+    /// Why Google's parser refuses `site` as a web target (nil when it takes it), and a warning for a
+    /// scheme in another case, which it accepts.
+    static func webSiteProblem(_ site: String) -> (error: String?, warning: String?) {
+        switch AssetURL.parse(site) {
+        case .failure(let problem): return (problem.message, nil)
+        case .success(let url):
+            if !url.rest.isEmpty {
+                return (
+                    "\"\(site)\" has a path (\"\(url.rest)\"); a web target is scheme://host[:port] with nothing after it, not "
+                        + "even \"/\" — the verifier skips this statement. Write \"\(url.scheme)://\(url.host)\(url.port.map { ":\($0)" } ?? "")\"",
+                    nil
+                )
+            }
+            return (
+                nil, url.schemeSpelling.map { "\"\(site)\": the scheme \"\($0)\" is read as \"\(url.scheme)\"; write it in lower case" }
+            )
         }
-        var rest = String(site.dropFirst(scheme.count))
-        if rest.hasSuffix("/") { rest.removeLast() }
-        if rest.contains("/") || rest.contains("?") || rest.contains("#") {
-            return "\"\(site)\" has a path; a web target names a whole site (scheme://host[:port]), every path included"
-        }
-        let host = rest.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
-        if case .failure(let error) = HostPattern.parse(host) { return "\"\(site)\": \(error.message)" }
-        if host.hasPrefix("*.") { return "\"\(site)\": a web target cannot be a wildcard" }
-        return nil
     }
 
     /// Keys the standard does not define are ignored by the parser (it allows them for extensibility).

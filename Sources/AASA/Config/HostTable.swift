@@ -3,9 +3,10 @@ import Support
 /// Finds the site for a request's host: exact names first, then the longest matching wildcard.
 public struct HostTable<Value: Sendable>: Sendable {
     private var exact: ExactHostIndex<Value>
-    /// Sorted longest suffix first, so the most specific wildcard wins.
-    private var wildcards: [(suffix: String, value: Value)] = []
-    private var wildcardBySuffix: [String: Value] = [:]
+    /// Sorted longest suffix first, so the most specific wildcard wins. `pattern` is `*.suffix`, kept
+    /// made so a request's metrics label costs nothing.
+    private var wildcards: [(suffix: String, pattern: String, value: Value)] = []
+    private var wildcardBySuffix: [String: (value: Value, pattern: String)] = [:]
 
     public init() { exact = ExactHostIndex() }
 
@@ -19,7 +20,7 @@ public struct HostTable<Value: Sendable>: Sendable {
         switch pattern {
         case .exact(let name): return exact.insertIfAbsent(name, value)
         case .wildcard(let suffix):
-            if let existing = wildcardBySuffix[suffix] { return existing }
+            if let existing = wildcardBySuffix[suffix] { return existing.value }
         }
         insert(pattern, value)
         return nil
@@ -29,7 +30,8 @@ public struct HostTable<Value: Sendable>: Sendable {
         switch pattern {
         case .exact(let name): exact.set(name, value)
         case .wildcard(let suffix):
-            if wildcardBySuffix[suffix] == nil { wildcardBySuffix[suffix] = value }
+            let pattern = "*." + suffix
+            if wildcardBySuffix[suffix] == nil { wildcardBySuffix[suffix] = (value, pattern) }
             // After every wildcard at least as long, so equal lengths keep the order written; a binary
             // search, because sorting on each insert made 5,000 wildcard hosts quadratic.
             let length = suffix.utf8.count
@@ -39,7 +41,7 @@ public struct HostTable<Value: Sendable>: Sendable {
                 let middle = (low + high) / 2
                 if wildcards[middle].suffix.utf8.count >= length { low = middle + 1 } else { high = middle }
             }
-            wildcards.insert((suffix, value), at: low)
+            wildcards.insert((suffix, pattern, value), at: low)
         }
     }
 
@@ -48,7 +50,7 @@ public struct HostTable<Value: Sendable>: Sendable {
         switch pattern {
         case .exact(let name): exact.remove(name) { $0 == value }
         case .wildcard(let suffix):
-            guard wildcardBySuffix[suffix] == value else { return }
+            guard wildcardBySuffix[suffix]?.value == value else { return }
             wildcardBySuffix[suffix] = nil
             if let index = wildcards.firstIndex(where: { $0.suffix == suffix && $0.value == value }) { wildcards.remove(at: index) }
         }
@@ -62,15 +64,20 @@ public struct HostTable<Value: Sendable>: Sendable {
     /// For a name already lower-cased, without port or trailing dot (the server normalises bytes itself).
     /// Specialised for the server's table (site positions): it runs on every request.
     @_specialize(exported:true,where Value == Int)
-    public func lookup(normalized name: String) -> Value? {
-        if let value = exact.lookup(name) { return value }
+    public func lookup(normalized name: String) -> Value? { match(normalized: name)?.value }
+
+    /// The value for `name` and the config entry that matched it: `name` itself for an exact host, the
+    /// `*.suffix` pattern for a wildcard — a bounded label for metrics, whichever subdomain asked.
+    @_specialize(exported:true,where Value == Int)
+    public func match(normalized name: String) -> (value: Value, entry: String)? {
+        if let value = exact.lookup(name) { return (value, name) }
         if wildcards.count > 8, !name.hasPrefix(".") {
             // Many wildcards: try each parent domain, longest first, instead of every wildcard in turn.
             var rest = Substring(name)
             while let dot = rest.utf8.firstIndex(of: UInt8(ascii: ".")) {
                 rest = rest[rest.index(after: dot)...]
                 if rest.isEmpty { break }
-                if let value = wildcardBySuffix[String(rest)] { return value }
+                if let found = wildcardBySuffix[String(rest)] { return (found.value, found.pattern) }
             }
             return nil
         }
@@ -79,7 +86,7 @@ public struct HostTable<Value: Sendable>: Sendable {
             if name.utf8.count > suffix.utf8.count + 1, name.hasSuffix(suffix),
                 name.utf8[name.utf8.index(name.utf8.endIndex, offsetBy: -(suffix.utf8.count + 1))] == UInt8(ascii: ".")
             {
-                return wildcard.value
+                return (wildcard.value, wildcard.pattern)
             }
         }
         return nil
@@ -93,7 +100,7 @@ public struct HostTable<Value: Sendable>: Sendable {
         while let dot = rest.utf8.firstIndex(of: UInt8(ascii: ".")) {
             rest = rest[rest.index(after: dot)...]
             if rest.isEmpty { break }
-            if wildcardBySuffix[String(rest)] != nil { return "*." + rest }
+            if let found = wildcardBySuffix[String(rest)] { return found.pattern }
         }
         return nil
     }

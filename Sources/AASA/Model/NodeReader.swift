@@ -49,12 +49,15 @@ struct NodeReader {
     ) {
         for member in members where !known.contains(member.key) {
             let memberPath = path.key(member.key)
-            if let cased = known.first(where: { $0.lowercased() == member.key.lowercased() }) {
+            if var cased = known.first(where: { $0.lowercased() == member.key.lowercased() }) {
+                // "appId" beside components means appIDs: components entries name their apps in an array.
+                if cased == "appID", known.contains("appIDs"), members.contains(where: { $0.key == "components" }) { cased = "appIDs" }
                 report(
                     .error,
                     "key.miscased",
                     "\"\(member.key)\" is not a \(context()) key — keys are case-sensitive, so it is ignored. "
-                        + "Rename it to \"\(cased)\"",
+                        + "Rename it to \"\(cased)\""
+                        + (cased == "appIDs" ? ", a list beside components: \"appIDs\": [\"TEAMID.bundle.id\"]" : ""),
                     member.keyLocation,
                     memberPath,
                     absentKey: AbsentKey(object: path.description, key: cased)

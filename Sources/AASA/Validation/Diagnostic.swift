@@ -131,6 +131,7 @@ public struct AbsentKey: Sendable, Hashable {
         "service.apps-missing": ["apps"],
         "details.empty": ["details"],
         "applinks.details-missing": ["details"],
+        "applinks.missing": ["applinks"],
         "assetlinks.relation-missing": ["relation"],
         "assetlinks.target-missing": ["target"],
         "assetlinks.package-missing": ["package_name"],

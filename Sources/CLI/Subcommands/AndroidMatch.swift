@@ -14,15 +14,26 @@ enum AndroidMatch {
         if let filePath = arguments.value("--file") {
             guard let bytes = Files.readArgument(filePath, console: console) else { return ExitStatus.usage }
             let result = AssetLinksDecoder.validateFile(bytes)
-            guard let statements = result.statements, !result.diagnostics.hasErrors else {
+            let verifiable = result.verifiable
+            if result.diagnostics.hasErrors {
                 let printer = DiagnosticPrinter(colour: console.stderrIsTerminal, sources: [Files.displayName(filePath): bytes])
                 for finding in result.diagnostics.inFile(Files.displayName(filePath)) where finding.severity == .error {
                     console.err(printer.human(finding) + "\n")
                 }
-                console.err("error: Android ignores a statement list with errors: no app verifies\n")
-                return ExitStatus.failure
+                let total = result.statements?.count ?? 0
+                if verifiable.isEmpty {
+                    console.err(
+                        "error: no statement Android can use: every one has an error (or the list itself is broken), so no app verifies\n"
+                    )
+                    return ExitStatus.failure
+                }
+                // Google's parser skips a malformed statement and uses the others (validate still fails the file).
+                console.err(
+                    "note: Android skips the \(total - verifiable.count) statement\(total - verifiable.count == 1 ? "" : "s") with errors "
+                        + "above and still verifies with the other \(verifiable.count)\n"
+                )
             }
-            fileStatements = statements
+            fileStatements = verifiable
         } else if let configPath = arguments.value("--config") {
             guard let loaded = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console)?.config else {
                 return ExitStatus.usage

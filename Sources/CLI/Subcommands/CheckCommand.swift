@@ -48,7 +48,8 @@ enum CheckCommand {
               --resolve HOST:PORT:ADDR  Like curl: connect HOST:PORT to ADDR, an address or a name (repeatable).
               --plain-http          With --config and no TARGET: check the config's hosts over http:// (port 80, or
                                     the --connect port), as an origin behind a TLS-terminating load balancer.
-              --plain-http-ok       Checking over http:// is intended: a note, not a warning (so --strict can pass).
+              --plain-http-ok       Checking over http:// is intended: a note, not a warning (so --strict can pass);
+                                    --plain-http implies it.
               --app ID              An Apple app ID (TEAMID.bundle), or an app name of --config, must be in applinks (reported for
                                     webcredentials and appclips too); an Android package name
                                     (com.example.app) must be granted App Links in assetlinks.json. Repeatable.

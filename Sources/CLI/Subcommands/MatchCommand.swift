@@ -30,6 +30,7 @@ enum MatchCommand {
                                      [--expect APP|none] [--json]
                    aasa-server match --android (--config FILE [--host HOST] | --file ASSETLINKS_FILE) URL...
                                      [--expect PACKAGE|none] [--json]
+                   aasa-server match (--config FILE | --file AASA_FILE) --cases CASES_FILE [--junit FILE]
 
             ARGUMENTS:
               URL                 One or more URLs, e.g. https://example.com/product/42?ref=mail#top
@@ -45,6 +46,9 @@ enum MatchCommand {
               --expect APP|none   For CI: exit 1 unless every URL opens APP (a TEAMID.bundle ID, or an app name of
                                   the config) — one of the apps it opens counts — or, with none, unless every URL
                                   stays in the browser.
+              --cases CASES_FILE  For CI: a JSON array of {"url", "expect": APP or "none", "ios"?: 12} — each URL
+                                  checked against its own expectation (and iOS version); exit 1 when any differs.
+              --junit FILE        With --cases: also write a JUnit report, a test suite per host, a test per URL.
               --json              One JSON object per URL and line: {"url", "app", "apps", "decidedBy": {"details",
                                   "rule", "kind", "pattern", "exclude"}}; "apps" lists every app that opens it;
                                   "blockedApps" and "blockedBy" (same order) each app an exclusion blocked, and which.
@@ -60,7 +64,7 @@ enum MatchCommand {
 
             """,
         spec: ArgumentSpec(
-            options: ["--config", "--host", "--file", "--ios", "--expect"],
+            options: ["--config", "--host", "--file", "--ios", "--expect", "--cases", "--junit"],
             flags: ["--json", "--legacy", "--android"],
             positionalName: "URL"
         ),
@@ -77,8 +81,15 @@ enum MatchCommand {
         if filePath != nil && arguments.value("--host") != nil {
             return CommandLineTool.usageError("--host is used with --config", console: console, usage: usage)
         }
-        guard !arguments.positionals.isEmpty else {
-            return CommandLineTool.usageError("give at least one URL", console: console, usage: usage)
+        let casesPath = arguments.value("--cases")
+        guard !arguments.positionals.isEmpty || casesPath != nil else {
+            return CommandLineTool.usageError("give at least one URL, or --cases FILE", console: console, usage: usage)
+        }
+        if arguments.value("--junit") != nil && casesPath == nil {
+            return CommandLineTool.usageError("--junit reports --cases: give --cases FILE", console: console, usage: usage)
+        }
+        if casesPath != nil && (arguments.has("--android") || arguments.has("--json")) {
+            return CommandLineTool.usageError("--cases is for iOS predictions, in words (and --junit)", console: console, usage: usage)
         }
         let json = arguments.has("--json")
         if arguments.has("--android") {
@@ -114,6 +125,7 @@ enum MatchCommand {
         }
         // A document source per URL: the file, or the site the URL's host (or --host) selects.
         var fileMatcher: Matcher?
+        var fileDocument: AASADocument?
         var loadedConfig: LoadedConfig?
         if let filePath {
             guard let bytes = Files.readArgument(filePath, console: console) else { return ExitStatus.usage }
@@ -126,6 +138,7 @@ enum MatchCommand {
                 return ExitStatus.usage
             }
             fileMatcher = Matcher(document, reading: reading)
+            fileDocument = document
         } else if let configPath {
             guard let candidate = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console) else {
                 return ExitStatus.usage
@@ -150,10 +163,61 @@ enum MatchCommand {
             }
         }
 
-        var matchers: [Int: Matcher] = [:]
+        // The URLs on the command line share --expect and --ios; each case of --cases has its own.
+        struct Job {
+            var url: String
+            var expected: String?
+            var reading: Matcher.Reading
+            var legacyVersion: Int
+            var fromCases: MatchCase?
+        }
+        var jobs = arguments.positionals.map { Job(url: $0, expected: expected, reading: reading, legacyVersion: legacyVersion) }
+        if let casesPath {
+            guard let bytes = Files.readArgument(casesPath, console: console) else { return ExitStatus.usage }
+            switch MatchCase.parse(bytes, file: Files.displayName(casesPath)) {
+            case .failure(let error): return CommandLineTool.usageError(error.message, console: console, usage: usage)
+            case .success(let cases):
+                for matchCase in cases {
+                    var expect = matchCase.expect
+                    if expect != "none" {
+                        switch AppArgument.resolve(
+                            expect,
+                            option: "--cases \(Files.displayName(casesPath)):\(matchCase.line): expect",
+                            config: loadedConfig
+                        ) {
+                        case .success(let id): expect = id
+                        case .failure(let error):
+                            return CommandLineTool.usageError(error.message + ", and not none", console: console, usage: usage)
+                        }
+                    }
+                    let version = matchCase.ios ?? 17
+                    jobs.append(
+                        Job(
+                            url: matchCase.url,
+                            expected: expect,
+                            reading: version <= 12 ? .legacy : .modern,
+                            legacyVersion: version,
+                            fromCases: matchCase
+                        )
+                    )
+                }
+            }
+        }
+        var caseResults: [MatchCase.Outcome] = []
+        var fileMatchers: [Matcher.Reading: Matcher] = [:]
+        if let fileMatcher { fileMatchers[reading] = fileMatcher }
+        func fileMatcherFor(_ reading: Matcher.Reading) -> Matcher? {
+            guard let fileDocument else { return nil }
+            if let known = fileMatchers[reading] { return known }
+            let made = Matcher(fileDocument, reading: reading)
+            fileMatchers[reading] = made
+            return made
+        }
+        var matchers: [String: Matcher] = [:]
         var allOpen = true
         var allAsExpected = true
-        for urlText in arguments.positionals {
+        for job in jobs {
+            let (urlText, expected, reading, legacyVersion) = (job.url, job.expected, job.reading, job.legacyVersion)
             // With --host, a bare path is that host's URL: `--host example.com /product/1`.
             let forcedHost = arguments.value("--host")
             let url = forcedHost != nil && urlText.hasPrefix("/") ? MatchURL("https://\(forcedHost!)\(urlText)") : MatchURL(urlText)
@@ -162,7 +226,7 @@ enum MatchCommand {
             var legacyAbsent: String?
             if let reason = Matcher.whyNotALink(url) {
                 outcome = MatchOutcome(url: urlText, app: nil, decidedBy: nil, blockedApps: [], notALink: reason)
-            } else if let fileMatcher {
+            } else if let fileMatcher = fileMatcherFor(reading) {
                 outcome = fileMatcher.match(url)
                 if reading == .legacy && fileMatcher.hasNoEntries {
                     legacyAbsent =
@@ -183,8 +247,9 @@ enum MatchCommand {
                 if let found, let index = loaded.sites.firstIndex(where: { $0 === found }),
                     let document = loaded.sites[index].document
                 {
-                    let matcher = matchers[index] ?? Matcher(document, reading: reading)
-                    matchers[index] = matcher
+                    let key = "\(index) \(reading)"
+                    let matcher = matchers[key] ?? Matcher(document, reading: reading)
+                    matchers[key] = matcher
                     outcome = matcher.match(url)
                     note = "site \(loaded.sites[index].site.name)"
                     if reading == .legacy && matcher.hasNoEntries {
@@ -202,7 +267,7 @@ enum MatchCommand {
             } else {
                 return ExitStatus.usage
             }
-            if outcome.app == nil { allOpen = false }
+            if outcome.app == nil && job.fromCases == nil { allOpen = false }
             if reading == .legacy {
                 let how = legacyVersion == 12 ? "as iOS 12 reads it" : "as iOS \(legacyVersion) reads it, like every iOS from 9 to 12"
                 note = [note, "\(how) (appID + paths only)"].compactMap { $0 }.joined(separator: "; ")
@@ -218,6 +283,10 @@ enum MatchCommand {
                     expectation = "expected \(expected), got \(outcome.apps.isEmpty ? "none" : outcome.apps.joined(separator: ", "))"
                 }
             }
+            if let matchCase = job.fromCases {
+                let host = arguments.value("--host") ?? url.host ?? "-"
+                caseResults.append(MatchCase.Outcome(matchCase: matchCase, host: host, mismatch: expectation, reason: outcome.reason))
+            }
             if json {
                 var object = jsonOutcome(outcome)
                 if let expected, case .object(var members) = object {
@@ -230,7 +299,23 @@ enum MatchCommand {
                 console.out(humanOutcome(outcome, note: note) + (expectation.map { "  MISMATCH: \($0)\n" } ?? ""))
             }
         }
-        if expected != nil { return allAsExpected ? ExitStatus.success : ExitStatus.failure }
+        if casesPath != nil {
+            let failed = caseResults.count { $0.mismatch != nil }
+            console.out(
+                "\(caseResults.count) case\(caseResults.count == 1 ? "" : "s"): \(caseResults.count - failed) as expected, \(failed) not\n"
+            )
+            if let junit = arguments.value("--junit") {
+                do {
+                    try Files.writeAtomically(Array(MatchCase.junit(caseResults).utf8), to: junit)
+                } catch {
+                    console.err("error: cannot write \(junit): \(error)\n")
+                    return ExitStatus.usage
+                }
+            }
+        }
+        if expected != nil || casesPath != nil {
+            return allAsExpected && (expected != nil || allOpen) ? ExitStatus.success : ExitStatus.failure
+        }
         return allOpen ? ExitStatus.success : ExitStatus.failure
     }
 

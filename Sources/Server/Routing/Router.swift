@@ -30,6 +30,8 @@ enum PathClass: UInt8, Sendable {
 
 /// What the router decided for a request.
 enum Route {
+    /// `site`: the metrics label — the config host that matched (exact, or `*.suffix`), "unknown", or "-"
+    /// for requests that are not about a host (health, the admin listener).
     case respond(PreparedResponse, site: String, pathClass: PathClass)
     /// `POST /reload` on the admin listener: answered once the reload is done.
     case reload
@@ -95,30 +97,26 @@ enum Router {
             guard head.method == .get || head.method == .head else {
                 return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .aasa)
             }
-            let site = head.hostRange.flatMap { range in
-                snapshot.hosts.lookup(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
-            }
+            let matched = matchHost(head, buffer, snapshot)
             // An Android-only site has no AASA: its hosts get what an unknown host gets.
-            let known = site.map { snapshot.site(at: $0) }.flatMap { $0.servesApple ? $0 : nil }
+            let known = matched.map { snapshot.site(at: $0.value) }.flatMap { $0.servesApple ? $0 : nil }
             guard let responses = known ?? snapshot.unknownHost else {
-                return .respond(StandardResponses.notFound, site: site.map { snapshot.site(at: $0).label } ?? "unknown", pathClass: .aasa)
+                return .respond(StandardResponses.notFound, site: matched?.entry ?? "unknown", pathClass: .aasa)
             }
             let response = head.acceptsGzip ? responses.gzip ?? responses.identity : responses.identity
-            return .respond(response, site: responses.label, pathClass: .aasa)
+            return .respond(response, site: matched?.entry ?? "unknown", pathClass: .aasa)
         }
         if equal(path, assetLinksPath) {
             guard head.method == .get || head.method == .head else {
                 return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .assetLinks)
             }
-            let site = head.hostRange.flatMap { range in
-                snapshot.hosts.lookup(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
-            }.map { snapshot.site(at: $0) }
+            let matched = matchHost(head, buffer, snapshot)
             // 404, not an empty list: an empty statement list would claim this host links no app.
-            guard let site, let document = site.assetLinks else {
-                return .respond(StandardResponses.noAssetLinks, site: site?.label ?? "unknown", pathClass: .assetLinks)
+            guard let matched, let document = snapshot.site(at: matched.value).assetLinks else {
+                return .respond(StandardResponses.noAssetLinks, site: matched?.entry ?? "unknown", pathClass: .assetLinks)
             }
             let response = head.acceptsGzip ? document.gzip ?? document.identity : document.identity
-            return .respond(response, site: site.label, pathClass: .assetLinks)
+            return .respond(response, site: matched.entry, pathClass: .assetLinks)
         }
         if let health = snapshot.healthPath, equal(path, health) {
             guard head.method == .get || head.method == .head else {
@@ -140,7 +138,20 @@ enum Router {
             }
             return .acmeChallenge(token: String(decoding: UnsafeBufferPointer(rebasing: path[acmeChallengePrefix.count...]), as: UTF8.self))
         }
-        return .respond(StandardResponses.notFound, site: "-", pathClass: .other)
+        // Off the hot paths: a 404 on a known host is counted under that host.
+        return .respond(StandardResponses.notFound, site: matchHost(head, buffer, snapshot)?.entry ?? "unknown", pathClass: .other)
+    }
+
+    /// The site for the request's Host and the config entry that matched it (the exact host, or the
+    /// `*.suffix` pattern): the `host` label of `aasa_requests_total`, bounded by the config.
+    private static func matchHost(
+        _ head: RequestHead,
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        _ snapshot: Snapshot
+    ) -> (value: Int, entry: String)? {
+        head.hostRange.flatMap { range in
+            snapshot.hosts.match(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
+        }
     }
 
     private static func routeAdmin(

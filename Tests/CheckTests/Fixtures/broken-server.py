@@ -52,10 +52,21 @@ def answer(mode, method, path, headers):
         if mode == "assetlinks-good":
             body = statements(FINGERPRINT)
             return response(200, json_headers(body), body, head)
+        if mode == "assetlinks-one-malformed":
+            # The shop's statement is fine; a second one, for another app, has a lower-case fingerprint.
+            good = json.loads(statements(FINGERPRINT))
+            bad = json.loads(statements(FINGERPRINT.lower()))
+            bad[0]["target"]["package_name"] = "com.example.beta"
+            body = json.dumps(good + bad).encode()
+            return response(200, json_headers(body), body, head)
     if mode == "catch-all":
         # A single-page app answering every path with its index page.
         body = b"<!doctype html><html><body><div id=app></div></body></html>"
         return response(200, [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body)))], body, head)
+    if mode == "gzip-mislabelled" and path in (WELL_KNOWN, "/apple-app-site-association"):
+        # The opposite: a plain file under a Content-Encoding: gzip header (a proxy rule adds it).
+        return response(200, [("Content-Type", "application/json"), ("Content-Encoding", "gzip"), ("Content-Length", str(len(GOOD)))],
+                        GOOD, head)
     if mode == "gzip-unlabelled" and path in (WELL_KNOWN, "/apple-app-site-association"):
         # A pre-compressed file served as if it were plain: no Content-Encoding, on both AASA paths.
         body = gzip.compress(GOOD, mtime=0)  # the same bytes on every request, as a stored file would be
