@@ -38,7 +38,14 @@ public enum ConsolePage {
         main{padding:1em;max-width:70em;margin:auto}
         table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .5em;border-bottom:1px solid var(--line);vertical-align:top}
         th{font-weight:600;font-size:.85em;text-transform:uppercase;letter-spacing:.03em}
-        td.host{word-break:break-all}
+        td.host{overflow-wrap:normal;word-break:normal}
+        h1{font-size:clamp(1.3em,6vw,2em);overflow-wrap:anywhere}p.match,ul.findings li{overflow-wrap:anywhere}
+        ul.summary{list-style:none;padding:0;margin:.5em 0 1em}ul.summary li{margin:.15em 0}
+        div.timeline{overflow-x:auto}div.timeline svg.timeline{min-width:720px}
+        ul.legend,ol.versions{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.2em;font-size:.9em}
+        .dot,.band{display:inline-block;vertical-align:middle;margin-right:.35em}
+        .dot{width:.7em;height:.7em;border-radius:50%}.dot.current{background:#1a7f37}.dot.earlier{background:#b35900}
+        .dot.failed{background:#cf222e}.band{width:1.4em;height:.7em;opacity:.35}.band-a{background:#0a58ca}.band-b{background:#6f42c1}
         .ok{color:var(--ok)}.stale{color:var(--stale)}.none{color:var(--none)}
         form.search{display:flex;gap:.5em;margin:.5em 0 1em}form.search input[type=search]{flex:1;font:inherit;padding:.4em}
         input,button{font:inherit}button{padding:.4em .9em}
@@ -46,6 +53,7 @@ public enum ConsolePage {
         nav.pages{display:flex;justify-content:space-between;margin:1em 0}
         svg.timeline{width:100%;height:auto;max-width:60em}
         ul.findings li{margin:.2em 0}.error{color:#cf222e}.warning{color:var(--stale)}
-        @media (max-width:40em){th.optional,td.optional{display:none}main{padding:.5em}}
+        @media (max-width:40em){main{padding:.5em}div.table{overflow-x:auto}th.optional.wide,td.optional.wide{display:none}
+        th,td{padding:.3em .35em;font-size:.92em}}
         """
 }

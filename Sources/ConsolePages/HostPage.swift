@@ -32,7 +32,8 @@ public enum HostPage {
         let host = content.status.host
         var body = "<h1>\(HTML.escape(host))</h1>\n<ul>\n"
         for sentence in content.status.sentences(now: now) { body += "<li>\(HTML.escape(sentence))</li>\n" }
-        body += "</ul>\n<h2>Timeline</h2>\n" + Timeline.svg(content.status, now: now)
+        body += "</ul>\n<h2>Timeline</h2>\n<div class=\"timeline\">" + Timeline.svg(content.status, now: now) + "</div>\n"
+        body += Timeline.legend(content.status)
         body += """
             <h2>Which app opens a URL</h2>
             <form class="search" method="get" action="/console/host/\(HTML.component(host))">
@@ -67,6 +68,24 @@ public enum HostPage {
 enum Timeline {
     static let width = 720
     static let rowHeight = 26
+
+    /// What the colours mean and which version each band is, as text a phone shows (an SVG tooltip it cannot).
+    static func legend(_ status: HostStatus) -> String {
+        var html = "<ul class=\"legend\"><li><span class=\"dot current\"></span>a fetch that got the version served now</li>"
+        html += "<li><span class=\"dot earlier\"></span>an earlier version</li>"
+        html += "<li><span class=\"dot failed\"></span>no document (not a 200)</li></ul>\n"
+        let versions = status.history.versions.filter { $0.document == .aasa }
+        if !versions.isEmpty {
+            html += "<ol class=\"versions\">"
+            for (index, version) in versions.enumerated() {
+                let band = index % 2 == 0 ? "band-a" : "band-b"
+                html += "<li><span class=\"band \(band)\"></span>version <code>\(HTML.escape(String(version.version.prefix(8))))</code> "
+                html += "from \(HTML.escape(HostStatus.time(version.since)))</li>"
+            }
+            html += "</ol>\n"
+        }
+        return html
+    }
 
     static func svg(_ status: HostStatus, now: Int) -> String {
         let versions =

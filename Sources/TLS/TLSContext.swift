@@ -212,6 +212,8 @@ public final class TLSContexts: @unchecked Sendable {
     private let select: @Sendable (String) -> Int?
     /// Each certificate's leaf expiry (Unix seconds), in the order given.
     private let expiries: [Int?]
+    /// Whether each certificate file's leaf comes from the local CA of `aasa-server dev`.
+    private let fromDevAuthority: [Bool]
     private let obtained: (any ObtainedCertificates)?
 
     public struct Certificate: Sendable {
@@ -253,7 +255,9 @@ public final class TLSContexts: @unchecked Sendable {
         }
         self.select = select
         self.obtained = obtained
-        expiries = certificates.map { CertificateInspector.summary($0.chainPEM)?.notAfter }
+        let summaries = certificates.map { CertificateInspector.summary($0.chainPEM) }
+        expiries = summaries.map { $0?.notAfter }
+        fromDevAuthority = summaries.map { $0?.issuer == DevCertificates.authorityName }
         let table = Unmanaged.passUnretained(self).toOpaque()
         for context in built + (built.isEmpty ? [initial] : []) {
             _ = COpenSSL_SSL_CTX_set_tlsext_servername_callback(
@@ -313,6 +317,16 @@ public final class TLSContexts: @unchecked Sendable {
     /// Each certificate file's hosts and leaf expiry (Unix seconds), for the expiry metric.
     public var fileCertificateExpiries: [(hosts: [String], notAfter: Int?)] {
         zip(contexts, expiries).map { ($0.hosts, $1) }
+    }
+
+    /// Certificate files from the local CA of `aasa-server dev`.
+    public var devAuthorityCertificateCount: Int { fromDevAuthority.count { $0 } }
+
+    /// Whether a handshake for `serverName` gets a certificate from the local CA of `aasa-server dev`, which
+    /// only devices in developer mode trust (never from ACME: a CA issued those).
+    public func isFromDevAuthority(forServerName serverName: String) -> Bool {
+        guard let index = select(serverName) else { return false }
+        return index < fromDevAuthority.count && fromDevAuthority[index]
     }
 
     /// When the certificate a handshake for `serverName` gets expires (Unix seconds).

@@ -66,12 +66,38 @@ struct ConsolePagesTests {
         ]
         let listing = HostIndexPage.Listing(rows: rows, query: "a b", page: 2, hasMore: true, hostCount: 1_000_000, generation: 7)
         let html = HostIndexPage.html(listing, now: Self.now)
-        #expect(html.contains("<a href=\"/console/host/shop.example.com\">shop.example.com</a>"))
+        #expect(html.contains("<a href=\"/console/host/shop.example.com\">shop.<wbr>example.<wbr>com</a>"))
         #expect(html.contains("<code>aaaa1111</code>"))
         #expect(html.contains("60 s ago · <span class=\"ok\">current</span>"))
         #expect(html.contains("<span class=\"none\">not fetched</span>"))
         #expect(html.contains("href=\"/console?q=a%20b&amp;page=1\"") && html.contains("href=\"/console?q=a%20b&amp;page=3\""))
         #expect(html.contains("9 days"), "certificate expiry in days")
+        // The summary an operator looks for first.
+        #expect(html.contains("<strong>1000000</strong> hosts served (config generation 7)"))
+        #expect(html.contains("Apple's CDN has the current version for"))
+        let dev = HostIndexPage.html(
+            HostIndexPage.Listing(
+                rows: [
+                    HostIndexPage.Row(
+                        host: "dev.example.com",
+                        status: Self.status("dev.example.com", fetched: false),
+                        findings: 0,
+                        certificateExpiry: 1_900_000_000,
+                        devCertificate: true
+                    )
+                ],
+                query: "",
+                page: 1,
+                hasMore: false,
+                hostCount: 1,
+                generation: 1,
+                summary: HostIndexPage.Summary(appleCurrent: 0, appleEarlier: 0, certificatesExpiring: 0, devCertificates: 1)
+            ),
+            now: Self.now
+        )
+        #expect(dev.contains("dev CA: Apple's CDN rejects it") && !dev.contains("days</td>"), "not a healthy expiry")
+        #expect(!dev.contains("<span class=\"ok\">none</span>"), "a dev certificate is a finding")
+        #expect(dev.contains("1 from the dev CA, which Apple's CDN rejects"))
         #expect(HTML.query("q=a+b%2Fc&page=2") == ["q": "a b/c", "page": "2"])
     }
 

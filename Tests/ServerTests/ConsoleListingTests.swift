@@ -103,7 +103,7 @@ struct ConsoleListingTests {
         var listed: [String] = []
         var page = 1
         while true {
-            let listing = try ConsoleRenderer.hostListing(query: query, page: page, log: log, snapshot: snapshot)
+            let listing = try ConsoleRenderer.hostListing(query: query, page: page, log: log, snapshot: snapshot, now: 0)
             listed += listing.rows.map(\.host)
             guard listing.hasMore else { break }
             page += 1
@@ -137,14 +137,14 @@ struct ConsoleListingTests {
     func largeOnePerFile() throws {
         let snapshot = Self.snapshot(.onePerFile, hosts: 100_000)
         let log = FetchLog(settings: ServerSettings(), snapshot: snapshot, configPath: "/etc/aasa/config.json")
-        let found = try ConsoleRenderer.hostListing(query: "go.c4999", page: 1, log: log, snapshot: snapshot)
+        let found = try ConsoleRenderer.hostListing(query: "go.c4999", page: 1, log: log, snapshot: snapshot, now: 0)
         #expect(found.rows.map(\.host).first == "go.c4999.example.com")
         #expect(found.rows.allSatisfy { $0.host.contains("go.c4999") })
         let lastPage = (100_000 + HostIndexPage.pageSize - 1) / HostIndexPage.pageSize
-        let last = try ConsoleRenderer.hostListing(query: "", page: lastPage, log: log, snapshot: snapshot)
+        let last = try ConsoleRenderer.hostListing(query: "", page: lastPage, log: log, snapshot: snapshot, now: 0)
         #expect(last.rows.last?.host == "www.c49999.example.com")
         #expect(!last.hasMore)
-        let beyond = try ConsoleRenderer.hostListing(query: "", page: lastPage + 1, log: log, snapshot: snapshot)
+        let beyond = try ConsoleRenderer.hostListing(query: "", page: lastPage + 1, log: log, snapshot: snapshot, now: 0)
         #expect(beyond.rows.isEmpty)
     }
 

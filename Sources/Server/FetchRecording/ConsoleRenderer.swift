@@ -30,7 +30,7 @@ enum ConsoleRenderer {
         }
         if path == "/console" || path == "/console/" {
             let page = max(1, min(Int(parameters["page"] ?? "1") ?? 1, 1_000_000))
-            let listing = try hostListing(query: parameters["q"] ?? "", page: page, log: log, snapshot: snapshot)
+            let listing = try hostListing(query: parameters["q"] ?? "", page: page, log: log, snapshot: snapshot, now: now)
             return html(HostIndexPage.html(listing, now: now))
         }
         let prefix = "/console/host/"
@@ -38,31 +38,57 @@ enum ConsoleRenderer {
         let host = HostTable<Int>.normalize(HTML.formValue(path.dropFirst(prefix.count)))
         guard let position = snapshot.hosts.lookup(normalized: host) else { return nil }
         let site = try responses(at: position, for: host, in: snapshot)
-        let document = site.servesApple ? Array(UnsafeRawBufferPointer(site.identity.bodyBytes)) : nil
+        // Decoded from the pretty form the page shows, so "(line 12)" in an answer is line 12 of that.
+        let document = site.servesApple ? pretty(Array(UnsafeRawBufferPointer(site.identity.bodyBytes))) : nil
         let assetLinks = site.assetLinks.map { Array(UnsafeRawBufferPointer($0.identity.bodyBytes)) }
         var findings: [(severity: String, text: String)] = []
         var matchAnswer: (url: String, answer: String)?
+        if snapshot.tls?.isFromDevAuthority(forServerName: host) == true {
+            findings.append(
+                (
+                    "error",
+                    "the certificate for \(host) comes from the local CA of aasa-server dev: only devices in developer mode that "
+                        + "trust it accept it; Apple's CDN rejects it, so every other install gets no file. Use a certificate from a "
+                        + "public CA [tls.dev-certificate]"
+                )
+            )
+        }
         if let document {
-            let decoded = AASADecoder.decode(document)
+            let decoded = AASADecoder.decode(Array(document.utf8))
             var found = decoded.diagnostics
             if let model = decoded.document {
                 found += AASAValidator.validate(model)
-                if let url = parameters["url"], !url.isEmpty {
-                    let outcome = Matcher(model).match(url)
-                    let opens = outcome.apps.isEmpty ? "opens no app" : "opens \(outcome.apps.joined(separator: ", "))"
-                    matchAnswer = (url, "\(url) \(opens): \(outcome.reason)")
+                if let given = parameters["url"], !given.isEmpty {
+                    matchAnswer = (given, matchAnswerText(given, host: host, model: model, snapshot: snapshot))
                 }
             }
-            findings = found.sortedForDisplay().map { ($0.severity.rawValue, "\($0.message) [\($0.rule)]") }
+            findings += found.sortedForDisplay().map { ($0.severity.rawValue, "\($0.message) [\($0.rule)]") }
         }
         let content = HostPage.Content(
             status: log.status(host, snapshot: snapshot),
-            document: document.map(pretty),
+            document: document,
             assetLinks: assetLinks.map(pretty),
             findings: findings,
             match: matchAnswer
         )
         return html(HostPage.html(content, now: now))
+    }
+
+    /// The match form's answer on `host`'s page: a bare path is this host's; a URL of another host is
+    /// answered for that host's own file, never this one's.
+    static func matchAnswerText(_ given: String, host: String, model: AASADocument, snapshot: Snapshot) -> String {
+        let url = MatchURL(given.hasPrefix("/") ? "https://\(host)\(given)" : given)
+        if Matcher.whyNotALink(url) == nil, let other = url.host.map(HostTable<Int>.normalize), other != host {
+            guard let position = snapshot.hosts.lookup(normalized: other) else {
+                return "\(given): no site serves \(other), so it opens no app (this page is \(host)'s)"
+            }
+            if position != snapshot.hosts.lookup(normalized: host) {
+                return "\(given) is a URL of \(other), which has its own file: see /console/host/\(other) (this page is \(host)'s)"
+            }
+        }
+        let outcome = Matcher(model).match(url)
+        let opens = outcome.apps.isEmpty ? "opens no app" : "opens \(outcome.apps.joined(separator: ", "))"
+        return "\(url.text) \(opens): \(outcome.reason)"
     }
 
     static func html(_ text: String) -> Answer { Answer(status: 200, contentType: "text/html; charset=utf-8", body: Array(text.utf8)) }
@@ -73,7 +99,8 @@ enum ConsoleRenderer {
     }
 
     /// The hosts on `page` of those whose name contains `query`, in config order.
-    static func hostListing(query: String, page: Int, log: FetchLog, snapshot: Snapshot) throws(Failure) -> HostIndexPage.Listing {
+    static func hostListing(query: String, page: Int, log: FetchLog, snapshot: Snapshot, now: Int) throws(Failure) -> HostIndexPage.Listing
+    {
         let needle = Array(query.lowercased().utf8)
         let skip = (page - 1) * HostIndexPage.pageSize
         var matched = 0
@@ -110,7 +137,8 @@ enum ConsoleRenderer {
                     host: entry.host,
                     status: log.status(entry.host, snapshot: snapshot),
                     findings: findings,
-                    certificateExpiry: snapshot.tls?.expiry(forServerName: entry.host)
+                    certificateExpiry: snapshot.tls?.expiry(forServerName: entry.host),
+                    devCertificate: snapshot.tls?.isFromDevAuthority(forServerName: entry.host) ?? false
                 )
             )
         }
@@ -120,7 +148,21 @@ enum ConsoleRenderer {
             page: page,
             hasMore: hasMore,
             hostCount: snapshot.layout.hostCount,
-            generation: snapshot.generation
+            generation: snapshot.generation,
+            summary: summary(log: log, snapshot: snapshot, now: now)
+        )
+    }
+
+    /// `now`: Unix milliseconds.
+    static func summary(log: FetchLog, snapshot: Snapshot, now: Int) -> HostIndexPage.Summary {
+        let apple = log.appleSummary(snapshot: snapshot)
+        let nowSeconds = now / 1000
+        let files = snapshot.tls?.fileCertificateExpiries ?? []
+        return HostIndexPage.Summary(
+            appleCurrent: apple.current,
+            appleEarlier: apple.earlier,
+            certificatesExpiring: files.count { ($0.notAfter ?? Int.max) < nowSeconds + 21 * 86_400 },
+            devCertificates: snapshot.tls?.devAuthorityCertificateCount ?? 0
         )
     }
 

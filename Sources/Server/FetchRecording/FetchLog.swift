@@ -194,6 +194,22 @@ final class FetchLog: Sendable {
         save(written)
     }
 
+    /// Of the hosts with fetch records, how many Apple's CDN last fetched at the version served now, and
+    /// how many at an earlier one (the console's summary). The records are read outside the lock: the
+    /// dictionary is shared, not copied, until the next fetch changes it.
+    func appleSummary(snapshot: Snapshot) -> (current: Int, earlier: Int) {
+        let hosts = ledger.withLock { $0.hosts }
+        var current = 0
+        var earlier = 0
+        for (host, history) in hosts {
+            guard let state = status(host, history: history, snapshot: snapshot).fetchers.first(where: { $0.fetcher == .appleCDN }),
+                let got = state.gotCurrent
+            else { continue }
+            if got { current += 1 } else { earlier += 1 }
+        }
+        return (current, earlier)
+    }
+
     func status(_ host: String, snapshot: Snapshot) -> HostStatus {
         let history = ledger.withLock { $0.hosts[host] } ?? HostHistory()
         return status(host, history: history, snapshot: snapshot)

@@ -37,6 +37,8 @@ try:
     driver.get(base + "/console")
     check(driver.title.startswith("Hosts"), f"index title: {driver.title!r}")
     check(len(driver.find_elements(By.CSS_SELECTOR, "table tbody tr")) == 50, "the first page lists 50 hosts")
+    summary = driver.find_element(By.CSS_SELECTOR, "ul.summary").text
+    check("100000 hosts served" in summary and "Apple's CDN has the current version for" in summary, f"summary: {summary!r}")
     stylesheet_applied = driver.execute_script("return getComputedStyle(document.querySelector('header')).borderBottomStyle")
     check(stylesheet_applied == "solid", f"the stylesheet applies (CSP allows 'self'): {stylesheet_applied!r}")
     console_errors("index")
@@ -59,6 +61,23 @@ try:
     url.submit()
     answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
     check(" opens ABCDE12345.com.example.shop: decided by " in answer, f"match answer: {answer!r}")
+    legend = driver.find_element(By.CSS_SELECTOR, "ul.legend").text
+    check("the version served now" in legend and "an earlier version" in legend, f"legend: {legend!r}")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "ol.versions li")) >= 1, "the versions are listed in words")
+    # A bare path is this host's; another host's URL is not answered from this host's file.
+    url = driver.find_element(By.NAME, "url")
+    url.clear()
+    url.send_keys(f"/p/{wanted[4:].split('.')[0]}/shoes")
+    url.submit()
+    answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
+    check(answer.startswith(f"https://{wanted}/p/") and " opens ABCDE12345.com.example.shop" in answer, f"bare path: {answer!r}")
+    check("(line 1)" not in answer, f"lines of the compact file: {answer!r}")
+    url = driver.find_element(By.NAME, "url")
+    url.clear()
+    url.send_keys("https://shop7.example.com/p/31337/shoes")
+    url.submit()
+    answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
+    check("which has its own file" in answer and "opens" not in answer.split("(")[0], f"another host's URL: {answer!r}")
     console_errors("host")
     driver.save_screenshot(screenshots + "/console-host.png")
 
@@ -67,7 +86,19 @@ try:
     driver.get(base + "/console")
     overflow = driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
     check(overflow <= 0, f"no sideways scrolling on a phone-sized screen ({overflow} px)")
+    for heading in ("Findings", "Certificate", "Apple"):
+        shown = [cell.is_displayed() for cell in driver.find_elements(By.TAG_NAME, "th") if cell.text.lower() == heading.lower()]
+        check(shown == [True], f"the {heading} column on a phone: {shown}")
+    breaking = driver.execute_script("var s = getComputedStyle(document.querySelector('td.host')); return [s.wordBreak, s.overflowWrap]")
+    check(breaking == ["normal", "normal"], f"host names break after a dot, never inside a label: {breaking!r}")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "td.host a wbr")) >= 100, "break points after the dots")
     driver.save_screenshot(screenshots + "/console-phone.png")
+    driver.get(base + "/console/host/" + wanted)
+    label = driver.execute_script("return document.querySelector('svg.timeline text').getBoundingClientRect().height")
+    check(label >= 10, f"timeline labels readable on a phone: {label:.1f} px")
+    overflow = driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    check(overflow <= 0, f"the host page does not scroll sideways ({overflow} px); the timeline scrolls in its box")
+    driver.save_screenshot(screenshots + "/console-phone-host.png")
 
     # Markup in a request is text: no element is made of it, nothing runs.
     markup = "<script>document.title='owned'</script><img src=x onerror=\"document.title='owned'\">"
