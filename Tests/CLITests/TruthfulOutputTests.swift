@@ -160,6 +160,8 @@ struct TruthfulOutputTests {
         #expect(typo.status == 1 && typo.stdout.isEmpty, "a deploy script must not publish an empty document: \(typo)")
         #expect(typo.stderr.contains(#"no site serves "www.exmaple.com" — did you mean "www.example.com"?"#), "\(typo.stderr)")
         #expect(typo.stderr.contains("--allow-unknown"))
+        let help = try first.tool(["generate", "--help"])
+        #expect(help.stdout.contains("[--allow-unknown]") && help.stdout.contains("--all --out DIR [--list]"), "the usage line names them")
         let allowed = try first.tool(["generate", "--config", "config/example.json", "--host", "www.exmaple.com", "--allow-unknown"])
         #expect(allowed.status == 0 && allowed.stdout.hasPrefix(#"{"applinks":{"#) && allowed.stderr.contains("warning: no site serves"))
     }
