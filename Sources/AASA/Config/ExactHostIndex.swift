@@ -49,6 +49,12 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
             find(name, hash: hash).map { values[$0.entry] }
         }
 
+        /// The value and the name as stored: the same string object every time, so a caller keying a
+        /// table by it compares by identity.
+        func entry(_ name: String, hash: UInt64) -> (value: Value, name: String)? {
+            find(name, hash: hash).map { (values[$0.entry], names[$0.entry]) }
+        }
+
         /// Adds `name` unless it is there already; then returns what it maps to (the first value stays).
         mutating func insertIfAbsent(_ name: String, hash: UInt64, _ value: Value) -> Value? {
             if let existing = lookup(name, hash: hash) { return existing }
@@ -147,6 +153,11 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
     func lookup(_ name: String) -> Value? {
         let hash = Self.hash(name)
         return shards[shard(of: hash)].lookup(name, hash: hash)
+    }
+
+    func entry(_ name: String) -> (value: Value, name: String)? {
+        let hash = Self.hash(name)
+        return shards[shard(of: hash)].entry(name, hash: hash)
     }
 
     mutating func insertIfAbsent(_ name: String, _ value: Value) -> Value? {

@@ -64,13 +64,21 @@ public struct HostTable<Value: Sendable>: Sendable {
     /// For a name already lower-cased, without port or trailing dot (the server normalises bytes itself).
     /// Specialised for the server's table (site positions): it runs on every request.
     @_specialize(exported:true,where Value == Int)
-    public func lookup(normalized name: String) -> Value? { match(normalized: name)?.value }
+    public func lookup(normalized name: String) -> Value? {
+        if let value = exact.lookup(name) { return value }
+        return wildcardMatch(name)?.value
+    }
 
-    /// The value for `name` and the config entry that matched it: `name` itself for an exact host, the
-    /// `*.suffix` pattern for a wildcard — a bounded label for metrics, whichever subdomain asked.
+    /// The value for `name` and the config entry that matched it: the exact host as stored (the same
+    /// string object each time), or the `*.suffix` pattern for a wildcard — a bounded label for metrics,
+    /// whichever subdomain asked.
     @_specialize(exported:true,where Value == Int)
     public func match(normalized name: String) -> (value: Value, entry: String)? {
-        if let value = exact.lookup(name) { return (value, name) }
+        if let found = exact.entry(name) { return (found.value, found.name) }
+        return wildcardMatch(name)
+    }
+
+    private func wildcardMatch(_ name: String) -> (value: Value, entry: String)? {
         if wildcards.count > 8, !name.hasPrefix(".") {
             // Many wildcards: try each parent domain, longest first, instead of every wildcard in turn.
             var rest = Substring(name)
