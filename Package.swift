@@ -33,6 +33,8 @@ let package = Package(
         // The admin console's pages, rendered as pure functions of what is served and recorded.
         .target(name: "ConsolePages", dependencies: ["FetchRecords", "Support"], swiftSettings: strictSettings),
         .target(name: "HTTP1", dependencies: ["Support"], swiftSettings: strictSettings),
+        // Link domains: who is asking, where each visitor goes, and the pages they see (pure).
+        .target(name: "Links", dependencies: ["AASA", "Support"], swiftSettings: strictSettings),
 
         // Thin: the only code that makes system calls (Posix) or calls zlib (Gzip).
         .target(name: "Posix", dependencies: ["CLinux", "Support"], swiftSettings: strictSettings),
@@ -42,7 +44,7 @@ let package = Package(
         // Composition: the epoll server, built from the pure and thin targets.
         .target(
             name: "Server",
-            dependencies: ["AASA", "ACME", "ConsolePages", "FetchRecords", "HTTP1", "Posix", "Gzip", "TLS", "Support"],
+            dependencies: ["AASA", "ACME", "ConsolePages", "FetchRecords", "HTTP1", "Links", "Posix", "Gzip", "TLS", "Support"],
             swiftSettings: serverSettings
         ),
 
@@ -97,6 +99,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
+        .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",
             dependencies: ["Server", "AASA", "HTTP1", "Gzip", "TLS", "Posix", "TestSupport"],

@@ -38,6 +38,11 @@ struct SchemaTests {
             ("app entry", definitions["appEntry"], ConfigDecoder.appEntryKeys),
             ("android app", definitions["androidAppDefinition"], ConfigDecoder.androidKeys.filter { $0 != "app" }),
             ("android app reference", definitions["androidApp"]?["oneOf"]?.arrayValue?.last, ["app", "comment", "relations"]),
+            ("links", definitions["links"], ConfigDecoder.linksKeys),
+            ("link rule", definitions["linkRule"], ConfigDecoder.linkRuleKeys),
+            ("link rule ios", definitions["linkRule"]?["properties"]?["ios"], ConfigDecoder.iosRouteKeys),
+            ("link rule android", definitions["linkRule"]?["properties"]?["android"], ConfigDecoder.androidRouteKeys),
+            ("link preview", definitions["linkRule"]?["properties"]?["preview"], ConfigDecoder.previewKeys),
         ]
         for (name, node, keys) in pairs {
             #expect(node != nil, "schema has no \(name)")
@@ -69,6 +74,10 @@ struct SchemaTests {
         #"{"version": 1, "sites": [{"hosts": ["a.com"], "android": ["a"], "assetlinksFile": "x.json"}]}"#,
         #"{"version": 1, "apps": {"a": {"android": {"package": "com.a.b"}}}, "sites": []}"#,
         #"{"version": 1, "apps": {"a": {"ios": "ABCDE12345.com.a.b"}}, "sites": []}"#,
+        #"{"version": 1, "sites": [{"hosts": ["a.com"], "links": {"rules": [{"/": "/*", "web": "/relative"}]}}]}"#,
+        #"{"version": 1, "sites": [{"hosts": ["a.com"], "links": {"rules": [{"/": "/*", "web": "https://a.com/", "ios": {"fallbak": "https://a.com/"}}]}}]}"#,
+        #"{"version": 1, "sites": [{"hosts": ["a.com"], "links": {"rules": [{"/": "/*", "web": "https://a.com/", "preview": {"image": "http://a.com/i.png"}}]}}]}"#,
+        #"{"version": 1, "apps": {"a": {"apple": "ABCDE12345.com.a.b", "appStoreID": "id123"}}, "sites": []}"#,
     ]
 
     @Test("The bundled configs pass the schema, and shapes the decoder rejects fail it (python3 jsonschema)")
@@ -79,7 +88,7 @@ struct SchemaTests {
         }
         let examples = [
             "example.json", "examples/multi-domain.json", "examples/multi-environment.json", "examples/verbatim-files.json",
-            "examples/https.json", "examples/acme.json",
+            "examples/https.json", "examples/acme.json", "examples/link-domain.json",
         ]
         .map { Fixtures.repositoryRoot + "/config/" + $0 }
         let script = """

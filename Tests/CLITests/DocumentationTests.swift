@@ -58,6 +58,45 @@ struct DocumentationTests {
         let shown = lines.dropFirst().prefix { !$0.hasPrefix("   ```") }.map { $0.dropFirst(3) }.joined(separator: "\n")
         let matched = try runTool([TestPaths.serverExecutable, "match", "--config", "aasa-server.json", url], directory: directory)
         #expect(String(decoding: matched.stdout, as: UTF8.self) == shown + "\n")
+
+        // The link domain lines, added to the same config: valid, and served as README says.
+        let snippet = try #require(
+            readme.components(separatedBy: "**Links that work without the app.**").dropFirst().first?
+                .components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first
+        )
+        let added = try #require(try JSONSerialization.jsonObject(with: Data(("{" + snippet + "}").utf8)) as? [String: Any])
+        var config = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory + "/aasa-server.json")))
+                as? [String: Any]
+        )
+        config["apps"] = added["apps"]
+        var sites = try #require(config["sites"] as? [[String: Any]])
+        sites[0]["links"] = added["links"]
+        config["sites"] = sites
+        config["server"] = ["listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0"]
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: config), as: UTF8.self)
+        try write(text, to: directory + "/links.json")
+        let linked = try runTool([TestPaths.serverExecutable, "validate", "--config", "links.json"], directory: directory)
+        #expect(linked.status == 0 && linked.stderr.contains("0 errors, 0 warnings"), "\(linked.stderr)")
+        let server = try ServerProcess(config: text)
+        defer { server.stop() }
+        func fetch(_ agent: String) throws -> String {
+            let result = try runTool([
+                "curl", "-s", "-D", "-", "-A", agent, "-H", "Host: www.example.com", "http://127.0.0.1:\(server.port)/product/42",
+            ])
+            return String(decoding: result.stdout, as: UTF8.self)
+        }
+        let iPhone = try fetch(
+            "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 Version/17.5 Mobile/15E148 Safari/604.1"
+        )
+        #expect(iPhone.hasPrefix("HTTP/1.1 200") && iPhone.contains("apple-itunes-app"), "\(iPhone)")
+        let desktop = try fetch("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0")
+        #expect(desktop.hasPrefix("HTTP/1.1 302") && desktop.contains("Location: https://shop.example.com/item/42"), "\(desktop)")
+        let android = try fetch("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/126.0.0.0 Mobile Safari/537.36")
+        #expect(
+            android.hasPrefix("HTTP/1.1 302") && android.contains("Location: https://shop.example.com/item/42"),
+            "no Android app: the web"
+        )
     }
 
     @Test("Every docs page starts with the question it answers, and the map lists every page")

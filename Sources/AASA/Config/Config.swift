@@ -41,6 +41,8 @@ public struct Site: Sendable {
     public var source: Source
     /// `/.well-known/assetlinks.json`; nil: the host has no Android apps (404).
     public var android: AndroidSource?
+    /// The site's link paths (docs/links.md); nil: every path but the well-known ones is a 404.
+    public var links: SiteLinks?
     public var origin: Provenance
 
     // Boxed: a site is copied as it passes from one reload to the next, and inline payloads make each
@@ -59,10 +61,17 @@ public struct Site: Sendable {
         case file(Located<String>)
     }
 
-    public init(hosts: [Located<HostPattern>], source: Source, android: AndroidSource? = nil, origin: Provenance = .none) {
+    public init(
+        hosts: [Located<HostPattern>],
+        source: Source,
+        android: AndroidSource? = nil,
+        links: SiteLinks? = nil,
+        origin: Provenance = .none
+    ) {
         self.hosts = hosts
         self.source = source
         self.android = android
+        self.links = links
         self.origin = origin
     }
 
@@ -129,10 +138,13 @@ public struct DetailsConfig: Sendable {
 public struct AppTable: Sendable, Equatable {
     public var apple: [String: String] = [:]
     public var android: [String: AndroidApp] = [:]
+    /// App Store IDs, display names and icons: what link pages need of an app.
+    public var listings: [String: AppListing] = [:]
 
-    public init(apple: [String: String] = [:], android: [String: AndroidApp] = [:]) {
+    public init(apple: [String: String] = [:], android: [String: AndroidApp] = [:], listings: [String: AppListing] = [:]) {
         self.apple = apple
         self.android = android
+        self.listings = listings
     }
 
     /// Every name defined, for suggestions.

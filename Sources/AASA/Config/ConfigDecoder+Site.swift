@@ -34,7 +34,14 @@ extension ConfigDecoder {
             reader.report(.error, "site.hosts-missing", "this site has no \"hosts\"; list the host names it serves", node.location, path)
         }
 
-        let android = decodeSiteAndroid(node, path, aliases: aliases, &reader)
+        var android = decodeSiteAndroid(node, path, aliases: aliases, &reader)
+        let links = node["links"].flatMap { decodeLinks($0, path.key("links"), hosts: hosts, aliases: aliases, &reader) }
+        // A link site that names no Android apps of its own is associated with the links' app.
+        if android == nil, node["android"] == nil, node["assetlinksFile"] == nil, let name = links?.app?.name,
+            let app = aliases.android[name]
+        {
+            android = .generated([app])
+        }
         let generatedKeys = ["applinks", "webcredentials", "appclips", "activitycontinuation"]
         let presentGenerated = members.filter { generatedKeys.contains($0.key) }
         if let fileNode = node["file"] {
@@ -53,10 +60,23 @@ extension ConfigDecoder {
                 reader.report(.error, "site.source", "\"file\" is empty; give the AASA file's path", fileNode.location, path.key("file"))
                 return nil
             }
-            return Site(hosts: hosts, source: .file(file), android: android, origin: Provenance(node.location, path))
+            return Site(hosts: hosts, source: .file(file), android: android, links: links, origin: Provenance(node.location, path))
         }
         // Declared Android apps make the site's purpose clear even when none of them resolved (that error is
         // reported where the name is): no second "serves nothing" finding.
+        if presentGenerated.isEmpty, let links {
+            // The links say which paths open the app: the association follows them.
+            guard let applinks = applinks(from: links) else {
+                return Site(hosts: hosts, source: .none, android: android, links: links, origin: Provenance(node.location, path))
+            }
+            return Site(
+                hosts: hosts,
+                source: .generated(GeneratedSite(applinks: applinks)),
+                android: android,
+                links: links,
+                origin: Provenance(node.location, path)
+            )
+        }
         if presentGenerated.isEmpty && (android != nil || node["android"] != nil || node["assetlinksFile"] != nil) {
             // Android only: the AASA paths answer as for an unknown host.
             return Site(hosts: hosts, source: .none, android: android, origin: Provenance(node.location, path))
@@ -75,7 +95,13 @@ extension ConfigDecoder {
         for member in presentGenerated {
             let memberPath = path.key(member.key)
             switch member.key {
-            case "applinks": generated.applinks = decodeAppLinks(member.value, memberPath, aliases: aliases, &reader)
+            case "applinks":
+                generated.applinks = decodeAppLinks(member.value, memberPath, aliases: aliases, &reader)
+                // The reserved space is never the app's, whatever the site's own rules say.
+                if links != nil, var applinks = generated.applinks {
+                    for index in applinks.details.indices { applinks.details[index].components.insert(ReservedPaths.exclusion, at: 0) }
+                    generated.applinks = applinks
+                }
             case "webcredentials":
                 generated.webcredentials = decodeService(member.value, memberPath, aliases: aliases, &reader)
                 generated.webcredentialsOrigin = Provenance(member.value.location, memberPath)
@@ -88,7 +114,7 @@ extension ConfigDecoder {
             default: break
             }
         }
-        return Site(hosts: hosts, source: .generated(generated), android: android, origin: Provenance(node.location, path))
+        return Site(hosts: hosts, source: .generated(generated), android: android, links: links, origin: Provenance(node.location, path))
     }
 
     static func decodeService(

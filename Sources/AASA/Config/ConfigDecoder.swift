@@ -5,9 +5,9 @@
 public enum ConfigDecoder {
     static let rootKeys = ["$schema", "version", "apps", "sites", "include", "unknownHost", "server", "comment"]
     static let siteKeys = [
-        "hosts", "applinks", "webcredentials", "appclips", "activitycontinuation", "file", "android", "assetlinksFile", "comment",
+        "hosts", "applinks", "webcredentials", "appclips", "activitycontinuation", "file", "android", "assetlinksFile", "links", "comment",
     ]
-    static let appEntryKeys = ["apple", "android", "comment"]
+    static let appEntryKeys = ["apple", "android", "appStoreID", "name", "icon", "comment"]
     static let androidKeys = ["package", "sha256", "relations", "app", "comment"]
     static let applinksKeys = ["formats", "defaults", "substitutionVariables", "details", "comment"]
     static let detailsKeys = ["apps", "components", "defaults", "comment"]
@@ -125,6 +125,7 @@ public enum ConfigDecoder {
                     {
                         aliases.android[member.key] = app
                     }
+                    if let listing = decodeListing(member.value, path, &reader) { aliases.listings[member.key] = listing }
                     if member.value["apple"] == nil && member.value["android"] == nil {
                         reader.report(
                             .error,

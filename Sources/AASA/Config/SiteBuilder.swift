@@ -13,6 +13,10 @@ enum SiteBuilder {
         let apple = loadApple(site, configPath: configPath, readFile: readFile, findings: &findings)
         let served = apple.bytes.isEmpty ? ImmutableBytes.empty : ImmutableBytes(apple.bytes)
         let assetLinks = loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
+        if let links = site.links {
+            let linkFindings = LinkCoverage.check(links, document: apple.document, site: site)
+            if !linkFindings.isEmpty { findings += linkFindings.inFile(configPath) }
+        }
         if servingOnly {
             return LoadedSite.servingForm(
                 site: site,

@@ -210,21 +210,25 @@ public enum AASADecoder {
     }
 
     /// Decodes one component; the config uses the same shape, so this is shared.
+    /// `extraKeys`: a link rule is a component with more keys (its caller checks those).
     static func decodeComponent(
         _ node: JSONNode,
         _ path: JSONPath,
-        _ reader: inout NodeReader
+        _ reader: inout NodeReader,
+        extraKeys: [String]? = nil
     ) -> Component? {
         guard let members = reader.object(node, path, what: "an object such as {\"/\": \"/product/*\"}") else {
             return nil
         }
-        reader.checkKeys(
-            members,
-            path,
-            known: componentKeys,
-            context: "component",
-            explanation: ". An unknown key is ignored, which can make the rule match every URL"
-        )
+        if extraKeys == nil {
+            reader.checkKeys(
+                members,
+                path,
+                known: componentKeys,
+                context: "component",
+                explanation: ". An unknown key is ignored, which can make the rule match every URL"
+            )
+        }
         var component = Component(origin: Provenance(node.location, path))
         // Member paths are made only where something keeps them or a finding names them: components are
         // most of a large config's values.

@@ -15,6 +15,7 @@ enum PathClass: UInt8, Sendable {
     case assetLinks
     case health
     case admin
+    case link
     case other
 
     var label: String {
@@ -23,6 +24,7 @@ enum PathClass: UInt8, Sendable {
         case .assetLinks: return "assetlinks"
         case .health: return "health"
         case .admin: return "admin"
+        case .link: return "link"
         case .other: return "other"
         }
     }
@@ -138,8 +140,20 @@ enum Router {
             }
             return .acmeChallenge(token: String(decoding: UnsafeBufferPointer(rebasing: path[acmeChallengePrefix.count...]), as: UTF8.self))
         }
-        // Off the hot paths: a 404 on a known host is counted under that host.
-        return .respond(StandardResponses.notFound, site: matchHost(head, buffer, snapshot)?.entry ?? "unknown", pathClass: .other)
+        // Off the hot paths: a link, or a 404 counted under its host.
+        let matched = matchHost(head, buffer, snapshot)
+        if let matched, let links = snapshot.site(at: matched.value).links, let range = head.hostRange,
+            let response = LinkResponder.respond(
+                head,
+                path: path,
+                buffer: buffer,
+                host: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])),
+                links: links
+            )
+        {
+            return .respond(response, site: matched.entry, pathClass: .link)
+        }
+        return .respond(StandardResponses.notFound, site: matched?.entry ?? "unknown", pathClass: .other)
     }
 
     /// The site for the request's Host and the config entry that matched it (the exact host, or the

@@ -22,6 +22,8 @@ final class SiteResponses: Sendable {
     let assetLinksLastModified: Int
     /// What these responses were built from, so a reload that kept the site (same object) keeps them.
     let builtFrom: LoadedSite?
+    /// The site's link paths, compiled (nil for most sites: one pointer each).
+    let links: CompiledLinks?
     /// The hosts served (read from the site, not kept twice: a million hosts are many arrays).
     var hosts: [HostPattern] { builtFrom?.site.hosts.map(\.value) ?? [] }
 
@@ -37,6 +39,8 @@ final class SiteResponses: Sendable {
         lastModified = responses.lastModified
         assetLinksLastModified = responses.assetLinksLastModified
         builtFrom = site
+        // The documents carried over; the link rules are the new config's (they change no document byte).
+        links = site.site.links.map { CompiledLinks($0, hosts: site.site.hosts.map(\.value)) }
     }
 
     init(
@@ -53,6 +57,7 @@ final class SiteResponses: Sendable {
         self.lastModified = lastModified
         assetLinksLastModified = assetLinksStamp?.lastModified ?? lastModified
         self.builtFrom = builtFrom
+        links = builtFrom.flatMap { loaded in loaded.site.links.map { CompiledLinks($0, hosts: loaded.site.hosts.map(\.value)) } }
         self.servesApple = servesApple
         let document = PreparedDocument(body: body, headers: headers)
         bodyHash = document.bodyHash

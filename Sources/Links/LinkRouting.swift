@@ -1,0 +1,186 @@
+public import AASA
+import Support
+
+/// A link request as the router needs it: the host it came to, its path and query as sent, and who sent it.
+public struct LinkRequest: Sendable {
+    public var host: String
+    public var path: String
+    public var query: String?
+    public var visitor: Visitor
+
+    public init(host: String, path: String, query: String?, visitor: Visitor) {
+        self.host = host
+        self.path = path
+        self.query = query
+        self.visitor = visitor
+    }
+
+    /// The URL that was clicked.
+    public var url: String { "https://\(host)\(path)" + (query.map { "?\($0)" } ?? "") }
+}
+
+/// What a visitor without the app gets, and why: the metrics' outcome label.
+public enum LinkOutcome: String, Sendable, CaseIterable {
+    case store
+    case fallback
+    case web
+    case landing
+    case preview
+    case inApp = "in-app"
+}
+
+/// The answer to one link request, before it is HTML or a header.
+public enum LinkDecision: Sendable, Equatable {
+    case redirect(String, LinkOutcome)
+    case page(LinkPageContent, LinkOutcome)
+
+    public var outcome: LinkOutcome {
+        switch self {
+        case .redirect(_, let outcome), .page(_, let outcome): return outcome
+        }
+    }
+}
+
+/// What a landing, preview or in-app page shows; rendered by ``LinkPages``.
+public struct LinkPageContent: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case landing
+        case preview
+        case inAppBrowser(String)
+    }
+
+    public struct Button: Sendable, Equatable {
+        public var label: String
+        public var url: String
+        public var primary: Bool
+    }
+
+    public var kind: Kind
+    public var linkURL: String
+    public var deepLink: String
+    public var title: String
+    public var description: String?
+    public var image: String?
+    public var app: LinkApp?
+    /// The Smart App Banner (iOS Safari): shown with the app's App Store ID and the deep link.
+    public var smartBanner: Bool
+    public var web: String?
+    public var buttons: [Button]
+}
+
+/// The routing of a link per visitor (docs/links.md): pure, from the rule, the site's app and the request.
+public enum LinkRouting {
+    public static func decide(_ rule: LinkRule, captures: [String], links: SiteLinks, request: LinkRequest) -> LinkDecision {
+        let app = links.app
+        func expand(_ template: Located<String>?) -> String? {
+            guard let template, case .success(let parsed) = LinkTemplate.parse(template.value) else { return nil }
+            return parsed.expand(captures: captures, path: request.path, query: request.query)
+        }
+        let linkURL = request.url
+        let deepLink = expand(rule.deepLink) ?? linkURL
+        let web = expand(rule.web)
+        let appStore = app.flatMap { StoreLinks.appStore($0, rule.ios) }
+        let play = app?.androidPackage.map { StoreLinks.playStore(package: $0, referrer: deepLink) }
+        let openInApp = links.openHost.map { "https://\($0.value)\(request.path)" + (request.query.map { "?\($0)" } ?? "") }
+
+        func page(_ kind: LinkPageContent.Kind, buttons: [LinkPageContent.Button], banner: Bool) -> LinkPageContent {
+            LinkPageContent(
+                kind: kind,
+                linkURL: linkURL,
+                deepLink: deepLink,
+                title: rule.preview?.title ?? app?.title ?? request.host,
+                description: rule.preview?.description,
+                image: rule.preview?.image,
+                app: app,
+                smartBanner: banner && app?.appStoreID != nil,
+                web: web,
+                buttons: buttons
+            )
+        }
+        let appName = app?.title ?? "the app"
+        var iosButtons: [LinkPageContent.Button] = []
+        if let openInApp { iosButtons.append(.init(label: "Open in \(appName)", url: openInApp, primary: appStore == nil)) }
+        if let appStore { iosButtons.append(.init(label: "Get \(appName) on the App Store", url: appStore, primary: true)) }
+        if let web { iosButtons.append(.init(label: "Continue on the web", url: web, primary: false)) }
+        let intent = app?.androidPackage.map {
+            StoreLinks.intent(
+                host: request.host,
+                path: request.path,
+                query: request.query,
+                package: $0,
+                fallback: expand(rule.android.fallback) ?? play ?? web ?? linkURL,
+                minVersionCode: rule.android.minVersionCode
+            )
+        }
+        var androidButtons: [LinkPageContent.Button] = []
+        if let intent { androidButtons.append(.init(label: "Open in \(appName)", url: intent, primary: true)) }
+        if let play { androidButtons.append(.init(label: "Get \(appName) on Google Play", url: play, primary: false)) }
+        if let web { androidButtons.append(.init(label: "Continue on the web", url: web, primary: false)) }
+
+        switch request.visitor {
+        case .crawler:
+            // Never a redirect: the preview must show the link's own title and image, not a store page.
+            return .page(page(.preview, buttons: [], banner: true), .preview)
+        case .iPhone, .iPad:
+            if request.visitor == .iPad, let fallback = expand(rule.ios.ipadFallback) { return .redirect(fallback, .fallback) }
+            if let fallback = expand(rule.ios.fallback) { return .redirect(fallback, .fallback) }
+            if rule.ios.straightToStore, let appStore { return .redirect(appStore, .store) }
+            if app?.appleID == nil && appStore == nil, let web { return .redirect(web, .web) }
+            return .page(page(.landing, buttons: iosButtons, banner: true), .landing)
+        case .android:
+            if let fallback = expand(rule.android.fallback) { return .redirect(fallback, .fallback) }
+            if rule.android.landing, intent != nil { return .page(page(.landing, buttons: androidButtons, banner: false), .landing) }
+            if let play { return .redirect(play, .store) }
+            if let web { return .redirect(web, .web) }
+            return .page(page(.landing, buttons: androidButtons, banner: false), .landing)
+        case .inAppBrowser(let name, let onIOS):
+            // A store redirect inside an app's browser goes nowhere: offer the app and the real browser.
+            return .page(page(.inAppBrowser(name), buttons: onIOS ? iosButtons : androidButtons, banner: onIOS), .inApp)
+        case .desktop:
+            if let web { return .redirect(web, .web) }
+            return .page(page(.landing, buttons: iosButtons, banner: false), .landing)
+        }
+    }
+}
+
+/// The store and intent URLs, in the forms Apple, Google and Chrome document.
+public enum StoreLinks {
+    /// `https://apps.apple.com/app/id<ID>` with the campaign (`ct`) and provider (`pt`) tokens.
+    public static func appStore(_ app: LinkApp, _ route: IOSRoute) -> String? {
+        guard let id = app.appStoreID else { return nil }
+        var items: [String] = []
+        for (name, value) in [
+            ("pt", route.providerToken), ("ct", route.campaignToken), ("at", route.affiliateToken), ("mt", route.mediaType),
+        ] {
+            if let value { items.append(name + "=" + URLText.queryValue(value)) }
+        }
+        return "https://apps.apple.com/app/id\(id)" + (items.isEmpty ? "" : "?" + items.joined(separator: "&"))
+    }
+
+    /// The Play Store page with the deep link as the install referrer (read once by the installed app
+    /// through the Play Install Referrer API).
+    public static func playStore(package: String, referrer: String) -> String {
+        "https://play.google.com/store/apps/details?id=\(URLText.queryValue(package))&referrer=\(URLText.queryValue(referrer))"
+    }
+
+    /// Chrome's intent URL: opens the app on a tap, else the fallback (Chrome strips it before the app
+    /// sees the intent). The minimum version code travels as an extra the app compares with its own.
+    public static func intent(
+        host: String,
+        path: String,
+        query: String?,
+        package: String,
+        fallback: String,
+        minVersionCode: Int?
+    )
+        -> String
+    {
+        // A '#' would end the URL part of the intent early.
+        let target = URLText.safe(path) + (query.map { "?" + URLText.safe($0) } ?? "")
+        var url = "intent://\(host)" + target.replacingAll("#", with: "%23")
+        url += "#Intent;scheme=https;package=\(package);"
+        if let minVersionCode { url += "i.amv=\(minVersionCode);" }
+        url += "S.browser_fallback_url=\(URLText.queryValue(fallback));end"
+        return url
+    }
+}

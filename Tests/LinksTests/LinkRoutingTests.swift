@@ -1,0 +1,201 @@
+import Testing
+
+@testable import AASA
+@testable import Links
+
+/// Link rules from the config, the rule a path falls under, and where each visitor goes — pure.
+@Suite("Link rules: config, matching and routing per visitor")
+struct LinkRoutingTests {
+    static let config = #"""
+        {"version": 1,
+         "apps": {"shop": {"apple": "ABCDE12345.com.example.shop",
+                           "android": {"package": "com.example.shop", "sha256": ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]},
+                           "appStoreID": 123456789, "name": "Example Shop", "icon": "https://cdn.example.com/icon.png"}},
+         "sites": [{"hosts": ["go.example.com"],
+                    "links": {"app": "shop", "openHost": "open.example.com", "rules": [
+                      {"/": "/admin/*", "exclude": true},
+                      {"/": "/p/*", "web": "https://shop.example.com/item/{1}", "deepLink": "https://example.com/product/{1}",
+                       "preview": {"title": "A product", "description": "Buy it", "image": "https://cdn.example.com/p.png"}},
+                      {"/": "/promo", "ios": {"straightToStore": true, "campaignToken": "spring sale"}, "web": "https://shop.example.com/promo"},
+                      {"/": "/help/*", "webOnly": true, "web": "https://help.example.com/{1}"},
+                      {"/": "/fb/*", "ios": {"fallback": "https://m.example.com/ios/{1}", "ipadFallback": "https://m.example.com/ipad/{1}"},
+                       "android": {"fallback": "https://m.example.com/android/{1}"}},
+                      {"/": "/a/*/b/?", "android": {"landing": true, "minVersionCode": 42}},
+                      {"/": "/*"}
+                    ]}}]}
+        """#
+
+    static func links() throws -> SiteLinks {
+        let decoded = ConfigDecoder.decode(Array(config.utf8))
+        #expect(!decoded.diagnostics.contains { $0.severity == .error }, "\(decoded.diagnostics)")
+        return try #require(decoded.config?.sites.first?.links)
+    }
+
+    static func decide(_ path: String, query: String? = nil, _ visitor: Visitor) throws -> LinkDecision? {
+        let links = try links()
+        guard let found = LinkMatcher(rules: links.rules).match(path: path, query: query) else { return nil }
+        return LinkRouting.decide(
+            links.rules[found.rule],
+            captures: found.captures,
+            links: links,
+            request: LinkRequest(host: "go.example.com", path: path, query: query, visitor: visitor)
+        )
+    }
+
+    @Test("First rule wins; exclude makes a path no link; the reserved /_/ space is never a link; captures per wildcard")
+    func matching() throws {
+        let matcher = LinkMatcher(rules: try Self.links().rules)
+        #expect(matcher.match(path: "/admin/users", query: nil) == nil)
+        #expect(matcher.match(path: "/_/link.css", query: nil) == nil)
+        #expect(matcher.match(path: "/p/42", query: "x=1") == LinkMatcher.Found(rule: 1, captures: ["42"]))
+        #expect(matcher.match(path: "/p/a/b", query: nil)?.captures == ["a/b"])
+        #expect(matcher.match(path: "/a/one/two/b/z", query: nil) == LinkMatcher.Found(rule: 5, captures: ["one/two", "z"]))
+        #expect(matcher.match(path: "/anything", query: nil)?.rule == 6)
+    }
+
+    @Test("The site's association is generated from its links: the reserved space excluded, web-only rules left out, Android from the app")
+    func generatedAssociation() throws {
+        let decoded = ConfigDecoder.decode(Array(Self.config.utf8))
+        let site = try #require(decoded.config?.sites.first)
+        guard case .generated(let generated) = site.source, let details = generated.applinks?.details.first else {
+            Issue.record("no generated applinks")
+            return
+        }
+        #expect(details.apps.map(\.value) == ["ABCDE12345.com.example.shop"])
+        let paths = details.components.map { ($0.path ?? "", $0.exclude) }
+        #expect(paths.map(\.0) == ["/_/*", "/admin/*", "/p/*", "/promo", "/fb/*", "/a/*/b/?", "/*"])
+        #expect(paths.first?.1 == true)
+        guard case .generated(let android)? = site.android else {
+            Issue.record("no Android statements")
+            return
+        }
+        #expect(android.map(\.package.value) == ["com.example.shop"])
+    }
+
+    @Test("Desktop: the web destination with the captures; a crawler: a preview page, never a redirect")
+    func desktopAndCrawler() throws {
+        #expect(try Self.decide("/p/42", .desktop) == .redirect("https://shop.example.com/item/42", .web))
+        guard case .page(let preview, .preview)? = try Self.decide("/p/42", .crawler("Slack")) else {
+            Issue.record("crawler got no preview")
+            return
+        }
+        #expect(preview.kind == .preview && preview.title == "A product" && preview.image == "https://cdn.example.com/p.png")
+        #expect(preview.deepLink == "https://example.com/product/42")
+    }
+
+    @Test("iPhone: the landing page with the Smart App Banner, open-host and App Store buttons; straightToStore with tokens; fallbacks")
+    func iOS() throws {
+        guard case .page(let page, .landing)? = try Self.decide("/p/42", query: "ref=mail", .iPhone) else {
+            Issue.record("no landing page")
+            return
+        }
+        #expect(page.smartBanner)
+        #expect(
+            page.buttons.map(\.url) == [
+                "https://open.example.com/p/42?ref=mail", "https://apps.apple.com/app/id123456789", "https://shop.example.com/item/42",
+            ]
+        )
+        #expect(try Self.decide("/promo", .iPhone) == .redirect("https://apps.apple.com/app/id123456789?ct=spring%20sale", .store))
+        #expect(try Self.decide("/fb/x", .iPhone) == .redirect("https://m.example.com/ios/x", .fallback))
+        #expect(try Self.decide("/fb/x", .iPad) == .redirect("https://m.example.com/ipad/x", .fallback))
+    }
+
+    @Test("Android: the Play Store with the deep link as referrer; a fallback; a landing page with Chrome's intent URL")
+    func android() throws {
+        #expect(
+            try Self.decide("/p/42", .android)
+                == .redirect(
+                    "https://play.google.com/store/apps/details?id=com.example.shop&referrer=https%3A%2F%2Fexample.com%2Fproduct%2F42",
+                    .store
+                )
+        )
+        #expect(try Self.decide("/fb/y", .android) == .redirect("https://m.example.com/android/y", .fallback))
+        guard case .page(let page, .landing)? = try Self.decide("/a/1/b/2", .android) else {
+            Issue.record("no Android landing page")
+            return
+        }
+        let intent = try #require(page.buttons.first?.url)
+        #expect(intent.hasPrefix("intent://go.example.com/a/1/b/2#Intent;scheme=https;package=com.example.shop;i.amv=42;"), "\(intent)")
+        #expect(
+            intent.hasSuffix(
+                ";S.browser_fallback_url=https%3A%2F%2Fplay.google.com%2Fstore%2Fapps%2Fdetails%3Fid%3Dcom.example.shop%26referrer%3Dhttps%253A%252F%252Fgo.example.com%252Fa%252F1%252Fb%252F2;end"
+            ),
+            "\(intent)"
+        )
+        #expect(page.smartBanner == false)
+    }
+
+    @Test("In-app browsers get a page offering the app and the browser, with the platform's buttons, never a store redirect")
+    func inAppBrowsers() throws {
+        guard case .page(let page, .inApp)? = try Self.decide("/promo", .inAppBrowser("Instagram", onIOS: true)) else {
+            Issue.record("no in-app page")
+            return
+        }
+        #expect(page.kind == .inAppBrowser("Instagram"))
+        #expect(page.buttons.contains { $0.url == "https://apps.apple.com/app/id123456789?ct=spring%20sale" })
+        guard case .page(let androidPage, .inApp)? = try Self.decide("/p/1", .inAppBrowser("Facebook", onIOS: false)) else {
+            Issue.record("no in-app page")
+            return
+        }
+        #expect(androidPage.buttons.first?.url.hasPrefix("intent://") == true)
+    }
+
+    @Test("A capture can move a visitor within the destination's site, never to another: bytes a URL may not carry are encoded")
+    func templateSafety() throws {
+        let template = try LinkTemplate.parse("https://shop.example.com/item/{1}?q={query}").get()
+        let url = template.expand(captures: [#"a\b"<c>"#], path: "/p", query: "x=1 2")
+        #expect(url == "https://shop.example.com/item/a%5Cb%22%3Cc%3E?q=x=1%202")
+        #expect(template.host == "shop.example.com")
+        let wholePath = try LinkTemplate.parse("https://shop.example.com{path}").get()
+        #expect(wholePath.expand(captures: [], path: "//evil.example/x", query: nil) == "https://shop.example.com//evil.example/x")
+        #expect(wholePath.host == "shop.example.com")
+        #expect(
+            try LinkTemplate.parse("https://help.example.com").get().expand(captures: [], path: "/x", query: nil)
+                == "https://help.example.com"
+        )
+        for bad in [
+            "{path}", "https://{1}.example.com/", "//evil.example/{1}", "https://a.com/{x}", "https://a.com/{1", "javascript:alert(1)",
+            "https://a.com{1}", "https://a.com{query}", "https://user@a.com/{1}",
+        ] {
+            #expect((try? LinkTemplate.parse(bad).get()) == nil, "\(bad)")
+        }
+    }
+
+    static func findings(
+        _ linksJSON: String,
+        apps: String = #"{"shop": {"apple": "ABCDE12345.com.example.shop"}}"#,
+        hosts: String = #"["go.example.com"]"#
+    )
+        -> [Diagnostic]
+    {
+        let text = #"{"version": 1, "apps": \#(apps), "sites": [{"hosts": \#(hosts), "links": \#(linksJSON)}]}"#
+        return ConfigDecoder.decode(Array(text.utf8)).diagnostics
+    }
+
+    @Test("Validation names the rule: captures, templates, no store, the well-known and reserved paths, the open host")
+    func validation() throws {
+        func rules(_ json: String) -> [String] { Self.findings(json).filter { $0.severity == .error }.map(\.rule) }
+        #expect(rules(#"{"app": "shop", "rules": [{"/": "/p/*", "web": "https://a.example/{2}"}]}"#).contains("links.capture"))
+        #expect(rules(#"{"app": "shop", "rules": [{"/": "/p/*", "web": "a.example/{1}"}]}"#).contains("links.template"))
+        #expect(rules(#"{"app": "shop", "rules": [{"/": "/p/*"}]}"#).contains("links.no-store"))
+        let warned = Self.findings(#"{"app": "shop", "rules": [{"/": "/p/*", "web": "https://a.example/"}]}"#)
+        #expect(warned.contains { $0.rule == "links.no-store" && $0.severity == .warning })
+        #expect(rules(#"{"rules": [{"/": "/p/*"}]}"#).contains("links.no-destination"))
+        #expect(rules(#"{"app": "shop", "rules": [{"/": "/.well-known/*", "web": "https://a.example/"}]}"#).contains("links.well-known"))
+        #expect(rules(#"{"app": "shop", "rules": [{"/": "/_/x", "web": "https://a.example/"}]}"#).contains("links.reserved"))
+        #expect(
+            rules(#"{"app": "shop", "openHost": "go.example.com", "rules": [{"/": "/*", "web": "https://a.example/"}]}"#).contains(
+                "links.open-host"
+            )
+        )
+        #expect(rules(#"{"app": "shpo", "rules": [{"/": "/*", "web": "https://a.example/"}]}"#).contains("app.unknown"))
+        #expect(rules(#"{"app": "shop", "rules": [{"/": "/*", "web": "https://a.example/", "iso": {}}]}"#).contains("key.unknown"))
+        // A good one is quiet.
+        #expect(rules(#"{"app": "shop", "rules": [{"/": "/*", "ios": {"fallback": "https://a.example/{path}"}}]}"#).isEmpty)
+        let badID = Self.findings(
+            #"{"app": "shop", "rules": [{"/": "/*"}]}"#,
+            apps: #"{"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": "id12"}}"#
+        )
+        #expect(badID.contains { $0.rule == "app.store-id" && $0.path == "$.apps.shop.appStoreID" })
+    }
+}

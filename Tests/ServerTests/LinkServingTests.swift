@@ -1,0 +1,220 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Link paths on the real binary: curl with each class's User-Agent against a config with link rules,
+/// asserting status, Location, headers and tags; the well-known paths as they always were.
+@Suite("Serving link paths per visitor", .serialized)
+struct LinkServingTests {
+    static let fingerprint = "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+    static let config = #"""
+        {"version": 1,
+         "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "android": {"package": "com.example.shop", "sha256": ["\#(fingerprint)"]},
+                           "appStoreID": 123456789, "name": "Example Shop", "icon": "https://cdn.example.com/icon.png"}},
+         "sites": [
+           {"hosts": ["go.example.com"],
+            "links": {"app": "shop", "openHost": "open.example.com", "rules": [
+              {"/": "/admin/*", "exclude": true},
+              {"/": "/p/*", "web": "https://shop.example.com/item/{1}",
+               "preview": {"title": "Spring <sale>", "description": "Everything half price", "image": "https://cdn.example.com/p.png"}},
+              {"/": "/promo", "ios": {"straightToStore": true, "campaignToken": "spring"}, "web": "https://shop.example.com/promo"},
+              {"/": "/*", "web": "https://shop.example.com{path}"}
+            ]}},
+           {"hosts": ["open.example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/*"}]}]}}
+         ],
+         "server": {"listen": ["127.0.0.1:0"], "admin": "127.0.0.1:0"}}
+        """#
+
+    static let iPhone =
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"
+    static let android =
+        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36"
+    static let desktop = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+    static let slack = "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"
+    static let instagram =
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 Instagram 339.0.3.12.91"
+
+    struct Answer {
+        var status: Int
+        var head: String
+        var body: String
+        func header(_ name: String) -> String? {
+            head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+                .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    func get(
+        _ server: ServerProcess,
+        _ path: String,
+        agent: String?,
+        host: String = "go.example.com",
+        extra: [String] = []
+    ) throws -> Answer {
+        var arguments = ["curl", "-s", "-D", "-", "-H", "Host: \(host)"]
+        if let agent { arguments += ["-A", agent] } else { arguments += ["-H", "User-Agent:"] }
+        let result = try runTool(arguments + extra + ["http://127.0.0.1:\(server.port)\(path)"])
+        let text = String(decoding: result.stdout, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let status = Int(parts[0].split(separator: " ").dropFirst().first ?? "") ?? 0
+        return Answer(status: status, head: parts[0], body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    @Test(
+        "Each visitor class gets its answer: desktop the web, Android the Play Store, iPhone the landing page, a crawler the preview, Instagram the in-app page"
+    )
+    func perVisitor() throws {
+        let server = try ServerProcess(config: Self.config)
+        defer { server.stop() }
+        let desktop = try get(server, "/p/42?utm_source=mail", agent: Self.desktop)
+        #expect(desktop.status == 302 && desktop.header("Location") == "https://shop.example.com/item/42", "\(desktop.head)")
+        #expect(desktop.header("Cache-Control") == "private, no-store")
+        let noAgent = try get(server, "/p/42", agent: nil)
+        #expect(noAgent.status == 302 && noAgent.header("Location") == "https://shop.example.com/item/42")
+
+        let android = try get(server, "/p/42", agent: Self.android)
+        #expect(android.status == 302)
+        #expect(
+            android.header("Location")
+                == "https://play.google.com/store/apps/details?id=com.example.shop&referrer=https%3A%2F%2Fgo.example.com%2Fp%2F42"
+        )
+
+        let iPhone = try get(server, "/p/42", agent: Self.iPhone)
+        #expect(iPhone.status == 200 && iPhone.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(
+            iPhone.body.contains(#"<meta name="apple-itunes-app" content="app-id=123456789, app-argument=https://go.example.com/p/42">"#)
+        )
+        #expect(iPhone.body.contains(#"href="https://open.example.com/p/42""#))
+        #expect(iPhone.body.contains(#"href="https://apps.apple.com/app/id123456789""#))
+        #expect(iPhone.body.contains("Spring &lt;sale&gt;") && !iPhone.body.contains("<sale>"))
+        let policy = try #require(iPhone.header("Content-Security-Policy"))
+        #expect(policy.hasPrefix("default-src 'none'; style-src 'self'; img-src https://cdn.example.com;"), "\(policy)")
+
+        let store = try get(server, "/promo", agent: Self.iPhone)
+        #expect(store.status == 302 && store.header("Location") == "https://apps.apple.com/app/id123456789?ct=spring")
+
+        let slack = try get(server, "/promo", agent: Self.slack)
+        #expect(slack.status == 200, "a crawler is never redirected: \(slack.head)")
+        #expect(slack.body.contains(#"<meta property="og:title" content="Example Shop">"#))
+
+        let instagram = try get(server, "/promo", agent: Self.instagram)
+        #expect(instagram.status == 200 && instagram.body.contains("Instagram"))
+        #expect(instagram.body.contains(#"href="https://apps.apple.com/app/id123456789?ct=spring""#))
+
+        let other = try get(server, "/anything/else", agent: Self.desktop)
+        #expect(other.header("Location") == "https://shop.example.com/anything/else")
+    }
+
+    @Test("The well-known paths are unchanged and carry the links; excluded paths, other hosts and the reserved space are not links")
+    func boundaries() throws {
+        let server = try ServerProcess(config: Self.config)
+        defer { server.stop() }
+        let aasa = try get(server, "/.well-known/apple-app-site-association", agent: Self.iPhone)
+        #expect(aasa.status == 200 && aasa.header("Content-Type") == "application/json")
+        #expect(aasa.body.contains(#"{"/":"/_/*","exclude":true"#) && aasa.body.contains(#"{"/":"/p/*"}"#), "\(aasa.body)")
+        let legacy = try get(server, "/apple-app-site-association", agent: Self.desktop)
+        #expect(legacy.status == 200 && legacy.body == aasa.body)
+        let assetLinks = try get(server, "/.well-known/assetlinks.json", agent: Self.android)
+        #expect(assetLinks.status == 200 && assetLinks.body.contains("com.example.shop"))
+        #expect(try get(server, "/admin/x", agent: Self.desktop).status == 404)
+        #expect(try get(server, "/_/anything", agent: Self.desktop).status == 404)
+        #expect(try get(server, "/p/1", agent: Self.desktop, host: "open.example.com").status == 404)
+        #expect(try get(server, "/p/1", agent: Self.desktop, host: "unknown.example.net").status == 404)
+        let style = try get(server, "/_/link.css", agent: Self.iPhone)
+        #expect(
+            style.status == 200 && style.header("Content-Type") == "text/css; charset=utf-8" && style.body.contains("prefers-color-scheme")
+        )
+    }
+
+    @Test("HEAD like GET without a body; other methods 405 with Allow; an 8 KB User-Agent and 2,000 query parameters are answered")
+    func methodsAndBadInput() throws {
+        let server = try ServerProcess(config: Self.config)
+        defer { server.stop() }
+        let head = try get(server, "/p/42", agent: Self.iPhone, extra: ["-I"])
+        let full = try get(server, "/p/42", agent: Self.iPhone)
+        #expect(head.status == 200 && head.header("Content-Length") == "\(full.body.utf8.count)")
+        #expect(!head.body.contains("<html") && full.body.contains("<html"))
+        for method in ["POST", "PUT", "DELETE"] {
+            let refused = try get(server, "/p/42", agent: Self.desktop, extra: ["-X", method])
+            #expect(refused.status == 405 && refused.header("Allow") == "GET, HEAD", "\(method): \(refused.head)")
+        }
+        let long = try get(server, "/p/42", agent: String(repeating: "x", count: 8_000) + " iPhone")
+        #expect(long.status == 200 || long.status == 431, "\(long.head)")
+        let query = (0..<2_000).map { "k\($0)=v" }.joined(separator: "&")
+        let many = try get(server, "/p/42?" + query, agent: Self.desktop)
+        #expect(many.status == 302 || many.status == 414 || many.status == 431, "\(many.head)")
+        if many.status == 302 { #expect(many.header("Location") == "https://shop.example.com/item/42") }
+        // Tricks in the path stay on the destination's host.
+        let tricky = try get(server, "/p/%2F%2Fevil.example/%5C@x", agent: Self.desktop, extra: ["--path-as-is"])
+        #expect(tricky.header("Location") == "https://shop.example.com/item/%2F%2Fevil.example/%5C@x", "\(tricky.head)")
+    }
+
+    @Test(
+        "FDL long links: routed per platform as FDL documented, d=1 shows the flow, anything off the allowlist is a 400 page naming the parameter"
+    )
+    func firebaseLongLinks() throws {
+        let config = Self.config.replacingOccurrences(
+            of: #""links": {"app": "shop","#,
+            with: #""links": {"app": "shop", "firebaseLongLinks": true, "allow": ["example.com", "https://shop.example.com/"],"#
+        )
+        let server = try ServerProcess(config: config)
+        defer { server.stop() }
+        let link = "/?link=https%3A%2F%2Fexample.com%2Fp%2F7&apn=com.example.shop&ibi=com.example.shop&isi=123456789"
+        let android = try get(server, link + "&amv=3", agent: Self.android)
+        #expect(
+            android.status == 302
+                && android.header("Location")?.hasPrefix(
+                    "https://play.google.com/store/apps/details?id=com.example.shop&referrer=https%3A%2F%2Fexample.com%2Fp%2F7"
+                ) == true
+        )
+        let store = try get(server, link + "&efr=1&ct=fdl", agent: Self.iPhone)
+        #expect(store.header("Location") == "https://apps.apple.com/app/id123456789?ct=fdl")
+        let desktop = try get(server, link + "&ofl=https%3A%2F%2Fshop.example.com%2Fdesk", agent: Self.desktop)
+        #expect(desktop.header("Location") == "https://shop.example.com/desk")
+        let preview = try get(server, link + "&st=Hello+%3Cworld%3E", agent: Self.slack)
+        #expect(preview.status == 200 && preview.body.contains(#"<meta property="og:title" content="Hello &lt;world&gt;">"#))
+        let debug = try get(server, link + "&d=1", agent: Self.desktop)
+        #expect(debug.status == 200 && debug.body.contains("<th>Android</th>") && debug.body.contains("302 to the store"), "\(debug.body)")
+        for (query, parameter) in [
+            ("/?link=https%3A%2F%2Fevil.example%2F", "link"), ("/?link=https%3A%2F%2Fexample.com%5C%40evil.example%2F", "link"),
+            ("/?link=javascript%3Aalert(1)", "link"), ("/?link=https%3A%2F%2Fexample.com%2F%0D%0ASet-Cookie%3A%20a%3Db", "link"),
+            ("/?link=https%3A%2F%2Fexample.com%2F&afl=https%3A%2F%2Fevil.example%2F", "afl"),
+            ("/?link=https%3A%2F%2Fexample.com%2F&ibi=com.evil", "ibi"),
+        ] {
+            let refused = try get(server, query, agent: Self.android)
+            #expect(refused.status == 400 && refused.header("Location") == nil, "\(query): \(refused.head)")
+            #expect(refused.body.contains("<code>\(parameter)</code>"), "\(query): \(refused.body)")
+        }
+        let flood = "/?link=https%3A%2F%2Fexample.com%2F&" + (0..<2_000).map { "k\($0)=v" }.joined(separator: "&")
+        let many = try get(server, flood, agent: Self.desktop)
+        #expect(many.status == 400 || many.status == 414 || many.status == 431, "\(many.head)")
+        // The root without link is still an ordinary link path.
+        #expect(try get(server, "/", agent: Self.desktop).header("Location") == "https://shop.example.com/")
+    }
+
+    @Test("validate: a link the AASA does not open is an error; an AASA path no link answers is a warning")
+    func coverage() throws {
+        try withTemporaryDirectory { directory in
+            let config = #"""
+                {"version": 1, "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": 1}},
+                 "sites": [{"hosts": ["go.example.com"],
+                   "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/p/*"}, {"/": "/q/*"}]}]},
+                   "links": {"app": "shop", "rules": [{"/": "/p/*"}, {"/": "/help", "web": "https://help.example.com/"}]}}]}
+                """#
+            try write(config, to: directory + "/config.json")
+            let result = try runTool([TestPaths.serverExecutable, "validate", "--config", directory + "/config.json"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("the link rule \"/help\" is not opened by this site's AASA"), "\(result.stderr)")
+            #expect(result.stderr.contains("[links.not-in-aasa]") && result.stderr.contains("at $.sites[0].links.rules[1]"))
+            #expect(
+                result.stderr.contains("the AASA opens \"/q/*\" but no link rule answers it")
+                    && result.stderr.contains("[links.aasa-unanswered]")
+            )
+            let fixed = config.replacingOccurrences(of: #""/help", "web""#, with: #""/help", "webOnly": true, "web""#)
+                .replacingOccurrences(of: #"{"/": "/q/*"}"#, with: #"{"/": "/p/x"}"#)
+            try write(fixed, to: directory + "/config.json")
+            let clean = try runTool([TestPaths.serverExecutable, "validate", "--config", directory + "/config.json"])
+            #expect(clean.status == 0, "\(clean.stderr)")
+        }
+    }
+}
