@@ -66,7 +66,7 @@ let package = Package(
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
         .target(
             name: "CLI",
-            dependencies: ["AASA", "ACME", "FetchRecords", "HTTP1", "Server", "Check", "Posix", "TLS", "Support"],
+            dependencies: ["AASA", "ACME", "FetchRecords", "HTTP1", "Links", "Server", "Check", "Posix", "TLS", "Support"],
             swiftSettings: strictSettings,
             plugins: ["BuildInfo"]
         ),
@@ -99,10 +99,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
-        .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "Support", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",
             dependencies: ["Server", "AASA", "HTTP1", "Gzip", "TLS", "Posix", "TestSupport"],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(

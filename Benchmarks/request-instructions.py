@@ -7,8 +7,9 @@ Each cell is measured as the difference between two runs of the server under cal
 requests and one with 6N, divided by 5N: start-up and shutdown cancel out.
 
 Cells: keep-alive (one connection, sequential requests), new connection (Connection: close, a
-connection per request), HTTPS keep-alive, a full TLS 1.3 handshake + GET per connection, and a ~101 KB
-document over keep-alive. Only user-space instructions are counted: the kernel's share of a request
+connection per request), HTTPS keep-alive, a full TLS 1.3 handshake + GET per connection, a ~101 KB
+document over keep-alive, and three link answers over keep-alive (docs/links.md): a desktop's 302, an
+iPhone's landing page and a crawler's preview page (binaries without link support cannot run these). Only user-space instructions are counted: the kernel's share of a request
 (the system calls) is the same for every build that makes the same calls.
 
 Usage: Benchmarks/request-instructions.py [--requests 2000] [--binary PATH]... [--tests keep-alive,...]
@@ -85,12 +86,39 @@ def large_keep_alive(port, count):
     sock.close()
 
 
+IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"
+DESKTOP = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+CRAWLER = "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"
+
+
+def link_keep_alive(port, count, agent):
+    sock = socket.create_connection(("127.0.0.1", port))
+    request = f"GET /p/42?utm_source=mail HTTP/1.1\r\nHost: go.example.com\r\nUser-Agent: {agent}\r\n\r\n".encode()
+    for _ in range(count):
+        sock.sendall(request)
+        read_response(sock)
+    sock.close()
+
+
+LINK_SITE = {"hosts": ["go.example.com"],
+             "links": {"app": "shop", "openHost": "open.example.com",
+                       "rules": [{"/": "/admin/*", "exclude": True},
+                                 {"/": "/p/*", "web": "https://shop.example.com/item/{1}",
+                                  "preview": {"title": "Spring sale", "description": "Everything half price",
+                                              "image": "https://cdn.example.com/p.png"}},
+                                 {"/": "/*", "web": "https://shop.example.com{path}"}]}}
+LINK_APPS = {"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": 123456789, "name": "Example Shop",
+                      "icon": "https://cdn.example.com/icon.png"}}
+
 CELLS = {
     "keep-alive": lambda port, tls_port, n: keep_alive(port, n),
     "new connection": lambda port, tls_port, n: new_connections(port, n),
     "https keep-alive": lambda port, tls_port, n: keep_alive(tls_port, n, tls=True),
     "tls handshake": lambda port, tls_port, n: new_tls_connections(tls_port, n // 10),
     "101 KB keep-alive": lambda port, tls_port, n: large_keep_alive(port, n),
+    "link desktop 302": lambda port, tls_port, n: link_keep_alive(port, n, DESKTOP),
+    "link iphone landing": lambda port, tls_port, n: link_keep_alive(port, n, IPHONE),
+    "link crawler preview": lambda port, tls_port, n: link_keep_alive(port, n, CRAWLER),
 }
 # Full handshakes are slow under valgrind: those cells run a tenth of the requests.
 DIVISOR = {"tls handshake": 10}
@@ -99,16 +127,19 @@ DIVISOR = {"tls handshake": 10}
 def measure(binary, work, cell, count):
     port, tls_port = free_port(), free_port()
     config = f"{work}/config.json"
+    sites = [{"hosts": ["example.com"], "file": "doc"}, {"hosts": ["large.example.com"], "file": "large"}]
+    link = cell.startswith("link ")
     with open(config, "w") as f:
-        json.dump({"version": 1, "sites": [{"hosts": ["example.com"], "file": "doc"}, {"hosts": ["large.example.com"], "file": "large"}],
+        json.dump({"version": 1, "sites": sites + ([LINK_SITE] if link else []), **({"apps": LINK_APPS} if link else {}),
                    "server": {"listen": [f"127.0.0.1:{port}", {"address": "127.0.0.1", "port": tls_port, "tls": True}],
                               "admin": "off", "threads": 1, "accessLog": False, "reload": {"watch": False}, "maxRequestsPerConnection": 1000000,
-                              "certificates": [{"hosts": ["example.com", "large.example.com"], "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
+                              "certificates": [{"hosts": ["example.com", "large.example.com"] + (["go.example.com"] if link else []),
+                                                "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
     out = f"{work}/callgrind.out"
     # Swift seeds its hash tables per process: without a fixed seed, where dictionary entries collide
     # moves the counts between runs of the same binary by a few percent.
     process = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "serve", "--config", config],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=open(f"{work}/server.log", "w"),
                                env=dict(os.environ, SWIFT_DETERMINISTIC_HASHING="1"))
     deadline = time.time() + 60
     while True:
@@ -117,7 +148,7 @@ def measure(binary, work, cell, count):
             break
         except OSError:
             if time.time() > deadline:
-                raise SystemExit("server did not start under valgrind")
+                raise SystemExit("server did not start under valgrind: " + open(f"{work}/server.log").read()[-2000:])
             time.sleep(0.2)
     CELLS[cell](port, tls_port, count)
     process.terminate()
@@ -156,7 +187,8 @@ def main():
                        separators=(",", ":"))
     with open(f"{work}/large", "w") as f:
         f.write(large)
-    subprocess.run([binaries[0], "dev-cert", "--host", "example.com", "--host", "large.example.com", "--out", f"{work}/tls"], check=True,
+    subprocess.run([binaries[0], "dev-cert", "--host", "example.com", "--host", "large.example.com", "--host", "go.example.com",
+                    "--out", f"{work}/tls"], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print("| cell | " + " | ".join(args.binary or ["this checkout"]) + " |")
     print("|---|" + "---:|" * len(binaries))

@@ -17,7 +17,9 @@ Documents: a ~2.2 KB AASA for Host example.com and a ~101 KB one for large.examp
 
 Cells: keep-alive (wrk -t1 -c64), new connection per request (Connection: close, -c16), HTTPS
 keep-alive, a full TLS 1.3 handshake + one GET per connection (a client that never resumes, since wrk
-resumes sessions), and the 101 KB document over keep-alive. RSS: idle (after start), peak (VmHWM at the
+resumes sessions), the 101 KB document over keep-alive, and a link's redirect over keep-alive (a
+desktop browser's GET /p/42 on go.example.com: aasa-server's link rule with a web template, nginx's
+`return 302`, H2O's `redirect:`, each answering 302 to https://shop.example.com/item/42). RSS: idle (after start), peak (VmHWM at the
 end) and after (some seconds after the last test; memory a burst leaves behind).
 
 Usage: Benchmarks/serve-vs-nginx.py [--seconds 8] [--repetitions 3] [--baseline PATH] [--settle 30]
@@ -92,12 +94,18 @@ def wait_port(port, timeout=10):
     raise SystemExit(f"port {port} did not open")
 
 
-def run_wrk(port, seconds, close=False, scheme="http", host="example.com"):
+DESKTOP = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+
+
+def run_wrk(port, seconds, close=False, scheme="http", host="example.com", path="/.well-known/apple-app-site-association",
+            agent=None):
     connections = "-c16" if close else "-c64"
     command = ["taskset", "-c", "1", "wrk", "-t1", connections, f"-d{seconds}s", "--latency", "-H", f"Host: {host}"]
     if close:
         command += ["-H", "Connection: close"]
-    command.append(f"{scheme}://127.0.0.1:{port}/.well-known/apple-app-site-association")
+    if agent:
+        command += ["-H", f"User-Agent: {agent}"]
+    command.append(f"{scheme}://127.0.0.1:{port}{path}")
     out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30).stdout
     requests = int(re.search(r"(\d+) requests in", out).group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
@@ -151,6 +159,7 @@ TESTS = {
     "https keep-alive": lambda s, a: run_wrk(s["tls_port"], a.seconds, scheme="https"),
     "tls handshake": lambda s, a: run_handshakes(s["tls_port"], a.seconds),
     "101 KB keep-alive": lambda s, a: run_wrk(s["port"], a.seconds, host="large.example.com"),
+    "link 302 keep-alive": lambda s, a: run_wrk(s["port"], a.seconds, host="go.example.com", path="/p/42", agent=DESKTOP),
 }
 
 
@@ -167,7 +176,8 @@ def start_servers(names, baseline=None, connections=1024):
         os.makedirs(f"{work}/www/{host}/.well-known")
         with open(f"{work}/www/{host}/.well-known/apple-app-site-association", "w") as f:
             f.write(body)
-    subprocess.run([binary, "dev-cert", "--host", "example.com", "--host", "large.example.com", "--out", f"{work}/tls"],
+    subprocess.run([binary, "dev-cert", "--host", "example.com", "--host", "large.example.com", "--host", "go.example.com",
+                    "--out", f"{work}/tls"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.chmod(f"{work}/tls", 0o755)
     os.chmod(f"{work}/tls/key.pem", 0o644)  # nginx reads keys as root at start; a throwaway directory
@@ -177,12 +187,15 @@ def start_servers(names, baseline=None, connections=1024):
         port, tls_port = free_port(), free_port()
         config = f"{work}/{name}.json"
         with open(config, "w") as f:
-            json.dump({"version": 1, "sites": [
+            json.dump({"version": 1, "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": 123456789}},
+                       "sites": [
                 {"hosts": [host], "file": f"www/{host}/.well-known/apple-app-site-association"}
-                for host in ("example.com", "large.example.com")],
+                for host in ("example.com", "large.example.com")] + [
+                {"hosts": ["go.example.com"],
+                 "links": {"app": "shop", "rules": [{"/": "/p/*", "web": "https://shop.example.com/item/{1}"}]}}],
                 "server": {"listen": [f"127.0.0.1:{port}", {"address": "127.0.0.1", "port": tls_port, "tls": True}],
                            "admin": "off", "threads": 1, "accessLog": False, "maxConnections": max(10000, connections),
-                           "certificates": [{"hosts": ["example.com", "large.example.com"],
+                           "certificates": [{"hosts": ["example.com", "large.example.com", "go.example.com"],
                                              "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
         process = subprocess.Popen(["taskset", "-c", "0", path, "serve", "--config", config],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -225,6 +238,11 @@ http {{
         root {work}/www/large.example.com;
         location = /.well-known/apple-app-site-association {{ default_type application/json; }}
     }}
+    server {{
+        listen 127.0.0.1:{port};
+        server_name go.example.com;
+        location ~ ^/p/(.*)$ {{ return 302 https://shop.example.com/item/$1; }}
+    }}
 }}
 """)
         servers["nginx"] = {"process": subprocess.Popen(["taskset", "-c", "0", "nginx", "-c", f"{work}/nginx.conf"],
@@ -238,6 +256,13 @@ http {{
       /:
         file.dir: {work}/www/{host}
 """ for host in ("example.com", "large.example.com"))
+        hosts += """  "go.example.com":
+    paths:
+      /p:
+        redirect:
+          url: https://shop.example.com/item
+          status: 302
+"""
         with open(f"{work}/h2o.conf", "w") as f:
             # user: root keeps H2O from switching to nobody, which could not write into the work directory.
             f.write(f"""user: root
@@ -310,6 +335,15 @@ def main():
                 reply = urllib.request.urlopen(request)
                 assert reply.read().decode() == body, f"{name} served different bytes for {host}"
                 assert reply.headers["Content-Type"].startswith("application/json"), f"{name}: {reply.headers['Content-Type']}"
+            # The link cell: every server answers the same redirect.
+            with socket.create_connection(("127.0.0.1", server["port"])) as sock:
+                sock.sendall(f"GET /p/42 HTTP/1.1\r\nHost: go.example.com\r\nUser-Agent: {DESKTOP}\r\nConnection: close\r\n\r\n".encode())
+                reply = b""
+                while chunk := sock.recv(65536):
+                    reply += chunk
+            head = reply.split(b"\r\n\r\n")[0].decode()
+            assert head.startswith("HTTP/1.1 302") and "location: https://shop.example.com/item/42" in head.lower(), \
+                f"{name} link answer: {head}"
 
         names = list(servers)
         for repetition in range(args.repetitions):

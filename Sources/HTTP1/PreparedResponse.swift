@@ -40,6 +40,12 @@ public final class PreparedResponse: @unchecked Sendable {
         self.init(status: shared.status, shared: shared, headers: headers, bodyCount: 0, external: (body, owner)) { _ in }
     }
 
+    /// The status line and `shared`'s lines from `shared`, then `headers`, then a copy of `body`: an answer
+    /// built per request (a link's redirect) pays for its own lines only.
+    public convenience init(shared: SharedHeaders, headers: [(String, String)], body: [UInt8]) {
+        self.init(status: shared.status, shared: shared, headers: headers, bodyCount: body.count) { target in target.copyBytes(from: body) }
+    }
+
     /// A document's response: `shared`'s lines, then `ETag: "<etag as 16 hex digits><etagSuffix>"`, then
     /// `headers`, then `body` where it is. The tag is written straight into the response's bytes: a
     /// million documents are prepared at start-up.

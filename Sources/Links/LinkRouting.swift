@@ -69,20 +69,70 @@ public struct LinkPageContent: Sendable, Equatable {
 }
 
 /// The routing of a link per visitor (docs/links.md): pure, from the rule, the site's app and the request.
+/// A link rule with its destination templates parsed once, when the config loads.
+public struct PreparedLinkRule: Sendable {
+    public let rule: LinkRule
+    let deepLink: LinkTemplate?
+    let web: LinkTemplate?
+    let iosFallback: LinkTemplate?
+    let ipadFallback: LinkTemplate?
+    let androidFallback: LinkTemplate?
+    /// The App Store page with the rule's tokens: the same for every request.
+    let appStore: String?
+
+    public init(_ rule: LinkRule, app: LinkApp?) {
+        self.rule = rule
+        func parse(_ template: Located<String>?) -> LinkTemplate? {
+            template.flatMap { try? LinkTemplate.parse($0.value).get() }
+        }
+        deepLink = parse(rule.deepLink)
+        web = parse(rule.web)
+        iosFallback = parse(rule.ios.fallback)
+        ipadFallback = parse(rule.ios.ipadFallback)
+        androidFallback = parse(rule.android.fallback)
+        appStore = app.flatMap { StoreLinks.appStore($0, rule.ios) }
+    }
+}
+
+/// The routing of a link per visitor (docs/links.md): pure, from the rule, the site's app and the request.
+/// Only what the visitor's answer needs is built: a desktop's redirect fills in one template.
 public enum LinkRouting {
     public static func decide(_ rule: LinkRule, captures: [String], links: SiteLinks, request: LinkRequest) -> LinkDecision {
-        let app = links.app
-        func expand(_ template: Located<String>?) -> String? {
-            guard let template, case .success(let parsed) = LinkTemplate.parse(template.value) else { return nil }
-            return parsed.expand(captures: captures, path: request.path, query: request.query)
-        }
-        let linkURL = request.url
-        let deepLink = expand(rule.deepLink) ?? linkURL
-        let web = expand(rule.web)
-        let appStore = app.flatMap { StoreLinks.appStore($0, rule.ios) }
-        let play = app?.androidPackage.map { StoreLinks.playStore(package: $0, referrer: deepLink) }
-        let openInApp = links.openHost.map { "https://\($0.value)\(request.path)" + (request.query.map { "?\($0)" } ?? "") }
+        decide(PreparedLinkRule(rule, app: links.app), captures: captures, links: links, request: request)
+    }
 
+    public static func decide(_ prepared: PreparedLinkRule, captures: [String], links: SiteLinks, request: LinkRequest) -> LinkDecision {
+        let rule = prepared.rule
+        let app = links.app
+        func expand(_ template: LinkTemplate?) -> String? {
+            template?.expand(captures: captures, path: request.path, query: request.query)
+        }
+        let appStore = prepared.appStore
+        switch request.visitor {
+        case .iPhone, .iPad:
+            if request.visitor == .iPad, let fallback = expand(prepared.ipadFallback) { return .redirect(fallback, .fallback) }
+            if let fallback = expand(prepared.iosFallback) { return .redirect(fallback, .fallback) }
+            if rule.ios.straightToStore, let appStore { return .redirect(appStore, .store) }
+            if app?.appleID == nil && appStore == nil, let web = expand(prepared.web) { return .redirect(web, .web) }
+        case .android:
+            if let fallback = expand(prepared.androidFallback) { return .redirect(fallback, .fallback) }
+            if !rule.android.landing || app?.androidPackage == nil {
+                if let package = app?.androidPackage {
+                    let deepLink = expand(prepared.deepLink) ?? request.url
+                    return .redirect(StoreLinks.playStore(package: package, referrer: deepLink), .store)
+                }
+                if let web = expand(prepared.web) { return .redirect(web, .web) }
+            }
+        case .desktop:
+            if let web = expand(prepared.web) { return .redirect(web, .web) }
+        case .crawler, .inAppBrowser:
+            break
+        }
+        // A page: everything it may show.
+        let linkURL = request.url
+        let deepLink = expand(prepared.deepLink) ?? linkURL
+        let web = expand(prepared.web)
+        let appName = app?.title ?? "the app"
         func page(_ kind: LinkPageContent.Kind, buttons: [LinkPageContent.Button], banner: Bool) -> LinkPageContent {
             LinkPageContent(
                 kind: kind,
@@ -97,48 +147,48 @@ public enum LinkRouting {
                 buttons: buttons
             )
         }
-        let appName = app?.title ?? "the app"
-        var iosButtons: [LinkPageContent.Button] = []
-        if let openInApp { iosButtons.append(.init(label: "Open in \(appName)", url: openInApp, primary: appStore == nil)) }
-        if let appStore { iosButtons.append(.init(label: "Get \(appName) on the App Store", url: appStore, primary: true)) }
-        if let web { iosButtons.append(.init(label: "Continue on the web", url: web, primary: false)) }
-        let intent = app?.androidPackage.map {
-            StoreLinks.intent(
+        func iosButtons() -> [LinkPageContent.Button] {
+            var buttons: [LinkPageContent.Button] = []
+            if let openHost = links.openHost {
+                let url = "https://\(openHost.value)\(request.path)" + (request.query.map { "?\($0)" } ?? "")
+                buttons.append(.init(label: "Open in \(appName)", url: url, primary: appStore == nil))
+            }
+            if let appStore { buttons.append(.init(label: "Get \(appName) on the App Store", url: appStore, primary: true)) }
+            if let web { buttons.append(.init(label: "Continue on the web", url: web, primary: false)) }
+            return buttons
+        }
+        func androidButtons() -> [LinkPageContent.Button] {
+            var buttons: [LinkPageContent.Button] = []
+            guard let package = app?.androidPackage else {
+                return web.map { [.init(label: "Continue on the web", url: $0, primary: false)] } ?? []
+            }
+            let play = StoreLinks.playStore(package: package, referrer: deepLink)
+            let intent = StoreLinks.intent(
                 host: request.host,
                 path: request.path,
                 query: request.query,
-                package: $0,
-                fallback: expand(rule.android.fallback) ?? play ?? web ?? linkURL,
+                package: package,
+                fallback: expand(prepared.androidFallback) ?? play,
                 minVersionCode: rule.android.minVersionCode
             )
+            buttons.append(.init(label: "Open in \(appName)", url: intent, primary: true))
+            buttons.append(.init(label: "Get \(appName) on Google Play", url: play, primary: false))
+            if let web { buttons.append(.init(label: "Continue on the web", url: web, primary: false)) }
+            return buttons
         }
-        var androidButtons: [LinkPageContent.Button] = []
-        if let intent { androidButtons.append(.init(label: "Open in \(appName)", url: intent, primary: true)) }
-        if let play { androidButtons.append(.init(label: "Get \(appName) on Google Play", url: play, primary: false)) }
-        if let web { androidButtons.append(.init(label: "Continue on the web", url: web, primary: false)) }
-
         switch request.visitor {
         case .crawler:
             // Never a redirect: the preview must show the link's own title and image, not a store page.
             return .page(page(.preview, buttons: [], banner: true), .preview)
         case .iPhone, .iPad:
-            if request.visitor == .iPad, let fallback = expand(rule.ios.ipadFallback) { return .redirect(fallback, .fallback) }
-            if let fallback = expand(rule.ios.fallback) { return .redirect(fallback, .fallback) }
-            if rule.ios.straightToStore, let appStore { return .redirect(appStore, .store) }
-            if app?.appleID == nil && appStore == nil, let web { return .redirect(web, .web) }
-            return .page(page(.landing, buttons: iosButtons, banner: true), .landing)
+            return .page(page(.landing, buttons: iosButtons(), banner: true), .landing)
         case .android:
-            if let fallback = expand(rule.android.fallback) { return .redirect(fallback, .fallback) }
-            if rule.android.landing, intent != nil { return .page(page(.landing, buttons: androidButtons, banner: false), .landing) }
-            if let play { return .redirect(play, .store) }
-            if let web { return .redirect(web, .web) }
-            return .page(page(.landing, buttons: androidButtons, banner: false), .landing)
+            return .page(page(.landing, buttons: androidButtons(), banner: false), .landing)
         case .inAppBrowser(let name, let onIOS):
             // A store redirect inside an app's browser goes nowhere: offer the app and the real browser.
-            return .page(page(.inAppBrowser(name), buttons: onIOS ? iosButtons : androidButtons, banner: onIOS), .inApp)
+            return .page(page(.inAppBrowser(name), buttons: onIOS ? iosButtons() : androidButtons(), banner: onIOS), .inApp)
         case .desktop:
-            if let web { return .redirect(web, .web) }
-            return .page(page(.landing, buttons: iosButtons, banner: false), .landing)
+            return .page(page(.landing, buttons: iosButtons(), banner: false), .landing)
         }
     }
 }

@@ -50,39 +50,82 @@ public enum Visitor: Sendable, Equatable, Hashable {
         return text.withUTF8 { classify($0) }
     }
 
-    private static let crawlerTable = crawlerSignatures.map { (Array($0.token.utf8), $0.name) }
-    private static let inAppTable = inAppSignatures.map { (Array($0.token.utf8), $0.name) }
-    private static let iPadToken = Array("iPad".utf8)
-    private static let iPhoneToken = Array("iPhone".utf8)
-    private static let iPodToken = Array("iPod".utf8)
-    private static let androidToken = Array("Android".utf8)
+    /// The signatures by their first byte, so the User-Agent is read once: at each position only the
+    /// tokens starting with that byte are compared (a browser's User-Agent costs a few hundred comparisons).
+    private enum Kind: UInt8 {
+        case crawler, inApp, iPad, iPhone, android
+    }
+
+    /// A signature inside ``signatureBytes``: plain values, so the scan touches no reference counts.
+    private struct Token {
+        let offset: Int
+        let count: Int
+        let kind: Kind
+        /// Index into the class's signature list (for the name).
+        let index: Int
+    }
+
+    /// Every signature's bytes, one after another; the tokens ordered by first byte; where each first
+    /// byte's tokens start (257 entries, so a byte's tokens are `start[b]..<start[b + 1]`).
+    private static let signatures: (bytes: [UInt8], tokens: [Token], start: [Int]) = {
+        var all: [(bytes: [UInt8], kind: Kind, index: Int)] = []
+        for (index, signature) in crawlerSignatures.enumerated() { all.append((Array(signature.token.utf8), .crawler, index)) }
+        for (index, signature) in inAppSignatures.enumerated() { all.append((Array(signature.token.utf8), .inApp, index)) }
+        all += [(Array("iPad".utf8), .iPad, 0), (Array("iPhone".utf8), .iPhone, 0), (Array("iPod".utf8), .iPhone, 0)]
+        all.append((Array("Android".utf8), .android, 0))
+        all.sort { $0.bytes[0] < $1.bytes[0] }
+        var bytes: [UInt8] = []
+        var tokens: [Token] = []
+        var start = [Int](repeating: 0, count: 257)
+        for entry in all {
+            tokens.append(Token(offset: bytes.count, count: entry.bytes.count, kind: entry.kind, index: entry.index))
+            bytes += entry.bytes
+            start[Int(entry.bytes[0]) + 1] += 1
+        }
+        for index in 1..<257 { start[index] += start[index - 1] }
+        return (bytes, tokens, start)
+    }()
 
     /// The User-Agent's bytes as the request carried them (a request head holds at most a few KB).
     public static func classify(_ userAgent: UnsafeBufferPointer<UInt8>) -> Visitor {
-        for (token, name) in crawlerTable where contains(userAgent, token) { return .crawler(name) }
-        let iPad = contains(userAgent, iPadToken)
-        let iPhone = contains(userAgent, iPhoneToken) || contains(userAgent, iPodToken)
-        for (token, name) in inAppTable where contains(userAgent, token) {
-            return .inAppBrowser(name, onIOS: iPad || iPhone)
+        // The first signature of each class in list order wins, as a scan per signature would give.
+        var crawler = Int.max
+        var inApp = Int.max
+        var seen: UInt8 = 0
+        let table = signatures
+        table.bytes.withUnsafeBufferPointer { signatureBytes in
+            table.tokens.withUnsafeBufferPointer { tokens in
+                table.start.withUnsafeBufferPointer { start in
+                    for position in 0..<userAgent.count {
+                        let first = Int(userAgent[position])
+                        var candidate = start[first]
+                        let end = start[first + 1]
+                        while candidate < end {
+                            let token = tokens[candidate]
+                            candidate += 1
+                            guard token.count <= userAgent.count - position else { continue }
+                            var offset = 1
+                            while offset < token.count && userAgent[position + offset] == signatureBytes[token.offset + offset] {
+                                offset += 1
+                            }
+                            guard offset == token.count else { continue }
+                            switch token.kind {
+                            case .crawler: crawler = min(crawler, token.index)
+                            case .inApp: inApp = min(inApp, token.index)
+                            default: seen |= 1 << token.kind.rawValue
+                            }
+                        }
+                    }
+                }
+            }
         }
+        if crawler != Int.max { return .crawler(crawlerSignatures[crawler].name) }
+        let iPad = seen & (1 << Kind.iPad.rawValue) != 0
+        let iPhone = seen & (1 << Kind.iPhone.rawValue) != 0
+        if inApp != Int.max { return .inAppBrowser(inAppSignatures[inApp].name, onIOS: iPad || iPhone) }
         if iPad { return .iPad }
         if iPhone { return .iPhone }
-        if contains(userAgent, androidToken) { return .android }
+        if seen & (1 << Kind.android.rawValue) != 0 { return .android }
         return .desktop
-    }
-
-    static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first, haystack.count >= needle.count else { return false }
-        var start = 0
-        let last = haystack.count - needle.count
-        while start <= last {
-            if haystack[start] == first {
-                var offset = 1
-                while offset < needle.count && haystack[start + offset] == needle[offset] { offset += 1 }
-                if offset == needle.count { return true }
-            }
-            start += 1
-        }
-        return false
     }
 }

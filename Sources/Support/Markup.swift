@@ -3,6 +3,13 @@
 /// Control characters XML 1.0 forbids (all but tab, LF and CR) become `?`.
 public enum Markup {
     public static func escape(_ text: String) -> String {
+        // Most text has nothing to escape: one pass over the bytes, and the string itself comes back.
+        if !text.utf8.contains(where: { byte in
+            byte < 0x20 || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">")
+                || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'")
+        }) {
+            return text
+        }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -1,3 +1,4 @@
+import Support
 import Testing
 
 @testable import AASA
@@ -51,6 +52,39 @@ struct LinkRoutingTests {
         #expect(matcher.match(path: "/p/a/b", query: nil)?.captures == ["a/b"])
         #expect(matcher.match(path: "/a/one/two/b/z", query: nil) == LinkMatcher.Found(rule: 5, captures: ["one/two", "z"]))
         #expect(matcher.match(path: "/anything", query: nil)?.rule == 6)
+    }
+
+    @Test(
+        "The byte matcher for plain path rules decides exactly as the AASA matcher, on 20,000 random rule sets and paths; its captures rebuild the path"
+    )
+    func plainPathsAgreeWithMatcher() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Character] = ["a", "b", "A", "/", "*", "?", "%", "2"]
+        func random(_ length: Int) -> String { String((0..<length).map { _ in alphabet.randomElement(using: &generator)! }) }
+        for _ in 0..<20_000 {
+            let rules = (0..<Int.random(in: 1...4, using: &generator)).map { _ in
+                var component = Component()
+                component.path = "/" + random(Int.random(in: 0...5, using: &generator))
+                component.exclude = Bool.random(using: &generator) && Bool.random(using: &generator)
+                if Bool.random(using: &generator) { component.options.caseSensitive = false }
+                return LinkRule(component: component)
+            }
+            let path = "/" + random(Int.random(in: 0...7, using: &generator)).replacingAll("*", with: "x").replacingAll("?", with: "q")
+            let fast = LinkMatcher(rules: rules)
+            #expect(fast.plain != nil)
+            let found = fast.match(path: path, query: nil)
+            let decided = fast.matcher.match("https://link.invalid" + path, explainingMisses: false)
+            let expected = decided.app == nil ? nil : decided.decidedBy?.ruleIndex
+            #expect(found?.rule == expected, "\(rules.map { $0.component.summary }) \(path)")
+            if let found, let pattern = rules[found.rule].component.path {
+                var rebuilt = ""
+                var captures = found.captures.makeIterator()
+                for character in pattern { rebuilt += character == "*" || character == "?" ? captures.next() ?? "#" : String(character) }
+                let same =
+                    rules[found.rule].component.options.caseSensitive == false ? rebuilt.lowercased() == path.lowercased() : rebuilt == path
+                #expect(same, "\(pattern) \(path) \(found.captures)")
+            }
+        }
     }
 
     @Test("The site's association is generated from its links: the reserved space excluded, web-only rules left out, Android from the app")

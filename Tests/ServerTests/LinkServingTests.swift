@@ -103,6 +103,22 @@ struct LinkServingTests {
 
         let other = try get(server, "/anything/else", agent: Self.desktop)
         #expect(other.header("Location") == "https://shop.example.com/anything/else")
+
+        // Counted by site, visitor class and outcome.
+        func metrics() -> String {
+            let result = try? runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/metrics"])
+            return result.map { String(decoding: $0.stdout, as: UTF8.self) } ?? ""
+        }
+        let expected = [
+            #"aasa_link_answers_total{host="go.example.com",visitor="desktop",outcome="web"} 3"#,
+            #"aasa_link_answers_total{host="go.example.com",visitor="android",outcome="store"} 1"#,
+            #"aasa_link_answers_total{host="go.example.com",visitor="iphone",outcome="landing"} 1"#,
+            #"aasa_link_answers_total{host="go.example.com",visitor="iphone",outcome="store"} 1"#,
+            #"aasa_link_answers_total{host="go.example.com",visitor="crawler",outcome="preview"} 1"#,
+            #"aasa_link_answers_total{host="go.example.com",visitor="in-app",outcome="in-app"} 1"#,
+            #"aasa_requests_total{host="go.example.com",path="link",status="302"} 5"#,
+        ]
+        #expect(waitUntil(5) { expected.allSatisfy(metrics().contains) }, "\(metrics())")
     }
 
     @Test("The well-known paths are unchanged and carry the links; excluded paths, other hosts and the reserved space are not links")
@@ -190,6 +206,38 @@ struct LinkServingTests {
         #expect(many.status == 400 || many.status == 414 || many.status == 431, "\(many.head)")
         // The root without link is still an ordinary link path.
         #expect(try get(server, "/", agent: Self.desktop).header("Location") == "https://shop.example.com/")
+    }
+
+    @Test(
+        "In chromium as an iPhone at 390 px, light and dark: no console error or CSP violation, the banner and the three buttons; the preview read by BeautifulSoup"
+    )
+    func browser() throws {
+        let python = TestPaths.repositoryRoot + "/.ci/venv/bin/python"
+        try #require(FileManager.default.isExecutableFile(atPath: python), ".ci/run creates .ci/venv with selenium and beautifulsoup4")
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), ".ci/run installs chromium and chromium-driver")
+        // No icon or preview image: the browser must not reach outside the machine.
+        let config = Self.config
+            .replacingOccurrences(of: #", "icon": "https://cdn.example.com/icon.png""#, with: "")
+            .replacingOccurrences(
+                of: #""title": "Spring <sale>", "description": "Everything half price", "image": "https://cdn.example.com/p.png""#,
+                with: #""title": "Spring <sale> & more", "description": "Everything half price""#
+            )
+            .replacingOccurrences(
+                of: #""links": {"app": "shop","#,
+                with: #""links": {"app": "shop", "firebaseLongLinks": true, "allow": ["example.com"],"#
+            )
+        let server = try ServerProcess(config: config)
+        defer { server.stop() }
+        let screenshots = TestPaths.repositoryRoot + "/.build/link-screenshots"
+        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        let result = try runTool(
+            [python, TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/link-browser.py", "\(server.port)", screenshots],
+            timeout: 120
+        )
+        #expect(result.status == 0, "\(String(decoding: result.stdout, as: UTF8.self))\(result.stderr)")
+        for name in ["landing-light.png", "landing-dark.png", "flow.png"] {
+            #expect(FileManager.default.fileExists(atPath: screenshots + "/" + name), "\(name) kept for CI")
+        }
     }
 
     @Test("validate: a link the AASA does not open is an error; an AASA path no link answers is a warning")

@@ -205,6 +205,7 @@ struct AdminPolicyTests {
         case .reload: return 0
         case .retryCertificate: return 1
         case .acmeChallenge: return nil
+        case .link(let answer, _): return answer.response.status
         case .respond(let response, _, _): return response.status
         }
     }

@@ -22,6 +22,10 @@ enum MatchCommand {
             Only http and https URLs can be universal links; anything else (or text without a scheme) is
             reported as never opening an app, with the reason.
 
+            On a link domain (a site with "links", see docs/links.md) it also says what each kind of visitor
+            gets when the app is not installed — iPhone, iPad, Android, desktop, a link preview, an in-app
+            browser — and which link rule (or FDL long link) decided; with --json under "withoutApp".
+
             With --android it answers for Android instead: which packages the host's assetlinks.json lets open
             the URL (App Links verify per host — handle_all_urls for the package and a signing certificate —
             and then cover every URL of that host the app's intent filters declare).
@@ -224,6 +228,7 @@ enum MatchCommand {
             var outcome: MatchOutcome
             var note: String?
             var legacyAbsent: String?
+            var withoutApp: LinkPrediction.Prediction?
             if let reason = Matcher.whyNotALink(url) {
                 outcome = MatchOutcome(url: urlText, app: nil, decidedBy: nil, blockedApps: [], notALink: reason)
             } else if let fileMatcher = fileMatcherFor(reading) {
@@ -244,6 +249,14 @@ enum MatchCommand {
                 }
                 // By identity: sites in two included files can have the same position and path ($[0], line 1).
                 let found = loaded.site(forHost: host)
+                if let found, let links = found.site.links {
+                    withoutApp = LinkPrediction.predict(
+                        links,
+                        siteHosts: found.site.hosts.map(\.value),
+                        host: HostTable<Int>.normalize(host),
+                        url: url
+                    )
+                }
                 if let found, let index = loaded.sites.firstIndex(where: { $0 === found }),
                     let document = loaded.sites[index].document
                 {
@@ -294,9 +307,16 @@ enum MatchCommand {
                     members.append(("asExpected", .bool(expectation == nil)))
                     object = .object(members)
                 }
+                if let withoutApp, case .object(var members) = object {
+                    members.append(("withoutApp", LinkPrediction.json(withoutApp)))
+                    object = .object(members)
+                }
                 console.outBytes(JSONWriter.bytes(object) + [0x0A])
             } else {
-                console.out(humanOutcome(outcome, note: note) + (expectation.map { "  MISMATCH: \($0)\n" } ?? ""))
+                console.out(
+                    humanOutcome(outcome, note: note) + (withoutApp.map(LinkPrediction.human) ?? "")
+                        + (expectation.map { "  MISMATCH: \($0)\n" } ?? "")
+                )
             }
         }
         if casesPath != nil {

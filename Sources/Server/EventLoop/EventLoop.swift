@@ -290,6 +290,12 @@ final class EventLoop {
             let response = answer.map(StandardResponses.acmeChallenge) ?? StandardResponses.notFound
             let bytes = connection.machine.respond(response)
             record(connection, head, status: response.status, bytes: bytes, site: "-", pathClass: .other)
+        case .link(let answer, let site):
+            let bytes = connection.machine.respond(answer.response)
+            record(connection, head, status: answer.response.status, bytes: bytes, site: site, pathClass: .link)
+            if answer.outcome != "-" {
+                pendingStats.countLink(LoopStats.LinkKey(site: site, visitor: answer.visitor, outcome: answer.outcome))
+            }
         case .respond(let response, let site, let pathClass):
             let bytes = connection.machine.respond(response)
             // The request's bytes stay in the input until the next action, so they can be logged now.

@@ -9,7 +9,15 @@ struct LoopStats {
         var status: Int
     }
 
+    /// Link answers by site, visitor class and outcome (`aasa_link_answers_total`): all three bounded.
+    struct LinkKey: Hashable {
+        var site: String
+        var visitor: String
+        var outcome: String
+    }
+
     var requests: [RequestKey: Int] = [:]
+    var links: [LinkKey: Int] = [:]
     var responseBytes = 0
     var botFetches: [String: Int] = [:]
     var botLastFetch: [String: Double] = [:]
@@ -27,6 +35,7 @@ struct LoopStats {
 
     mutating func merge(_ other: LoopStats) {
         requests.merge(other.requests, uniquingKeysWith: +)
+        links.merge(other.links, uniquingKeysWith: +)
         responseBytes += other.responseBytes
         botFetches.merge(other.botFetches, uniquingKeysWith: +)
         botLastFetch.merge(other.botLastFetch, uniquingKeysWith: max)
@@ -53,6 +62,9 @@ struct PendingStats {
     private var otherRequests: [LoopStats.RequestKey: Int] = [:]
     /// Rare counters: timeouts, evictions, fetches by Apple's CDN.
     private var rare: LoopStats?
+    private var lastLinkKey: LoopStats.LinkKey?
+    private var lastLinkCount = 0
+    private var otherLinks: [LoopStats.LinkKey: Int] = [:]
     /// Where `lastKey` sits in the shared dictionary: only this loop changes that dictionary, and an
     /// index stays valid until a key is added, so the usual batch updates its count without hashing.
     private var sharedIndex: Dictionary<LoopStats.RequestKey, Int>.Index?
@@ -70,6 +82,17 @@ struct PendingStats {
 
     mutating func countAccepted() { connectionsAccepted += 1 }
 
+    /// A link answer: like requests, the same key in a row costs a comparison.
+    mutating func countLink(_ key: LoopStats.LinkKey) {
+        if key == lastLinkKey {
+            lastLinkCount += 1
+            return
+        }
+        if let lastLinkKey, lastLinkCount > 0 { otherLinks[lastLinkKey, default: 0] += lastLinkCount }
+        lastLinkKey = key
+        lastLinkCount = 1
+    }
+
     mutating func add(_ change: (inout LoopStats) -> Void) {
         var stats = rare ?? LoopStats()
         change(&stats)
@@ -79,7 +102,7 @@ struct PendingStats {
     /// Folds what was counted into `stats` and starts over; false when nothing was counted.
     @discardableResult
     mutating func publish(into shared: borrowing Mutex<LoopStats>) -> Bool {
-        guard responseBytes > 0 || connectionsAccepted > 0 || lastKeyCount > 0 || rare != nil else { return false }
+        guard responseBytes > 0 || connectionsAccepted > 0 || lastKeyCount > 0 || lastLinkCount > 0 || rare != nil else { return false }
         shared.withLock { stats in
             stats.responseBytes += responseBytes
             stats.connectionsAccepted += connectionsAccepted
@@ -97,6 +120,8 @@ struct PendingStats {
                     sharedIndex = stats.requests.index(forKey: lastKey)
                 }
             }
+            if let lastLinkKey, lastLinkCount > 0 { otherLinks[lastLinkKey, default: 0] += lastLinkCount }
+            if !otherLinks.isEmpty { stats.links.merge(otherLinks, uniquingKeysWith: +) }
             if let rare {
                 stats.merge(rare)
                 sharedIndex = nil
@@ -105,7 +130,9 @@ struct PendingStats {
         responseBytes = 0
         connectionsAccepted = 0
         lastKeyCount = 0
+        lastLinkCount = 0
         if !otherRequests.isEmpty { otherRequests.removeAll(keepingCapacity: true) }
+        if !otherLinks.isEmpty { otherLinks.removeAll(keepingCapacity: true) }
         rare = nil
         return true
     }

@@ -60,6 +60,14 @@ enum MetricsRenderer {
         }) {
             out += "aasa_requests_total{host=\"\(escape(key.site))\",path=\"\(key.pathClass.label)\",status=\"\(key.status)\"} \(count)\n"
         }
+        out += "# HELP aasa_link_answers_total Link answers, by site, visitor class (iphone, ipad, android, desktop, crawler, in-app) "
+        out += "and outcome (store, fallback, web, landing, preview, in-app, refused).\n"
+        out += "# TYPE aasa_link_answers_total counter\n"
+        for (key, count) in stats.links.sorted(by: {
+            ($0.key.site, $0.key.visitor, $0.key.outcome) < ($1.key.site, $1.key.visitor, $1.key.outcome)
+        }) {
+            out += "aasa_link_answers_total{host=\"\(escape(key.site))\",visitor=\"\(key.visitor)\",outcome=\"\(key.outcome)\"} \(count)\n"
+        }
         out += fetcherMetrics(
             "bot",
             who: "Apple's CDN (User-Agent AASA-Bot/...)",

@@ -6,13 +6,31 @@ import Links
 final class CompiledLinks: Sendable {
     let links: SiteLinks
     let matcher: LinkMatcher
+    let rules: [PreparedLinkRule]
     /// The site's hosts: an FDL long link may not point back at them.
     let ownHosts: Set<String>
 
     init(_ links: SiteLinks, hosts: [HostPattern]) {
         self.links = links
         matcher = LinkMatcher(rules: links.rules)
+        rules = links.rules.map { PreparedLinkRule($0, app: links.app) }
         ownHosts = Set(hosts.map(\.description))
+    }
+}
+
+/// A link path's response and what the metrics count of it. A class: the route that carries it stays as
+/// small as the document routes'.
+final class LinkAnswer: Sendable {
+    let response: PreparedResponse
+    /// ``Visitor/label``; "-" for what is the same for everyone (the stylesheet, a 405).
+    let visitor: String
+    /// ``LinkOutcome``'s raw value, "refused" (a 400), or "-".
+    let outcome: String
+
+    init(response: PreparedResponse, visitor: String, outcome: String) {
+        self.response = response
+        self.visitor = visitor
+        self.outcome = outcome
     }
 }
 
@@ -27,10 +45,12 @@ enum LinkResponder {
         buffer: UnsafeBufferPointer<UInt8>,
         host: String,
         links: CompiledLinks
-    ) -> PreparedResponse? {
+    ) -> LinkAnswer? {
         if Router.equal(path, stylesheetPath) {
-            guard head.method == .get || head.method == .head else { return methodNotAllowed }
-            return stylesheet
+            guard head.method == .get || head.method == .head else {
+                return LinkAnswer(response: methodNotAllowed, visitor: "-", outcome: "-")
+            }
+            return LinkAnswer(response: stylesheet, visitor: "-", outcome: "-")
         }
         let pathText = String(decoding: path, as: UTF8.self)
         let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
@@ -39,20 +59,22 @@ enum LinkResponder {
         }
         let visitor = head.userAgentRange.map { Visitor.classify(UnsafeBufferPointer(rebasing: buffer[$0])) } ?? .desktop
         let request = LinkRequest(host: host, path: pathText, query: query, visitor: visitor)
+        let refused = LinkAnswer(response: methodNotAllowed, visitor: visitor.label, outcome: "-")
         if links.links.firebaseLongLinks, pathText == "/", let query, query.hasPrefix("link=") || query.contains("&link=") {
-            guard head.method == .get || head.method == .head else { return methodNotAllowed }
+            guard head.method == .get || head.method == .head else { return refused }
             return firebaseLongLink(query, request, links)
         }
         guard let found = links.matcher.match(path: pathText, query: query) else { return nil }
-        guard head.method == .get || head.method == .head else { return methodNotAllowed }
-        let decision = LinkRouting.decide(links.links.rules[found.rule], captures: found.captures, links: links.links, request: request)
-        return response(decision)
+        guard head.method == .get || head.method == .head else { return refused }
+        let decision = LinkRouting.decide(links.rules[found.rule], captures: found.captures, links: links.links, request: request)
+        return LinkAnswer(response: response(decision), visitor: visitor.label, outcome: decision.outcome.rawValue)
     }
 
-    static func firebaseLongLink(_ query: String, _ request: LinkRequest, _ links: CompiledLinks) -> PreparedResponse {
+    static func firebaseLongLink(_ query: String, _ request: LinkRequest, _ links: CompiledLinks) -> LinkAnswer {
         switch FirebaseLongLink.parse(query: query, links: links.links, ownHosts: links.ownHosts.union([request.host])) {
         case .failure(let refusal):
-            return html(status: 400, LinkPages.refusal(parameter: refusal.parameter, reason: refusal.reason), policy: pagePolicy)
+            let page = html(status: 400, LinkPages.refusal(parameter: refusal.parameter, reason: refusal.reason), policy: pagePolicy)
+            return LinkAnswer(response: page, visitor: request.visitor.label, outcome: "refused")
         case .success(let parsed):
             if parsed.debug {
                 let rows = LinkFlow.flow(
@@ -63,9 +85,11 @@ enum LinkResponder {
                     path: request.path,
                     query: request.query
                 )
-                return html(status: 200, LinkPages.flow(link: request.url, rows: rows), policy: pagePolicy)
+                let page = html(status: 200, LinkPages.flow(link: request.url, rows: rows), policy: pagePolicy)
+                return LinkAnswer(response: page, visitor: request.visitor.label, outcome: "-")
             }
-            return response(LinkRouting.decide(parsed.rule, captures: [], links: links.links, request: request))
+            let decision = LinkRouting.decide(parsed.rule, captures: [], links: links.links, request: request)
+            return LinkAnswer(response: response(decision), visitor: request.visitor.label, outcome: decision.outcome.rawValue)
         }
     }
 
@@ -88,18 +112,19 @@ enum LinkResponder {
     static func response(_ decision: LinkDecision) -> PreparedResponse {
         switch decision {
         case .redirect(let location, _):
-            return PreparedResponse(
-                status: 302,
-                headers: [
-                    ("Server", "aasa-server"), ("Location", location), ("Cache-Control", "private, no-store"), ("Vary", "User-Agent"),
-                    ("Referrer-Policy", "no-referrer"), ("Content-Type", "text/plain; charset=utf-8"),
-                ],
-                body: Array("redirecting to \(location)\n".utf8)
-            )
+            return PreparedResponse(shared: redirectHeaders, headers: [("Location", location)], body: [])
         case .page(let content, _):
             return html(status: 200, LinkPages.render(content), policy: LinkPages.contentSecurityPolicy(for: content))
         }
     }
+
+    /// Every redirect's lines but its Location, kept once.
+    static let redirectHeaders = SharedHeaders(
+        status: 302,
+        headers: [
+            ("Server", "aasa-server"), ("Cache-Control", "private, no-store"), ("Vary", "User-Agent"), ("Referrer-Policy", "no-referrer"),
+        ]
+    )
 
     static let methodNotAllowed = StandardResponses.error(
         status: 405,

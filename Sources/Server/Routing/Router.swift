@@ -42,6 +42,8 @@ enum Route {
     case acmeChallenge(token: String)
     /// `POST /certificates/retry/<host>` on the admin listener: an order now, backoff forgotten.
     case retryCertificate(host: String)
+    /// A link path's answer, counted by visitor class and outcome.
+    case link(LinkAnswer, site: String)
 }
 
 /// What the admin routes report, read only when an admin request asks for it.
@@ -143,7 +145,7 @@ enum Router {
         // Off the hot paths: a link, or a 404 counted under its host.
         let matched = matchHost(head, buffer, snapshot)
         if let matched, let links = snapshot.site(at: matched.value).links, let range = head.hostRange,
-            let response = LinkResponder.respond(
+            let answer = LinkResponder.respond(
                 head,
                 path: path,
                 buffer: buffer,
@@ -151,7 +153,7 @@ enum Router {
                 links: links
             )
         {
-            return .respond(response, site: matched.entry, pathClass: .link)
+            return .link(answer, site: matched.entry)
         }
         return .respond(StandardResponses.notFound, site: matched?.entry ?? "unknown", pathClass: .other)
     }
