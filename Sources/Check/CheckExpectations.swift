@@ -24,6 +24,8 @@ public struct CheckExpectations: Sendable {
     public var packages: [String] = []
     /// `--config`: the statement list the config generates for this host (nil: none, so 404 is expected).
     public var expectedAssetLinks: [UInt8]?
+    /// `--link PATH`: link paths clicked once per kind of visitor (docs/links.md).
+    public var linkPaths: [String] = []
 
     public init() {}
 }

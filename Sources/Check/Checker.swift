@@ -20,7 +20,12 @@ public enum Checker {
                 let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
                 if index >= targets.count { return }
                 let expected = expectations(targets[index])
-                let observation = probe.observe(targets[index], apple: expected.apple, android: expected.android)
+                let observation = probe.observe(
+                    targets[index],
+                    apple: expected.apple,
+                    android: expected.android,
+                    linkPaths: expected.linkPaths
+                )
                 let findings = HostEvaluation.evaluate(observation, expected)
                 results[index] = HostReport(target: targets[index], address: observation.address, findings: findings)
             }

@@ -9,6 +9,11 @@ public enum HostEvaluation {
 
     public static func evaluate(_ observation: HostObservation, _ expectations: CheckExpectations) -> [CheckFinding] {
         var findings = evaluateApple(observation, expectations)
+        if !observation.links.isEmpty {
+            // Whether the live AASA opens a link path says what its 404 means.
+            let document = observation.wellKnown?.decodedBody.flatMap { AASADecoder.decode($0).document }
+            findings += LinkFindings.evaluate(observation, document: document)
+        }
         // The connection and the certificate are shared: when they failed, that finding says it all.
         if let assetLinks = observation.assetLinks, observation.failure == nil,
             !findings.contains(where: { $0.rule.hasPrefix("check.tls") || $0.rule.hasPrefix("check.certificate") && $0.severity == .error })

@@ -36,7 +36,7 @@ struct HostProbe: Sendable {
     /// Google's Digital Asset Links fetcher, as it identifies itself in server logs.
     static let googleAgent = "GoogleAssociationService"
 
-    func observe(_ target: CheckTarget, apple: Bool = true, android: Bool = false) -> HostObservation {
+    func observe(_ target: CheckTarget, apple: Bool = true, android: Bool = false, linkPaths: [String] = []) -> HostObservation {
         var observation = HostObservation(target: target, checkedAt: Int(Posix.unixTime()))
         observation.timeLimit = options.timeout
         let deadline = Posix.monotonicMilliseconds() + Int64(options.timeout * 1000)
@@ -105,6 +105,29 @@ struct HostProbe: Sendable {
             }
             // The host's time is spent: later requests could only time out too, at a random phase.
             if observation[keyPath: slot]?.awaiting != nil { break }
+        }
+        if let address = chosen {
+            // A click on each link as each kind of visitor: what people without the app get.
+            clicks: for path in linkPaths {
+                for (visitor, agent) in LinkFindings.visitors {
+                    let result = exchange(
+                        target: target,
+                        address: address,
+                        port: port,
+                        method: "GET",
+                        path: path,
+                        userAgent: agent,
+                        deadline: deadline
+                    )
+                    let seen: Exchange
+                    switch result {
+                    case .failure(let failure): seen = Exchange(request: "GET \(path)", failure: failure)
+                    case .success(let (exchange, _)): seen = exchange
+                    }
+                    observation.links.append((path, visitor, seen))
+                    if seen.awaiting != nil { break clicks }
+                }
+            }
         }
         if options.cdn { observation.cdn = fetchCDNCopy(of: target, deadline: deadline) }
         return observation

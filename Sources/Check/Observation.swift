@@ -112,6 +112,8 @@ public struct HostObservation: Sendable {
     public var cdn: Exchange?
     /// `GET /.well-known/assetlinks.json` as Google's verifier sends it (when Android apps are expected).
     public var assetLinks: Exchange?
+    /// `--link`: each path fetched as each kind of visitor (``LinkFindings/visitors``), in that order.
+    public var links: [(path: String, visitor: String, exchange: Exchange)] = []
     /// When the check ran (Unix seconds), for certificate expiry.
     public var checkedAt: Int
 

@@ -12,19 +12,27 @@ public enum HostPage {
         public var findings: [(severity: String, text: String)]
         /// The URL the match form was given, and the answer.
         public var match: (url: String, answer: String)?
+        /// A link site's rules, one line each (empty: the host has no link paths).
+        public var linkRules: [String]
+        /// For the URL of the match form on a link site: which rule decided, and each visitor's answer.
+        public var linkFlow: (decidedBy: String, answers: [(visitor: String, answer: String)])?
 
         public init(
             status: HostStatus,
             document: String?,
             assetLinks: String?,
             findings: [(severity: String, text: String)],
-            match: (url: String, answer: String)?
+            match: (url: String, answer: String)?,
+            linkRules: [String] = [],
+            linkFlow: (decidedBy: String, answers: [(visitor: String, answer: String)])? = nil
         ) {
             self.status = status
             self.document = document
             self.assetLinks = assetLinks
             self.findings = findings
             self.match = match
+            self.linkRules = linkRules
+            self.linkFlow = linkFlow
         }
     }
 
@@ -42,6 +50,16 @@ public enum HostPage {
 
             """
         if let match = content.match { body += "<p class=\"match\">\(HTML.escape(match.answer))</p>\n" }
+        if let flow = content.linkFlow {
+            body += "<p class=\"match\">Without the app, decided by \(HTML.escape(flow.decidedBy)):</p>\n<ul class=\"flow\">\n"
+            for answer in flow.answers { body += "<li>\(HTML.escape(answer.visitor)): \(HTML.escape(answer.answer))</li>\n" }
+            body += "</ul>\n"
+        }
+        if !content.linkRules.isEmpty {
+            body += "<h2>Link rules</h2>\n<ol class=\"rules\">\n"
+            for rule in content.linkRules { body += "<li>\(HTML.escape(rule))</li>\n" }
+            body += "</ol>\n"
+        }
         body += "<h2>Findings</h2>\n"
         if content.findings.isEmpty {
             body += "<p class=\"ok\">No findings.</p>\n"

@@ -233,3 +233,59 @@ struct LinkRoutingTests {
         #expect(badID.contains { $0.rule == "app.store-id" && $0.path == "$.apps.shop.appStoreID" })
     }
 }
+
+/// Android 15+ dynamic App Links from a link site's rules, and the same rules read back and checked in
+/// any assetlinks.json.
+@Suite("Dynamic App Links: generated from link rules, checked in statement lists")
+struct DynamicAppLinksTests {
+    @Test(
+        "The links' app gets the site's link rules as dynamic_app_link_components, reserved space first, on its handle_all_urls statement"
+    )
+    func generated() throws {
+        let decoded = ConfigDecoder.decode(Array(LinkRoutingTests.config.utf8))
+        guard case .generated(let apps)? = decoded.config?.sites.first?.android else {
+            Issue.record("no Android apps")
+            return
+        }
+        let text = String(decoding: AssetLinksGenerator.bytes(for: apps), as: UTF8.self)
+        #expect(
+            text.contains(
+                #""relation_extensions":{"delegate_permission/common.handle_all_urls":{"dynamic_app_link_components":[{"/":"/_/*","exclude":true},{"/":"/admin/*","exclude":true},{"/":"/p/*"},{"/":"/promo"},{"/":"/fb/*"},{"/":"/a/*/b/?"},{"/":"/*"}]}}"#
+            ),
+            "\(text)"
+        )
+        // The generated file passes its own checks, dynamic rules included.
+        let reread = AssetLinksDecoder.decode(try #require(JSONParser.parse(Array(text.utf8)).root))
+        #expect(!reread.diagnostics.contains { $0.severity == .error }, "\(reread.diagnostics)")
+        #expect(reread.statements?.first?.dynamicComponents?.count == 7)
+    }
+
+    @Test("A rule Android cannot express leaves the file without dynamic rules, with a warning naming it")
+    func inexpressible() {
+        let text = #"""
+            {"version": 1, "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": 1,
+              "android": {"package": "com.example.shop", "sha256": ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]}}},
+             "sites": [{"hosts": ["go.example.com"], "links": {"app": "shop", "rules": [{"/": "/P/*", "caseSensitive": false}]}}]}
+            """#
+        let decoded = ConfigDecoder.decode(Array(text.utf8))
+        #expect(decoded.diagnostics.contains { $0.rule == "links.android-dynamic" && $0.path == "$.sites[0].links.rules[0]" })
+        guard case .generated(let apps)? = decoded.config?.sites.first?.android else {
+            Issue.record("no Android apps")
+            return
+        }
+        #expect(apps.first?.dynamicComponents == nil)
+    }
+
+    @Test("Malformed dynamic rules in a statement list are errors naming the field (Android discards them all)")
+    func malformed() throws {
+        let text = #"""
+            [{"relation": ["delegate_permission/common.handle_all_urls"],
+              "target": {"namespace": "android_app", "package_name": "com.example.shop", "sha256_cert_fingerprints": ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]},
+              "relation_extensions": {"delegate_permission/common.handle_all_urls": {"dynamic_app_link_components": [{"/": "/p/*"}, {"?": "dl=*"}, {"/": "/x", "exlude": true}, {}, {"exclude": "yes"}]}}}]
+            """#
+        let decoded = AssetLinksDecoder.decode(try #require(JSONParser.parse(Array(text.utf8)).root))
+        let paths = decoded.diagnostics.filter { $0.rule == "assetlinks.dynamic-rule" }.compactMap(\.path)
+        let base = #"$[0].relation_extensions["delegate_permission/common.handle_all_urls"].dynamic_app_link_components"#
+        #expect(paths == [base + #"[1]["?"]"#, base + "[2].exlude", base + "[3]", base + "[4].exclude"], "\(paths)")
+    }
+}

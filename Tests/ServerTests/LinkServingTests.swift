@@ -119,6 +119,21 @@ struct LinkServingTests {
             #"aasa_requests_total{host="go.example.com",path="link",status="302"} 5"#,
         ]
         #expect(waitUntil(5) { expected.allSatisfy(metrics().contains) }, "\(metrics())")
+
+        // The console's host page lists the rules and answers a URL per visitor.
+        let page = String(
+            decoding: try runTool(["curl", "-s", "http://127.0.0.1:\(server.adminPort)/console/host/go.example.com?url=%2Fp%2F42"]).stdout,
+            as: UTF8.self
+        )
+        #expect(page.contains("<h2>Link rules</h2>"), "\(page)")
+        #expect(
+            page.contains(
+                "<li>{&quot;/&quot;:&quot;/p/*&quot;}: web https://shop.example.com/item/{1}; preview &quot;Spring &lt;sale&gt;&quot;</li>"
+            ),
+            "\(page)"
+        )
+        #expect(page.contains("<li>desktop: 302 to the web: https://shop.example.com/item/42</li>"), "\(page)")
+        #expect(page.contains("Without the app, decided by link rule 1"))
     }
 
     @Test("The well-known paths are unchanged and carry the links; excluded paths, other hosts and the reserved space are not links")
@@ -231,13 +246,39 @@ struct LinkServingTests {
         let screenshots = TestPaths.repositoryRoot + "/.build/link-screenshots"
         try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
         let result = try runTool(
-            [python, TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/link-browser.py", "\(server.port)", screenshots],
-            timeout: 120
+            [
+                "flock", "-w", "180", TestPaths.chromiumLock, python,
+                TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/link-browser.py", "\(server.port)", screenshots,
+            ],
+            timeout: 300
         )
         #expect(result.status == 0, "\(String(decoding: result.stdout, as: UTF8.self))\(result.stderr)")
         for name in ["landing-light.png", "landing-dark.png", "flow.png"] {
             #expect(FileManager.default.fileExists(atPath: screenshots + "/" + name), "\(name) kept for CI")
         }
+    }
+
+    @Test("check --link clicks each path as every kind of visitor against the live server: a pass line, a 404 finding, JSON and JUnit")
+    func checkLinks() throws {
+        let server = try ServerProcess(config: Self.config)
+        defer { server.stop() }
+        let junit = server.directory + "/links.xml"
+        let result = try runTool([
+            TestPaths.serverExecutable, "check", "http://go.example.com", "--connect", "127.0.0.1:\(server.port)", "--plain-http-ok",
+            "--link", "/p/42", "--link", "/admin/x", "--json", "--junit", junit,
+        ])
+        #expect(result.status == 1, "the 404 fails the check")
+        let text = String(decoding: result.stdout, as: UTF8.self)
+        #expect(
+            text.contains(#""rule": "check.link""#)
+                && text.contains(
+                    "/p/42 without the app: iPhone 200; Android 302 → https://play.google.com/store/apps/details?id=com.example.shop"
+                ),
+            "\(text)"
+        )
+        #expect(text.contains(#""rule": "check.link-404""#) && text.contains("/admin/x is a 404 for everyone"), "\(text)")
+        let report = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(report.contains("check.link-404"), "\(report)")
     }
 
     @Test("validate: a link the AASA does not open is an error; an AASA path no link answers is a warning")

@@ -14,6 +14,9 @@ public enum TestPaths {
         }
         return directory.appendingPathComponent("aasa-server").path
     }
+
+    /// Held (flock) while a test drives chromium, so browsers from suites running in parallel take turns.
+    public static var chromiumLock: String { repositoryRoot + "/.build/chromium.lock" }
 }
 
 public struct TestFailure: Error, CustomStringConvertible {

@@ -175,7 +175,83 @@ public enum AssetLinksDecoder {
             return AssetStatement(relations: relations, target: nil, origin: Provenance(node.location, path))
         }
         let target = decodeTarget(targetNode, path.key("target"), &reader)
-        return AssetStatement(relations: relations, target: target, origin: Provenance(node.location, path))
+        var statement = AssetStatement(relations: relations, target: target, origin: Provenance(node.location, path))
+        if let extensions = node["relation_extensions"] {
+            statement.dynamicComponents = decodeDynamicRules(extensions, path.key("relation_extensions"), &reader)
+        }
+        return statement
+    }
+
+    static let dynamicRuleKeys = ["/", "?", "#", "exclude", "comments"]
+
+    /// Android 15+ dynamic App Links (`relation_extensions` → `handle_all_urls` → `dynamic_app_link_components`):
+    /// an array of rules with `/`, `?` (an object of item patterns), `#` and `exclude`. Android discards
+    /// every dynamic rule of the file when one field is malformed or empty, so each such field is an error.
+    static func decodeDynamicRules(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> [Component]? {
+        guard let relationNode = node[AssetRelation.handleAllURLs], let rulesNode = relationNode["dynamic_app_link_components"]
+        else { return nil }
+        let rulesPath = path.key(AssetRelation.handleAllURLs).key("dynamic_app_link_components")
+        func malformed(_ what: String, _ at: JSONNode, _ where: JSONPath) {
+            reader.report(
+                .error,
+                "assetlinks.dynamic-rule",
+                "\(what): Android 15+ then discards every dynamic rule of this file and opens what the app's manifest declares",
+                at.location,
+                `where`
+            )
+        }
+        guard let items = rulesNode.arrayValue, !items.isEmpty else {
+            malformed("\"dynamic_app_link_components\" must be a non-empty array of rules such as {\"/\": \"/p/*\"}", rulesNode, rulesPath)
+            return nil
+        }
+        var components: [Component] = []
+        for (index, item) in items.enumerated() {
+            let itemPath = rulesPath.index(index)
+            guard let members = item.objectValue, !members.isEmpty else {
+                malformed("a dynamic rule must be a non-empty object such as {\"/\": \"/p/*\"}", item, itemPath)
+                continue
+            }
+            var component = Component(origin: Provenance(item.location, itemPath))
+            for member in members {
+                let memberPath = itemPath.key(member.key)
+                switch member.key {
+                case "/", "#":
+                    guard let text = member.value.stringValue, !text.isEmpty else {
+                        malformed("\"\(member.key)\" must be a non-empty string pattern", member.value, memberPath)
+                        continue
+                    }
+                    if member.key == "/" { component.path = text } else { component.fragment = text }
+                case "?":
+                    guard let entries = member.value.objectValue, !entries.isEmpty,
+                        entries.allSatisfy({ $0.value.stringValue != nil })
+                    else {
+                        malformed(
+                            "\"?\" must be a non-empty object of query item name to pattern, such as {\"dl\": \"*\"}",
+                            member.value,
+                            memberPath
+                        )
+                        continue
+                    }
+                    component.query = .items(entries.map { QueryItemPattern(name: $0.key, pattern: $0.value.stringValue ?? "") })
+                case "exclude":
+                    guard let flag = member.value.boolValue else {
+                        malformed("\"exclude\" must be true or false", member.value, memberPath)
+                        continue
+                    }
+                    component.exclude = flag
+                case "comments": break
+                default:
+                    malformed(
+                        "unknown dynamic rule key \"\(member.key)\""
+                            + (closestMatch(to: member.key, in: dynamicRuleKeys).map { "; did you mean \"\($0)\"?" } ?? ""),
+                        member.value,
+                        memberPath
+                    )
+                }
+            }
+            components.append(component)
+        }
+        return components
     }
 
     static func decodeRelations(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> [Located<String>] {

@@ -14,6 +14,9 @@ public struct AssetStatement: Sendable {
     public var target: Target?
     /// `{"include": "https://…"}`: statements pulled in from another file (fetched by the verifier).
     public var include: Located<String>?
+    /// Android 15+ dynamic App Links: `relation_extensions` → `handle_all_urls` →
+    /// `dynamic_app_link_components`, the URLs of the host the app opens, in order (nil: none declared).
+    public var dynamicComponents: [Component]?
     public var origin: Provenance
 
     public init(relations: [Located<String>], target: Target?, include: Located<String>? = nil, origin: Provenance = .none) {
@@ -80,6 +83,8 @@ public struct AndroidApp: Sendable, Equatable {
     public var package: Located<String>
     public var fingerprints: [Located<String>]
     public var relations: [Located<String>]
+    /// Dynamic App Links rules for its `handle_all_urls` statement (a link site's rules); nil: none.
+    public var dynamicComponents: [Component]?
     public var origin: Provenance
 
     public init(package: Located<String>, fingerprints: [Located<String>], relations: [Located<String>], origin: Provenance = .none) {

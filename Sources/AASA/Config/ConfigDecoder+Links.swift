@@ -337,6 +337,26 @@ extension ConfigDecoder {
         }
     }
 
+    /// The site's link rules as Android 15+ dynamic App Links (the same components as its generated
+    /// AASA); nil, with a warning, when a rule is one Android cannot read — then the manifest's own
+    /// filters decide, rather than rules that would open more or less than iOS does.
+    static func dynamicComponents(_ links: SiteLinks, _ path: JSONPath, _ reader: inout NodeReader) -> [Component]? {
+        let rules = links.rules.filter { !$0.webOnly }
+        for rule in rules {
+            guard let reason = DynamicAppLinks.inexpressible(rule.component) else { continue }
+            reader.report(
+                .warning,
+                "links.android-dynamic",
+                "this link rule has \(reason), which Android's dynamic App Links cannot express: assetlinks.json gets no "
+                    + "dynamic rules, and Android 15+ opens what the app's manifest declares",
+                rule.origin.location,
+                rule.origin.path
+            )
+            return nil
+        }
+        return [ReservedPaths.exclusion] + (links.firebaseLongLinks ? [ReservedPaths.firebaseLongLink] : []) + rules.map(\.component)
+    }
+
     /// The association a link site serves when it writes none: its links open the app, the reserved space
     /// never does.
     static func applinks(from links: SiteLinks) -> AppLinksConfig? {

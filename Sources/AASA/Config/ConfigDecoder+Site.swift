@@ -42,6 +42,10 @@ extension ConfigDecoder {
         {
             android = .generated([app])
         }
+        if let links, case .generated(var apps)? = android, let components = dynamicComponents(links, path.key("links"), &reader) {
+            for index in apps.indices { apps[index].dynamicComponents = components }
+            android = .generated(apps)
+        }
         let generatedKeys = ["applinks", "webcredentials", "appclips", "activitycontinuation"]
         let presentGenerated = members.filter { generatedKeys.contains($0.key) }
         if let fileNode = node["file"] {

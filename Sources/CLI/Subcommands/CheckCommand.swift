@@ -27,7 +27,7 @@ enum CheckCommand {
             the --app packages granted App Links, and what the config generates.
 
             USAGE: aasa-server check TARGET... [--config FILE] [--connect HOST[:PORT]] [--app ID]... [--path URL_PATH]...
-                                     [--android] [--cdn] [--cdn-base URL] [--resolve HOST:PORT:ADDR]... [--cacert FILE | --insecure]
+                                     [--link PATH]... [--android] [--cdn] [--cdn-base URL] [--resolve HOST:PORT:ADDR]... [--cacert FILE | --insecure]
                                      [--plain-http] [--plain-http-ok] [--timeout SECONDS] [--json] [--junit FILE] [--strict]
 
             ARGUMENTS:
@@ -55,6 +55,9 @@ enum CheckCommand {
                                     (com.example.app) must be granted App Links in assetlinks.json. Repeatable.
               --android             Also check /.well-known/assetlinks.json (implied by an --app package name).
               --path URL_PATH       Say which app opens this path on each host, with match's reasoning; repeatable.
+              --link PATH           Click this link path as an iPhone, Android, a desktop, a link preview and an in-app browser
+                                    would without the app: a 404, a redirected preview fetcher, a store link naming no app,
+                                    a page without the Smart App Banner are findings; repeatable (see docs/links.md).
               --cdn                 Also fetch Apple's CDN copy (https://app-site-association.cdn-apple.com/a/v1/HOST)
                                     and compare it with the origin: a difference is a warning (the CDN refreshes on
                                     its own schedule); Apple-Failure-Reason/-Details headers are an error.
@@ -79,7 +82,7 @@ enum CheckCommand {
             """,
         spec: ArgumentSpec(
             options: ["--config", "--connect", "--cdn-base", "--timeout", "--junit"],
-            repeatableOptions: ["--app", "--path", "--resolve", "--cacert"],
+            repeatableOptions: ["--app", "--path", "--link", "--resolve", "--cacert"],
             flags: ["--cdn", "--insecure", "--json", "--strict", "--android", "--plain-http", "--plain-http-ok"],
             positionalName: "TARGET"
         ),
@@ -199,6 +202,7 @@ enum CheckCommand {
             common.packages = packages
             common.android = android
             common.paths = paths
+            common.linkPaths = arguments.all("--link").map { $0.hasPrefix("/") ? $0 : "/" + $0 }
             common.insecure = insecure
             common.plainHTTPIntended = plainHTTPIntended
             common.configPath = configPath

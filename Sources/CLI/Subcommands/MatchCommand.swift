@@ -1,4 +1,5 @@
 import AASA
+import Links
 import Server
 
 enum MatchCommand {

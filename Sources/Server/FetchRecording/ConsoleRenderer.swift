@@ -2,6 +2,7 @@ import AASA
 import ConsolePages
 import FetchRecords
 import HTTP1
+import Links
 import TLS
 
 /// The admin listener's console: gathers what the pure pages show from the generation in force and the
@@ -64,12 +65,26 @@ enum ConsoleRenderer {
             }
             findings += found.sortedForDisplay().map { ($0.severity.rawValue, "\($0.message) [\($0.rule)]") }
         }
+        var linkRules: [String] = []
+        var linkFlow: (decidedBy: String, answers: [(visitor: String, answer: String)])?
+        if let links = site.links?.links {
+            linkRules = links.rules.map { LinkPrediction.summary($0, app: links.app) }
+            if let given = parameters["url"], !given.isEmpty {
+                let url = MatchURL(given.hasPrefix("/") ? "https://\(host)\(given)" : given)
+                if url.host.map(HostTable<Int>.normalize) ?? host == host {
+                    let prediction = LinkPrediction.predict(links, siteHosts: site.hosts, host: host, url: url)
+                    linkFlow = (prediction.decidedBy, prediction.answers)
+                }
+            }
+        }
         let content = HostPage.Content(
             status: log.status(host, snapshot: snapshot),
             document: document,
             assetLinks: assetLinks.map(pretty),
             findings: findings,
-            match: matchAnswer
+            match: matchAnswer,
+            linkRules: linkRules,
+            linkFlow: linkFlow
         )
         return html(HostPage.html(content, now: now))
     }

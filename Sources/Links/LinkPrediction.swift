@@ -1,16 +1,15 @@
-import AASA
-import Links
+public import AASA
 
-/// `match` on a link domain: beside which app opens a URL, what each kind of visitor gets when the app
-/// is not installed, and which link rule decided — the same pure routing the server runs.
-enum LinkPrediction {
-    struct Prediction {
+/// What each kind of visitor without the app gets for a URL, and which link rule decided — the same pure
+/// routing the server runs, for `match` and the console's host page.
+public enum LinkPrediction {
+    public struct Prediction: Sendable {
         /// "link rule 1 {"/":"/p/*"} (line 12)", "an FDL long link", or why the URL is no link.
-        var decidedBy: String
-        var answers: [(visitor: String, answer: String)]
+        public var decidedBy: String
+        public var answers: [(visitor: String, answer: String)]
     }
 
-    static func predict(_ links: SiteLinks, siteHosts: [HostPattern], host: String, url: MatchURL) -> Prediction {
+    public static func predict(_ links: SiteLinks, siteHosts: [HostPattern], host: String, url: MatchURL) -> Prediction {
         let path = url.path.isEmpty ? "/" : url.path
         let query = url.query
         if links.firebaseLongLinks, path == "/", let query, query.hasPrefix("link=") || query.contains("&link=") {
@@ -40,17 +39,36 @@ enum LinkPrediction {
         )
     }
 
-    static func human(_ prediction: Prediction) -> String {
+    public static func human(_ prediction: Prediction) -> String {
         guard !prediction.answers.isEmpty else { return "  without the app: \(prediction.decidedBy)\n" }
         var text = "  without the app, decided by \(prediction.decidedBy):\n"
         for (visitor, answer) in prediction.answers { text += "    \(visitor): \(answer)\n" }
         return text
     }
 
-    static func json(_ prediction: Prediction) -> JSONOutput {
+    public static func json(_ prediction: Prediction) -> JSONOutput {
         .object([
             ("decidedBy", .string(prediction.decidedBy)),
             ("answers", .array(prediction.answers.map { .object([("visitor", .string($0.visitor)), ("answer", .string($0.answer))]) })),
         ])
+    }
+}
+
+extension LinkPrediction {
+    /// One line per rule for a listing: its pattern, then where visitors without the app go.
+    public static func summary(_ rule: LinkRule, app: LinkApp?) -> String {
+        if rule.isExclusion { return "\(rule.component.summary): not a link (a 404)" }
+        var parts: [String] = []
+        if let web = rule.web { parts.append("web \(web.value)") }
+        if let fallback = rule.ios.fallback { parts.append("iOS fallback \(fallback.value)") }
+        if let fallback = rule.ios.ipadFallback { parts.append("iPad fallback \(fallback.value)") }
+        if rule.ios.straightToStore { parts.append("iPhones straight to the App Store") }
+        if let fallback = rule.android.fallback { parts.append("Android fallback \(fallback.value)") }
+        if rule.android.landing { parts.append("Android landing page") }
+        if let deepLink = rule.deepLink { parts.append("deep link \(deepLink.value)") }
+        if let title = rule.preview?.title { parts.append("preview \"\(title)\"") }
+        if rule.webOnly { parts.append("web only") }
+        if parts.isEmpty { parts.append(app?.appStoreID != nil ? "the stores and the landing page" : "the landing page") }
+        return "\(rule.component.summary): " + parts.joined(separator: "; ")
     }
 }
