@@ -15,8 +15,11 @@ The reload is asked for with POST /reload; its JSON answer carries the time from
 to the new snapshot in force. The peak is VmHWM after resetting it (/proc/PID/clear_refs) just before the
 reload. Loopback only; every wait is bounded.
 
+With --links, every other site also has link rules (docs/links.md): two rules, a web template and a
+preview, the cost per rule being the difference from a run without.
+
 Usage: Benchmarks/scale.py [--hosts 10000,100000,1000000] [--layout single|include] [--per-file 500]
-                           [--binary PATH] [--seconds 5]
+                           [--binary PATH] [--seconds 5] [--links]
 """
 import argparse
 import json
@@ -38,7 +41,16 @@ def site(i, revision=0):
     return {"hosts": [f"shop{i}.example.com", f"www.shop{i}.example.com"],
             "applinks": {"details": [{"apps": ["shop"], "components": [
                 {"/": "/admin/*", "exclude": True}, {"/": product}, {"/": "/cart", "?": {"id": "?*"}}]}]},
-            "webcredentials": {"apps": ["shop"]}}
+            "webcredentials": {"apps": ["shop"]},
+            **({"links": {"app": "shop", "rules": [
+                {"/": product, "web": f"https://www.shop{i}.example.com/p/{{1}}",
+                 "preview": {"title": f"Shop {i}", "image": f"https://cdn.example.com/{i}.png"}},
+                {"/": "/cart", "?": {"id": "?*"}, "web": f"https://www.shop{i}.example.com/cart?{{query}}"}]}}
+               if WITH_LINKS and i % 2 == 0 else {})}
+
+
+WITH_LINKS = False
+APPS = {"shop": "ABCDE12345.com.example.shop"}
 
 
 def write(path, value):
@@ -51,7 +63,7 @@ def make_config(directory, hosts, layout, per_file, port, admin):
     sites = hosts // 2
     server = {"listen": [f"127.0.0.1:{port}"], "admin": f"127.0.0.1:{admin}", "threads": 1, "accessLog": False,
               "reload": {"watch": False}}
-    base = {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "server": server}
+    base = {"version": 1, "apps": APPS, "server": server}
     if layout == "single":
         base["sites"] = [site(i) for i in range(sites)]
         write(os.path.join(directory, "config.json"), base)
@@ -172,7 +184,12 @@ def main():
     parser.add_argument("--per-file", type=int, default=500)
     parser.add_argument("--binary")
     parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--links", action="store_true", help="link rules on every other site")
     arguments = parser.parse_args()
+    if arguments.links:
+        global WITH_LINKS, APPS
+        WITH_LINKS = True
+        APPS = {"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": 123456789}}
     binary = arguments.binary or release_binary()
     rows = [measure(binary, 10, arguments.layout, arguments.per_file, arguments.seconds)]
     for hosts in [int(text) for text in arguments.hosts.split(",")]:

@@ -143,7 +143,7 @@ public final class LoadedSite: Sendable {
         case nil: android = nil
         }
         return LoadedSite(
-            site: Site(hosts: hosts, source: source, android: android, links: site.links, origin: site.origin),
+            site: Site(hosts: hosts, source: source, android: android, links: site.links?.servingForm(), origin: site.origin),
             document: nil,
             served: served,
             file: file,

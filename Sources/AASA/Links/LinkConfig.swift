@@ -32,6 +32,41 @@ public final class SiteLinks: Sendable {
     }
 }
 
+extension SiteLinks {
+    /// The same links without where each value was written: what serving needs, at a fraction of the
+    /// memory (every position is a chain of path steps; a million link sites keep none of them).
+    public func servingForm() -> SiteLinks {
+        func bare(_ value: Located<String>?) -> Located<String>? { value.map { Located($0.value) } }
+        let bareRules = rules.map { rule -> LinkRule in
+            var component = rule.component
+            component.origin = .none
+            component.comment = nil
+            if case .items(let items)? = component.query {
+                component.query = .items(items.map { QueryItemPattern(name: $0.name, pattern: $0.pattern) })
+            }
+            var copy = LinkRule(component: component)
+            copy.deepLink = bare(rule.deepLink)
+            copy.web = bare(rule.web)
+            copy.ios = rule.ios
+            copy.ios.fallback = bare(rule.ios.fallback)
+            copy.ios.ipadFallback = bare(rule.ios.ipadFallback)
+            copy.android = rule.android
+            copy.android.fallback = bare(rule.android.fallback)
+            copy.preview = rule.preview
+            copy.webOnly = rule.webOnly
+            return copy
+        }
+        return SiteLinks(
+            app: app,
+            openHost: bare(openHost),
+            rules: bareRules,
+            firebaseLongLinks: firebaseLongLinks,
+            allow: allow,
+            origin: .none
+        )
+    }
+}
+
 /// The app a site's links open, with what a store page and a landing page need of it.
 public struct LinkApp: Sendable, Equatable {
     public var name: String

@@ -8,11 +8,13 @@
 public struct LinkMatcher: Sendable {
     /// The app ID the rules are compiled under: the matcher decides per app, a link site has one set of rules.
     static let ruleOwner = "LINKS.rules"
-    let matcher: Matcher
+    /// The general matcher, compiled only for rule sets the byte matcher cannot take (a million sites
+    /// with link rules would otherwise each keep a compiled AASA matcher they never use).
+    let general: Matcher?
     /// Per rule: the path pattern's bytes (folded when case-insensitive), or nil when the rule has no path.
     let plain: [PlainRule]?
-    let paths: [String?]
-    let caseSensitive: [Bool]
+    /// The rules (shared with the site's, not copied), for a request the byte matcher cannot take.
+    let rules: [LinkRule]
 
     struct PlainRule: Sendable {
         let pattern: [UInt8]?
@@ -21,10 +23,7 @@ public struct LinkMatcher: Sendable {
     }
 
     public init(rules: [LinkRule]) {
-        let details = AppLinksDetails(appIDs: [Located(Self.ruleOwner)], components: rules.map(\.component))
-        matcher = Matcher(AASADocument(applinks: AppLinks(details: [details])))
-        paths = rules.map(\.component.path)
-        caseSensitive = rules.map { $0.component.options.caseSensitive ?? true }
+        self.rules = rules
         let simple = rules.allSatisfy { rule in
             let component = rule.component
             return component.query == nil && component.fragment == nil && component.options.percentEncoded != false
@@ -37,7 +36,16 @@ public struct LinkMatcher: Sendable {
                 let pattern = rule.component.path.map { Array($0.utf8).map { fold ? Self.lower($0) : $0 } }
                 return PlainRule(pattern: pattern, fold: fold, exclude: rule.component.exclude)
             } : nil
+        general = simple ? nil : Self.compile(rules)
     }
+
+    static func compile(_ rules: [LinkRule]) -> Matcher {
+        let details = AppLinksDetails(appIDs: [Located(ruleOwner)], components: rules.map(\.component))
+        return Matcher(AASADocument(applinks: AppLinks(details: [details])))
+    }
+
+    /// The AASA matcher over the same rules (compiled now when it was not kept).
+    var matcher: Matcher { general ?? Self.compile(rules) }
 
     public struct Found: Sendable, Equatable {
         public var rule: Int
@@ -74,7 +82,9 @@ public struct LinkMatcher: Sendable {
         }
         let outcome = matcher.match("https://link.invalid" + path + (query.map { "?" + $0 } ?? ""), explainingMisses: false)
         guard outcome.app != nil, let rule = outcome.decidedBy?.ruleIndex else { return nil }
-        let captures = paths[rule].flatMap { Self.captures(of: $0, in: path, caseSensitive: caseSensitive[rule]) } ?? []
+        let component = rules[rule].component
+        let captures =
+            component.path.flatMap { Self.captures(of: $0, in: path, caseSensitive: component.options.caseSensitive ?? true) } ?? []
         return Found(rule: rule, captures: captures)
     }
 

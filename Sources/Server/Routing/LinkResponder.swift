@@ -7,14 +7,11 @@ final class CompiledLinks: Sendable {
     let links: SiteLinks
     let matcher: LinkMatcher
     let rules: [PreparedLinkRule]
-    /// The site's hosts: an FDL long link may not point back at them.
-    let ownHosts: Set<String>
 
-    init(_ links: SiteLinks, hosts: [HostPattern]) {
+    init(_ links: SiteLinks) {
         self.links = links
         matcher = LinkMatcher(rules: links.rules)
         rules = links.rules.map { PreparedLinkRule($0, app: links.app) }
-        ownHosts = Set(hosts.map(\.description))
     }
 }
 
@@ -44,7 +41,8 @@ enum LinkResponder {
         path: UnsafeBufferPointer<UInt8>,
         buffer: UnsafeBufferPointer<UInt8>,
         host: String,
-        links: CompiledLinks
+        links: CompiledLinks,
+        siteHosts: @autoclosure () -> [HostPattern]
     ) -> LinkAnswer? {
         if Router.equal(path, stylesheetPath) {
             guard head.method == .get || head.method == .head else {
@@ -62,7 +60,8 @@ enum LinkResponder {
         let refused = LinkAnswer(response: methodNotAllowed, visitor: visitor.label, outcome: "-")
         if links.links.firebaseLongLinks, pathText == "/", let query, query.hasPrefix("link=") || query.contains("&link=") {
             guard head.method == .get || head.method == .head else { return refused }
-            return firebaseLongLink(query, request, links)
+            // The site's hosts, which a long link may not point back at: read only for long links.
+            return firebaseLongLink(query, request, links, ownHosts: Set(siteHosts().map(\.description)))
         }
         guard let found = links.matcher.match(path: pathText, query: query) else { return nil }
         guard head.method == .get || head.method == .head else { return refused }
@@ -70,8 +69,8 @@ enum LinkResponder {
         return LinkAnswer(response: response(decision), visitor: visitor.label, outcome: decision.outcome.rawValue)
     }
 
-    static func firebaseLongLink(_ query: String, _ request: LinkRequest, _ links: CompiledLinks) -> LinkAnswer {
-        switch FirebaseLongLink.parse(query: query, links: links.links, ownHosts: links.ownHosts.union([request.host])) {
+    static func firebaseLongLink(_ query: String, _ request: LinkRequest, _ links: CompiledLinks, ownHosts: Set<String>) -> LinkAnswer {
+        switch FirebaseLongLink.parse(query: query, links: links.links, ownHosts: ownHosts.union([request.host])) {
         case .failure(let refusal):
             let page = html(status: 400, LinkPages.refusal(parameter: refusal.parameter, reason: refusal.reason), policy: pagePolicy)
             return LinkAnswer(response: page, visitor: request.visitor.label, outcome: "refused")

@@ -144,13 +144,14 @@ enum Router {
         }
         // Off the hot paths: a link, or a 404 counted under its host.
         let matched = matchHost(head, buffer, snapshot)
-        if let matched, let links = snapshot.site(at: matched.value).links, let range = head.hostRange,
+        if let matched, case let site = snapshot.site(at: matched.value), let links = site.links, let range = head.hostRange,
             let answer = LinkResponder.respond(
                 head,
                 path: path,
                 buffer: buffer,
                 host: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])),
-                links: links
+                links: links,
+                siteHosts: site.hosts
             )
         {
             return .link(answer, site: matched.entry)
