@@ -68,26 +68,19 @@ struct MatchCase: Equatable {
             if byHost[result.host] == nil { hosts.append(result.host) }
             byHost[result.host, default: []].append(result)
         }
-        let failures = results.count { $0.mismatch != nil }
-        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        out += "<testsuites name=\"aasa-server match\" tests=\"\(results.count)\" failures=\"\(failures)\">\n"
-        for host in hosts {
-            let cases = byHost[host]!
-            out +=
-                "  <testsuite name=\"\(Markup.escape(host))\" tests=\"\(cases.count)\" failures=\"\(cases.count { $0.mismatch != nil })\">\n"
-            for result in cases {
-                let name = result.matchCase.url + (result.matchCase.ios.map { " (iOS \($0))" } ?? "")
-                out += "    <testcase classname=\"\(Markup.escape(host))\" name=\"\(Markup.escape(name))\">\n"
-                if let mismatch = result.mismatch {
-                    out +=
-                        "      <failure message=\"\(Markup.escape(mismatch))\" type=\"match.mismatch\">\(Markup.escape(result.reason))</failure>\n"
-                } else {
-                    out += "      <system-out>\(Markup.escape(result.reason))</system-out>\n"
+        let suites = hosts.map { host in
+            JUnit.Suite(
+                name: host,
+                cases: (byHost[host] ?? []).map { result in
+                    JUnit.Case(
+                        classname: host,
+                        name: result.matchCase.url + (result.matchCase.ios.map { " (iOS \($0))" } ?? ""),
+                        failure: result.mismatch.map { JUnit.Failure(message: $0, type: "match.mismatch", detail: result.reason) },
+                        output: result.reason
+                    )
                 }
-                out += "    </testcase>\n"
-            }
-            out += "  </testsuite>\n"
+            )
         }
-        return out + "</testsuites>\n"
+        return JUnit.document(name: "aasa-server match", suites: suites)
     }
 }

@@ -72,35 +72,27 @@ public enum CheckReport {
     /// JUnit XML: one test suite per host, one test case per check. Errors are failures; warnings are
     /// failures too with `strict`, otherwise noted in the case's output.
     public static func junit(_ reports: [HostReport], strict: Bool) -> String {
-        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        let total = reports.reduce(0) { $0 + $1.findings.count }
-        let failures = reports.reduce(0) { $0 + $1.errorCount + (strict ? $1.warningCount : 0) }
-        out += "<testsuites name=\"aasa-server check\" tests=\"\(total)\" failures=\"\(failures)\">\n"
-        for report in reports {
-            let failed = report.errorCount + (strict ? report.warningCount : 0)
-            out += "  <testsuite name=\"\(xml(report.target.origin))\" tests=\"\(report.findings.count)\" failures=\"\(failed)\">\n"
+        let suites = reports.map { report in
             // A case's name is its rule (numbered when a rule repeats), never its message: messages carry
             // dates and counts, and CI systems key a test's history on its name.
             var seen: [String: Int] = [:]
-            for finding in report.findings {
-                seen[finding.rule, default: 0] += 1
-                let occurrence = seen[finding.rule]!
-                let name = occurrence == 1 ? finding.rule : "\(finding.rule) #\(occurrence)"
-                out += "    <testcase classname=\"\(xml(report.target.host))\" name=\"\(xml(name))\">\n"
-                let isFailure = finding.severity == .error || (strict && finding.severity == .warning)
-                if isFailure {
-                    out +=
-                        "      <failure message=\"\(xml(finding.message))\" type=\"\(xml(finding.rule))\">\(xml(finding.evidence ?? ""))</failure>\n"
-                } else {
-                    out +=
-                        "      <system-out>\(finding.severity.rawValue): \(xml(finding.message))\(finding.evidence.map { " — " + xml($0) } ?? "")</system-out>\n"
+            return JUnit.Suite(
+                name: report.target.origin,
+                cases: report.findings.map { finding in
+                    seen[finding.rule, default: 0] += 1
+                    let occurrence = seen[finding.rule]!
+                    let isFailure = finding.severity == .error || (strict && finding.severity == .warning)
+                    return JUnit.Case(
+                        classname: report.target.host,
+                        name: occurrence == 1 ? finding.rule : "\(finding.rule) #\(occurrence)",
+                        failure: isFailure
+                            ? JUnit.Failure(message: finding.message, type: finding.rule, detail: finding.evidence ?? "") : nil,
+                        output: "\(finding.severity.rawValue): \(finding.message)" + (finding.evidence.map { " — " + $0 } ?? "")
+                    )
                 }
-                out += "    </testcase>\n"
-            }
-            out += "  </testsuite>\n"
+            )
         }
-        return out + "</testsuites>\n"
+        return JUnit.document(name: "aasa-server check", suites: suites)
     }
 
-    static func xml(_ text: String) -> String { Markup.escape(text) }
 }
