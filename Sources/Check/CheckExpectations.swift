@@ -26,6 +26,10 @@ public struct CheckExpectations: Sendable {
     public var expectedAssetLinks: [UInt8]?
     /// `--link PATH`: link paths clicked once per kind of visitor (docs/links.md).
     public var linkPaths: [String] = []
+    /// `--config` on a link site: where the config lets its links send people (docs/links.md): its `allow`
+    /// list, the hosts its rules' destinations and `openHost` name, and the two stores. A live redirect
+    /// anywhere else is a finding.
+    public var linkDestinations: DestinationAllowlist?
 
     public init() {}
 }
@@ -46,6 +50,18 @@ extension CheckExpectations {
             expectations.android = true
         }
         if let site, !site.servesApple { expectations.apple = false }
+        expectations.linkDestinations = site?.site.links.map(Self.destinations)
         return expectations
+    }
+
+    static func destinations(of links: SiteLinks) -> DestinationAllowlist {
+        var hosts = ["apps.apple.com", "play.google.com"]
+        if let openHost = links.openHost { hosts.append(openHost.value) }
+        for rule in links.rules {
+            for template in [rule.web, rule.ios.fallback, rule.ios.ipadFallback, rule.android.fallback].compactMap({ $0 }) {
+                if case .success(let parsed) = LinkTemplate.parse(template.value) { hosts.append(parsed.host) }
+            }
+        }
+        return DestinationAllowlist(entries: links.allow.entries + hosts.map { .host($0) })
     }
 }

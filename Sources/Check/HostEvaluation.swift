@@ -12,7 +12,7 @@ public enum HostEvaluation {
         if !observation.links.isEmpty {
             // Whether the live AASA opens a link path says what its 404 means.
             let document = observation.wellKnown?.decodedBody.flatMap { AASADecoder.decode($0).document }
-            findings += LinkFindings.evaluate(observation, document: document)
+            findings += LinkFindings.evaluate(observation, document: document, destinations: expectations.linkDestinations)
         }
         // The connection and the certificate are shared: when they failed, that finding says it all.
         if let assetLinks = observation.assetLinks, observation.failure == nil,

@@ -22,7 +22,12 @@ enum LinkFindings {
         ),
     ]
 
-    static func evaluate(_ observation: HostObservation, document: AASADocument?) -> [CheckFinding] {
+    /// `destinations`: with `--config`, where the config lets this site's links send people.
+    static func evaluate(
+        _ observation: HostObservation,
+        document: AASADocument?,
+        destinations: DestinationAllowlist? = nil
+    ) -> [CheckFinding] {
         var findings: [CheckFinding] = []
         let matcher = document.map { Matcher($0) }
         var byPath: [String: [(visitor: String, exchange: Exchange)]] = [:]
@@ -62,6 +67,18 @@ enum LinkFindings {
                             "check.link-crawler-redirect",
                             "a link preview fetcher is redirected, so Slack, iMessage and others show the destination's preview (often a "
                                 + "store page), not the link's: answer crawlers 200 with Open Graph tags",
+                            evidence: evidence
+                        )
+                    )
+                    wrong = true
+                }
+                if let location, let destinations, !(CheckedURL(location).map(destinations.allows) ?? false) {
+                    findings.append(
+                        CheckFinding(
+                            .error,
+                            "check.link-off-allowlist",
+                            "\(visitor) is sent to \(location), which the config neither allows (links.allow) nor names in a rule or "
+                                + "openHost: a redirect the domain never vouched for (an open redirect, or a fallback gone stale)",
                             evidence: evidence
                         )
                     )

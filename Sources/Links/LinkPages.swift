@@ -1,4 +1,4 @@
-import AASA
+public import AASA
 import Support
 
 /// The HTML of link pages: a landing page that looks like the product's, a preview page for link
@@ -6,24 +6,69 @@ import Support
 public enum LinkPages {
     /// No script at all; styles only from the site's own reserved path; images only from the hosts the
     /// page shows images of.
-    public static func contentSecurityPolicy(for content: LinkPageContent) -> String {
-        let imageOrigins = Set([content.app?.icon, content.image].compactMap { $0.flatMap(origin) }).sorted()
-        let images = imageOrigins.isEmpty ? "'none'" : imageOrigins.joined(separator: " ")
-        return "default-src 'none'; style-src 'self'; img-src \(images); base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    /// A site's own template adds the hashes of its `<style>` elements and the image origins the site lists.
+    public static func contentSecurityPolicy(
+        for content: LinkPageContent,
+        template: LandingPageTemplate? = nil,
+        imageOrigins: [String] = []
+    ) -> String {
+        let custom = template != nil && content.kind != .preview
+        let shown = [content.app?.icon, content.image].compactMap { $0.flatMap(LinkTemplate.origin) }
+        let origins = Set(shown + (custom ? imageOrigins : [])).sorted()
+        let images = origins.isEmpty ? "'none'" : origins.joined(separator: " ")
+        let styles = (["'self'"] + (custom ? template?.styleHashes ?? [] : [])).joined(separator: " ")
+        return "default-src 'none'; style-src \(styles); img-src \(images); base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     }
 
-    /// `https://host[:port]` of an absolute URL.
-    static func origin(_ url: String) -> String? {
-        guard let end = LinkTemplate.authorityEnd(url.hasSuffix("/") ? url : url + "/") else { return nil }
-        let text = url.hasSuffix("/") ? url : url + "/"
-        return String(text[..<end]).lowercased()
-    }
-
-    public static func render(_ content: LinkPageContent) -> String {
+    /// A site's template, when it has one, replaces the built-in landing and in-app pages; link previews
+    /// keep the built-in page (crawlers read only its tags).
+    public static func render(_ content: LinkPageContent, template: LandingPageTemplate? = nil) -> String {
         switch content.kind {
         case .preview: return preview(content)
-        case .landing, .inAppBrowser: return landing(content)
+        case .landing, .inAppBrowser:
+            guard let template else { return landing(content) }
+            return fill(template, content)
         }
+    }
+
+    static func fill(_ template: LandingPageTemplate, _ content: LinkPageContent) -> String {
+        var html = ""
+        for part in template.parts {
+            switch part {
+            case .text(let text): html += text
+            case .value(let placeholder):
+                switch placeholder {
+                case .head: html += "<meta name=\"referrer\" content=\"no-referrer\">\n" + metaTags(content)
+                case .title: html += Markup.escape(content.title)
+                case .description: html += Markup.escape(content.description ?? "")
+                case .image: html += Markup.escape(content.image ?? "")
+                case .appName: html += Markup.escape(content.app?.title ?? "")
+                case .appIcon: html += Markup.escape(content.app?.icon ?? "")
+                case .link: html += Markup.escape(content.linkURL)
+                case .deepLink: html += Markup.escape(content.deepLink)
+                case .web: html += Markup.escape(content.web ?? "")
+                case .note: html += Markup.escape(inAppNote(content) ?? "")
+                case .buttons: html += buttons(content)
+                }
+            }
+        }
+        return html
+    }
+
+    static func inAppNote(_ content: LinkPageContent) -> String? {
+        guard case .inAppBrowser(let name) = content.kind else { return nil }
+        return "This link opens best in the app or in your browser. \(name)'s browser may not open apps or the store: "
+            + "if a button does nothing, choose “Open in browser” from its menu."
+    }
+
+    static func buttons(_ content: LinkPageContent) -> String {
+        guard !content.buttons.isEmpty else { return "" }
+        var html = "<nav class=\"actions\">\n"
+        for button in content.buttons {
+            let style = button.primary ? "button primary" : "button"
+            html += "<a class=\"\(style)\" href=\"\(Markup.escape(button.url))\">\(Markup.escape(button.label))</a>\n"
+        }
+        return html + "</nav>\n"
     }
 
     /// The tags link previews read (Open Graph, X's card, Meta's App Links), and a plain body.
@@ -101,19 +146,8 @@ public enum LinkPages {
         if let image = content.image {
             body += "<img class=\"preview\" src=\"\(Markup.escape(image))\" alt=\"\">\n"
         }
-        if case .inAppBrowser(let name) = content.kind {
-            body +=
-                "<p class=\"note\">This link opens best in the app or in your browser. \(Markup.escape(name))'s browser may not open "
-                + "apps or the store: if a button does nothing, choose “Open in browser” from its menu.</p>\n"
-        }
-        if !content.buttons.isEmpty {
-            body += "<nav class=\"actions\">\n"
-            for button in content.buttons {
-                let style = button.primary ? "button primary" : "button"
-                body += "<a class=\"\(style)\" href=\"\(Markup.escape(button.url))\">\(Markup.escape(button.label))</a>\n"
-            }
-            body += "</nav>\n"
-        }
+        if let note = inAppNote(content) { body += "<p class=\"note\">\(Markup.escape(note))</p>\n" }
+        body += buttons(content)
         return document(title: content.title, head: metaTags(content), body: body + "</main>\n")
     }
 

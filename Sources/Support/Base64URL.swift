@@ -2,7 +2,9 @@
 public enum Base64URL {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+    public static func encode(_ bytes: some Collection<UInt8>) -> String { encode(bytes, alphabet: alphabet, padded: false) }
+
+    static func encode(_ bytes: some Collection<UInt8>, alphabet: [UInt8], padded: Bool) -> String {
         let input = Array(bytes)
         var output: [UInt8] = []
         output.reserveCapacity((input.count * 4 + 2) / 3)
@@ -18,6 +20,7 @@ public enum Base64URL {
             output.append(alphabet[Int(group >> 18 & 63)])
             output.append(alphabet[Int(group >> 12 & 63)])
             if rest == 2 { output.append(alphabet[Int(group >> 6 & 63)]) }
+            if padded { output += [UInt8](repeating: UInt8(ascii: "="), count: 3 - rest) }
         }
         return String(decoding: output, as: UTF8.self)
     }
@@ -44,4 +47,12 @@ public enum Base64URL {
         }
         return output
     }
+}
+
+/// Base64 with the standard alphabet and `=` padding (RFC 4648 §4): what a Content-Security-Policy hash
+/// source is written in.
+public enum Base64 {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    public static func encode(_ bytes: some Collection<UInt8>) -> String { Base64URL.encode(bytes, alphabet: alphabet, padded: true) }
 }

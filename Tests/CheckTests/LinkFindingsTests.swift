@@ -70,4 +70,38 @@ struct LinkFindingsTests {
         some["desktop"] = base.exchange(404, [], body: [])
         #expect(findings(clicks("/x", some)).first?.message.hasPrefix("/x is a 404 for desktop:") == true)
     }
+
+    @Test(
+        "With --config: a redirect the config never vouched for is a finding; its allowlist, its rules' hosts, openHost and the stores are not"
+    )
+    func offAllowlist() throws {
+        let text = #"""
+            {"version": 1, "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": 1, "android": {"package": "com.example.shop",
+              "sha256": ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]}}},
+             "sites": [{"hosts": ["example.com"], "links": {"app": "shop", "openHost": "open.example.com", "allow": ["https://partner.example/ok/"],
+               "rules": [{"/": "/p/*", "web": "https://shop.example.com/{1}", "android": {"fallback": "https://m.example.com/"}}]}}]}
+            """#
+        let config = ConfigLoader.load(
+            configBytes: Array(text.utf8),
+            configPath: "config.json",
+            readFile: { _ in .failure(FileReadError("none")) }
+        )
+        try #require(!config.hasErrors, "\(config.diagnostics)")
+        let expectations = CheckExpectations().forHost("example.com", config: config)
+        func offList(_ answers: [String: Exchange]) -> [String] {
+            HostEvaluation.evaluate(clicks("/p/1", answers), expectations).filter { $0.rule == "check.link-off-allowlist" }.map(\.message)
+        }
+        #expect(offList(good).isEmpty)
+        var answers = good
+        answers["desktop"] = redirect("https://partner.example/ok/deal")
+        answers["in-app browser"] = redirect("https://m.example.com/p/1")
+        #expect(offList(answers).isEmpty)
+        answers["desktop"] = redirect("https://partner.example/other")
+        answers["Android"] = redirect("https://evil.example/")
+        let found = offList(answers)
+        #expect(found.count == 2, "\(found)")
+        #expect(found.first?.hasPrefix("Android is sent to https://evil.example/, which the config neither allows") == true)
+        // Without --config nothing is known about where links may go.
+        #expect(!findings(clicks("/p/1", answers)).contains { $0.rule == "check.link-off-allowlist" })
+    }
 }

@@ -224,8 +224,23 @@ struct LinkRoutingTests {
         )
         #expect(rules(#"{"app": "shpo", "rules": [{"/": "/*", "web": "https://a.example/"}]}"#).contains("app.unknown"))
         #expect(rules(#"{"app": "shop", "rules": [{"/": "/*", "web": "https://a.example/", "iso": {}}]}"#).contains("key.unknown"))
+        #expect(
+            rules(#"{"app": "shop", "landingPage": "", "rules": [{"/": "/*", "web": "https://a.example/"}]}"#) == ["links.landing-page"]
+        )
+        // An origin goes into a header: a path, a space or a ';' would change the policy.
+        for origin in ["http://media.example.com", "https://media.example.com/img", "https://a.example; script-src *", "media.example.com"]
+        {
+            let json = #"{"app": "shop", "imageOrigins": ["\#(origin)"], "rules": [{"/": "/*", "web": "https://a.example/"}]}"#
+            #expect(rules(json) == ["links.image-origin"], "\(origin)")
+        }
         // A good one is quiet.
         #expect(rules(#"{"app": "shop", "rules": [{"/": "/*", "ios": {"fallback": "https://a.example/{path}"}}]}"#).isEmpty)
+        #expect(
+            rules(
+                #"{"app": "shop", "imageOrigins": ["https://media.example.com:8443"], "rules": [{"/": "/*", "web": "https://a.example/"}]}"#
+            )
+            .isEmpty
+        )
         let badID = Self.findings(
             #"{"app": "shop", "rules": [{"/": "/*"}]}"#,
             apps: #"{"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": "id12"}}"#

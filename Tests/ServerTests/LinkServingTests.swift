@@ -224,7 +224,7 @@ struct LinkServingTests {
     }
 
     @Test(
-        "In chromium as an iPhone at 390 px, light and dark: no console error or CSP violation, the banner and the three buttons; the preview read by BeautifulSoup"
+        "In chromium as an iPhone at 390 px, light and dark: no console error or CSP violation, the banner and the three buttons; a site's own template with its style allowed by hash; the preview read by BeautifulSoup"
     )
     func browser() throws {
         let python = TestPaths.repositoryRoot + "/.ci/venv/bin/python"
@@ -241,7 +241,12 @@ struct LinkServingTests {
                 of: #""links": {"app": "shop","#,
                 with: #""links": {"app": "shop", "firebaseLongLinks": true, "allow": ["example.com"],"#
             )
-        let server = try ServerProcess(config: config)
+            .replacingOccurrences(
+                of: #""sites": ["#,
+                with:
+                    #""sites": [{"hosts": ["custom.example.com"], "links": {"app": "shop", "openHost": "open.example.com", "landingPage": "landing.html", "rules": [{"/": "/*"}]}},"#
+            )
+        let server = try ServerProcess(config: config, files: ["landing.html": Self.template])
         defer { server.stop() }
         let screenshots = TestPaths.repositoryRoot + "/.build/link-screenshots"
         try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
@@ -253,7 +258,7 @@ struct LinkServingTests {
             timeout: 300
         )
         #expect(result.status == 0, "\(String(decoding: result.stdout, as: UTF8.self))\(result.stderr)")
-        for name in ["landing-light.png", "landing-dark.png", "flow.png"] {
+        for name in ["landing-light.png", "landing-dark.png", "flow.png", "own-landing.png"] {
             #expect(FileManager.default.fileExists(atPath: screenshots + "/" + name), "\(name) kept for CI")
         }
     }
@@ -279,6 +284,62 @@ struct LinkServingTests {
         #expect(text.contains(#""rule": "check.link-404""#) && text.contains("/admin/x is a 404 for everyone"), "\(text)")
         let report = try String(contentsOfFile: junit, encoding: .utf8)
         #expect(report.contains("check.link-404"), "\(report)")
+        // With the config, every redirect the server gave goes where the config vouches for; a config whose
+        // rule names another destination sees the live one as off its list.
+        let vouched = try runTool([
+            TestPaths.serverExecutable, "check", "http://go.example.com", "--connect", "127.0.0.1:\(server.port)", "--plain-http-ok",
+            "--config", server.directory + "/config.json", "--link", "/p/42", "--link", "/promo",
+        ])
+        #expect(vouched.status == 0 && !vouched.stdout.isEmpty, "\(String(decoding: vouched.stdout, as: UTF8.self))\(vouched.stderr)")
+        try write(
+            Self.config.replacingOccurrences(of: "https://shop.example.com/item/{1}", with: "https://store.example.com/item/{1}")
+                .replacingOccurrences(of: "https://shop.example.com{path}", with: "https://store.example.com{path}")
+                .replacingOccurrences(of: "https://shop.example.com/promo", with: "https://store.example.com/promo"),
+            to: server.directory + "/other.json"
+        )
+        let stale = try runTool([
+            TestPaths.serverExecutable, "check", "http://go.example.com", "--connect", "127.0.0.1:\(server.port)", "--plain-http-ok",
+            "--config", server.directory + "/other.json", "--link", "/p/42",
+        ])
+        let staleText = String(decoding: stale.stdout, as: UTF8.self)
+        #expect(stale.status == 1 && staleText.contains("check.link-off-allowlist"), "\(staleText)")
+        #expect(staleText.contains("desktop is sent to https://shop.example.com/item/42, which the config neither allows"), "\(staleText)")
+    }
+
+    static let template = """
+        <!doctype html><html><head><meta charset="utf-8"><title>{{title}}</title>{{head}}<style>h1{color:rgb(1, 2, 3)}</style></head>
+        <body><h1>{{title}}</h1><p>{{description}}</p>{{buttons}}<footer>MARK</footer></body></html>
+        """
+
+    @Test(
+        "A site's own landing page: placeholders filled in and escaped, its style allowed by hash, edits picked up by the reload, a broken template rejected while the last good one serves"
+    )
+    func ownLandingPage() throws {
+        let config = Self.config.replacingOccurrences(
+            of: #""links": {"app": "shop","#,
+            with: #""links": {"app": "shop", "landingPage": "pages/landing.html", "imageOrigins": ["https://media.example.com"],"#
+        )
+        let server = try ServerProcess(
+            config: config,
+            files: ["pages/landing.html": Self.template.replacingOccurrences(of: "MARK", with: "v1")]
+        )
+        defer { server.stop() }
+        let page = try get(server, "/p/42", agent: Self.iPhone)
+        #expect(page.status == 200 && page.body.contains("<footer>v1</footer>"), "\(page.body)")
+        #expect(page.body.contains("<h1>Spring &lt;sale&gt;</h1>") && page.body.contains(#"<meta name="apple-itunes-app""#))
+        #expect(page.body.contains(#"<a class="button primary" href="https://apps.apple.com/app/id123456789">"#))
+        let policy = page.header("Content-Security-Policy") ?? ""
+        #expect(policy.contains("style-src 'self' 'sha256-") && policy.contains("https://media.example.com"), "\(policy)")
+        // Crawlers keep the built-in preview; desktops still go to the web.
+        #expect(try get(server, "/p/42", agent: Self.slack).body.contains("<footer>") == false)
+        #expect(try get(server, "/p/42", agent: Self.desktop).status == 302)
+
+        try atomicWrite(Self.template.replacingOccurrences(of: "MARK", with: "v2"), to: server.directory + "/pages/landing.html")
+        #expect(waitUntil(5) { (try? get(server, "/p/42", agent: Self.iPhone).body.contains("<footer>v2</footer>")) == true })
+        try atomicWrite("<html>{{head}}<h1>{{titel}}</h1></html>", to: server.directory + "/pages/landing.html")
+        #expect(waitUntil(5) { server.stderr.contains("[links.page-placeholder]") }, "\(server.stderr)")
+        #expect(server.stderr.contains("landing.html:1:19: error: no placeholder {{titel}}; did you mean {{title}}?"), "\(server.stderr)")
+        #expect(try get(server, "/p/42", agent: Self.iPhone).body.contains("<footer>v2</footer>"), "the last good template keeps serving")
     }
 
     @Test("validate: a link the AASA does not open is an error; an AASA path no link answers is a warning")

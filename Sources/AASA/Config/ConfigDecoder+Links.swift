@@ -1,6 +1,6 @@
 /// A site's `links` object and an app's store listing (`appStoreID`, `name`, `icon`).
 extension ConfigDecoder {
-    static let linksKeys = ["app", "openHost", "rules", "firebaseLongLinks", "allow", "comment"]
+    static let linksKeys = ["app", "openHost", "rules", "firebaseLongLinks", "allow", "landingPage", "imageOrigins", "comment"]
     static let linkRuleKeys = AASADecoder.componentKeys + ["deepLink", "web", "ios", "android", "preview", "webOnly"]
     static let iosRouteKeys = ["fallback", "ipadFallback", "straightToStore", "campaignToken", "providerToken", "comment"]
     static let androidRouteKeys = ["fallback", "minVersionCode", "landing", "comment"]
@@ -125,6 +125,37 @@ extension ConfigDecoder {
                 path
             )
         }
+        var landingPage: Located<String>?
+        if let pageNode = node["landingPage"], let file = reader.string(pageNode, path.key("landingPage")) {
+            if file.value.isEmpty {
+                reader.report(
+                    .error,
+                    "links.landing-page",
+                    "\"landingPage\" is empty: name an HTML file (relative to the config), e.g. \"pages/landing.html\"",
+                    file.origin.location,
+                    file.origin.path
+                )
+            } else {
+                landingPage = file
+            }
+        }
+        var imageOrigins: [String] = []
+        if let originsNode = node["imageOrigins"] {
+            for text in reader.stringArray(originsNode, path.key("imageOrigins"), hint: "write [\"https://cdn.example.com\"]") ?? [] {
+                if let origin = LinkTemplate.origin(text.value), origin == text.value.lowercased(), origin.hasPrefix("https://") {
+                    imageOrigins.append(origin)
+                } else {
+                    reader.report(
+                        .error,
+                        "links.image-origin",
+                        "\"\(text.value)\" is not an https origin: write the scheme and host only, e.g. \"https://cdn.example.com\" "
+                            + "(the page's Content-Security-Policy allows images by origin)",
+                        text.origin.location,
+                        text.origin.path
+                    )
+                }
+            }
+        }
         var rules: [LinkRule] = []
         if let rulesNode = node["rules"] {
             let rulesPath = path.key("rules")
@@ -164,6 +195,8 @@ extension ConfigDecoder {
             rules: rules,
             firebaseLongLinks: firebase,
             allow: DestinationAllowlist(entries: entries),
+            landingPage: landingPage,
+            imageOrigins: imageOrigins,
             origin: Provenance(node.location, path)
         )
     }

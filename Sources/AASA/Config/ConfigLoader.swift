@@ -305,7 +305,8 @@ public enum ConfigLoader {
         } else {
             androidFileChanged = false
         }
-        if appleFileChanged || androidFileChanged {
+        let landingPageChanged = entry.loaded.landingPage.map { page in (try? readFile(page.file).get()) != page.bytes } ?? false
+        if appleFileChanged || androidFileChanged || landingPageChanged {
             outcome.loaded = SiteBuilder.loadSite(site, configPath: configPath, readFile: readFile, findings: &outcome.buildFindings)
         } else {
             outcome.loaded = entry.loaded

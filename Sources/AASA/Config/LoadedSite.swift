@@ -63,6 +63,24 @@ public final class LoadedSite: Sendable {
         }
     }
 
+    /// The site's own landing page template (`links.landingPage`), read and parsed.
+    public let landingPage: LandingPage?
+
+    public final class LandingPage: Sendable {
+        /// Resolved against the config's directory.
+        public let file: String
+        /// Kept to tell, on a reload, whether the file changed.
+        public let bytes: [UInt8]
+        /// Nil when the file could not be read or parsed (its errors are in the diagnostics).
+        public let template: LandingPageTemplate?
+
+        init(file: String, bytes: [UInt8], template: LandingPageTemplate?) {
+            self.file = file
+            self.bytes = bytes
+            self.template = template
+        }
+    }
+
     /// How logs and metrics name the site: its first host (``Site/name``), without copying the site.
     public var label: String { site.hosts.first?.value.description ?? site.name }
 
@@ -78,6 +96,7 @@ public final class LoadedSite: Sendable {
         file: String?,
         verbatimRoot: JSONNode?,
         assetLinks: AssetLinks? = nil,
+        landingPage: LandingPage? = nil,
         definedIn: String? = nil
     ) {
         self.init(
@@ -87,6 +106,7 @@ public final class LoadedSite: Sendable {
             file: file,
             verbatimRoot: verbatimRoot,
             assetLinks: assetLinks,
+            landingPage: landingPage,
             definedIn: definedIn
         )
     }
@@ -98,9 +118,11 @@ public final class LoadedSite: Sendable {
         file: String?,
         verbatimRoot: JSONNode?,
         assetLinks: AssetLinks? = nil,
+        landingPage: LandingPage? = nil,
         isServingForm: Bool = false,
         definedIn: String? = nil
     ) {
+        self.landingPage = landingPage
         self.site = site
         model = document == nil && verbatimRoot == nil ? nil : Model(document: document, verbatimRoot: verbatimRoot)
         self.served = served
@@ -115,7 +137,14 @@ public final class LoadedSite: Sendable {
     /// document model — most of a site's memory — are dropped; `match` and `check` load the full form.
     public func forServing() -> LoadedSite {
         if isServingForm { return self }
-        return Self.servingForm(site: site, served: served, file: file, assetLinks: assetLinks, definedIn: definedIn)
+        return Self.servingForm(
+            site: site,
+            served: served,
+            file: file,
+            assetLinks: assetLinks,
+            landingPage: landingPage,
+            definedIn: definedIn
+        )
     }
 
     /// A site built straight into its serving form (``forServing()``), without the full form first.
@@ -124,6 +153,7 @@ public final class LoadedSite: Sendable {
         served: ImmutableBytes,
         file: String?,
         assetLinks: AssetLinks?,
+        landingPage: LandingPage?,
         definedIn: String?
     )
         -> LoadedSite
@@ -152,6 +182,7 @@ public final class LoadedSite: Sendable {
                 $0.statements == nil && $0.verbatimRoot == nil
                     ? $0 : AssetLinks(bytes: $0.bytes, statements: nil, file: $0.file, verbatimRoot: nil)
             },
+            landingPage: landingPage,
             isServingForm: true,
             definedIn: definedIn
         )

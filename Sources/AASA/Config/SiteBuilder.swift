@@ -13,9 +13,13 @@ enum SiteBuilder {
         let apple = loadApple(site, configPath: configPath, readFile: readFile, findings: &findings)
         let served = apple.bytes.isEmpty ? ImmutableBytes.empty : ImmutableBytes(apple.bytes)
         let assetLinks = loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
+        var landingPage: LoadedSite.LandingPage?
         if let links = site.links {
             let linkFindings = LinkCoverage.check(links, document: apple.document, site: site)
             if !linkFindings.isEmpty { findings += linkFindings.inFile(configPath) }
+            if let reference = links.landingPage {
+                landingPage = loadLandingPage(reference, site: site, configPath: configPath, readFile: readFile, findings: &findings)
+            }
         }
         if servingOnly {
             return LoadedSite.servingForm(
@@ -23,6 +27,7 @@ enum SiteBuilder {
                 served: pool?.intern(served) ?? served,
                 file: apple.file,
                 assetLinks: assetLinks,
+                landingPage: landingPage,
                 definedIn: definedIn
             )
         }
@@ -33,8 +38,30 @@ enum SiteBuilder {
             file: apple.file,
             verbatimRoot: apple.verbatimRoot,
             assetLinks: assetLinks,
+            landingPage: landingPage,
             definedIn: definedIn
         )
+    }
+
+    /// The site's landing page template, read and parsed; its problems are findings in the template file.
+    static func loadLandingPage(
+        _ reference: Located<String>,
+        site: Site,
+        configPath: String,
+        readFile: ConfigLoader.FileReader,
+        findings: inout [Diagnostic]
+    ) -> LoadedSite.LandingPage {
+        let path = ConfigLoader.resolve(reference.value, relativeTo: configPath)
+        guard let bytes = readHosted(path, reference, what: "landing page", site: site, configPath: configPath, readFile, &findings) else {
+            return LoadedSite.LandingPage(file: path, bytes: [], template: nil)
+        }
+        switch LandingPageTemplate.parse(bytes) {
+        case .success(let template):
+            return LoadedSite.LandingPage(file: path, bytes: bytes, template: template)
+        case .failure(let problems):
+            findings += problems.all.map { Diagnostic(.error, $0.rule, $0.message, at: $0.location, file: path) }
+            return LoadedSite.LandingPage(file: path, bytes: bytes, template: nil)
+        }
     }
 
     /// A site's AASA document as built: what is served and what it says.

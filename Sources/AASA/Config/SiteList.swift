@@ -11,7 +11,8 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
         /// The included file the sites are written in; nil for the config's own sites.
         public let source: String?
         public let hostCount: Int
-        /// The files the sites host verbatim (AASA and assetlinks): what a reload must watch.
+        /// The files the sites host verbatim (AASA and assetlinks) and their landing page templates: what a
+        /// reload must watch.
         public let hostedFiles: [String]
 
         public init(_ sites: [LoadedSite], source: String? = nil) {
@@ -24,6 +25,7 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
                 hosts += loaded.site.hosts.count
                 if let file = loaded.file { files.append(file) }
                 if let file = loaded.assetLinks?.file { files.append(file) }
+                if let file = loaded.landingPage?.file { files.append(file) }
             }
             hostCount = hosts
             hostedFiles = files

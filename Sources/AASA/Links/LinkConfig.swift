@@ -13,6 +13,11 @@ public final class SiteLinks: Sendable {
     public let firebaseLongLinks: Bool
     /// Where URLs a request carries (an FDL long link's `link` and fallbacks) may send a visitor.
     public let allow: DestinationAllowlist
+    /// The team's landing page template, as written (resolved against the config's directory when read).
+    public let landingPage: Located<String>?
+    /// Origins (`https://cdn.example.com`) the landing page template may show images from, beside the
+    /// app's icon and the preview image.
+    public let imageOrigins: [String]
     public let origin: Provenance
 
     public init(
@@ -21,8 +26,12 @@ public final class SiteLinks: Sendable {
         rules: [LinkRule],
         firebaseLongLinks: Bool = false,
         allow: DestinationAllowlist = DestinationAllowlist(entries: []),
+        landingPage: Located<String>? = nil,
+        imageOrigins: [String] = [],
         origin: Provenance
     ) {
+        self.landingPage = landingPage
+        self.imageOrigins = imageOrigins
         self.app = app
         self.openHost = openHost
         self.rules = rules
@@ -62,6 +71,8 @@ extension SiteLinks {
             rules: bareRules,
             firebaseLongLinks: firebaseLongLinks,
             allow: allow,
+            landingPage: bare(landingPage),
+            imageOrigins: imageOrigins,
             origin: .none
         )
     }

@@ -99,6 +99,22 @@ public struct LinkTemplate: Sendable, Equatable {
         return slash
     }
 
+    /// `scheme://host[:port]` of an absolute http(s) URL, lower case; nil when the URL has no such start or its
+    /// host has anything but letters, digits, `.`, `-` and a port (the result goes into a
+    /// Content-Security-Policy header, where a space or `;` would add a source or a directive).
+    public static func origin(_ url: String) -> String? {
+        let text = url.hasSuffix("/") ? url : url + "/"
+        guard let end = authorityEnd(text) else { return nil }
+        let origin = text[..<end].lowercased()
+        let schemeLength = origin.hasPrefix("https://") ? 8 : 7
+        let authority = origin.utf8.dropFirst(schemeLength)
+        let allowed = authority.allSatisfy { byte in
+            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ":")
+        }
+        return allowed && !authority.isEmpty ? origin : nil
+    }
+
     /// The highest capture the template uses (0: none).
     public var highestCapture: Int {
         parts.reduce(0) { highest, part in

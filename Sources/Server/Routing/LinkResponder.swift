@@ -7,9 +7,12 @@ final class CompiledLinks: Sendable {
     let links: SiteLinks
     let matcher: LinkMatcher
     let rules: [PreparedLinkRule]
+    /// The site's own landing page, parsed when the config loaded.
+    let landingPage: LandingPageTemplate?
 
-    init(_ links: SiteLinks) {
+    init(_ links: SiteLinks, landingPage: LandingPageTemplate?) {
         self.links = links
+        self.landingPage = landingPage
         matcher = LinkMatcher(rules: links.rules)
         rules = links.rules.map { PreparedLinkRule($0, app: links.app) }
     }
@@ -66,7 +69,7 @@ enum LinkResponder {
         guard let found = links.matcher.match(path: pathText, query: query) else { return nil }
         guard head.method == .get || head.method == .head else { return refused }
         let decision = LinkRouting.decide(links.rules[found.rule], captures: found.captures, links: links.links, request: request)
-        return LinkAnswer(response: response(decision), visitor: visitor.label, outcome: decision.outcome.rawValue)
+        return LinkAnswer(response: response(decision, links), visitor: visitor.label, outcome: decision.outcome.rawValue)
     }
 
     static func firebaseLongLink(_ query: String, _ request: LinkRequest, _ links: CompiledLinks, ownHosts: Set<String>) -> LinkAnswer {
@@ -88,7 +91,7 @@ enum LinkResponder {
                 return LinkAnswer(response: page, visitor: request.visitor.label, outcome: "-")
             }
             let decision = LinkRouting.decide(parsed.rule, captures: [], links: links.links, request: request)
-            return LinkAnswer(response: response(decision), visitor: request.visitor.label, outcome: decision.outcome.rawValue)
+            return LinkAnswer(response: response(decision, links), visitor: request.visitor.label, outcome: decision.outcome.rawValue)
         }
     }
 
@@ -108,12 +111,13 @@ enum LinkResponder {
         )
     }
 
-    static func response(_ decision: LinkDecision) -> PreparedResponse {
+    static func response(_ decision: LinkDecision, _ links: CompiledLinks) -> PreparedResponse {
         switch decision {
         case .redirect(let location, _):
             return PreparedResponse(shared: redirectHeaders, headers: [("Location", location)], body: [])
         case .page(let content, _):
-            return html(status: 200, LinkPages.render(content), policy: LinkPages.contentSecurityPolicy(for: content))
+            let policy = LinkPages.contentSecurityPolicy(for: content, template: links.landingPage, imageOrigins: links.links.imageOrigins)
+            return html(status: 200, LinkPages.render(content, template: links.landingPage), policy: policy)
         }
     }
 

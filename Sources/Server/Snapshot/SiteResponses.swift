@@ -40,7 +40,7 @@ final class SiteResponses: Sendable {
         assetLinksLastModified = responses.assetLinksLastModified
         builtFrom = site
         // The documents carried over; the link rules are the new config's (they change no document byte).
-        links = site.site.links.map(CompiledLinks.init)
+        links = site.site.links.map { CompiledLinks($0, landingPage: site.landingPage?.template) }
     }
 
     init(
@@ -57,7 +57,7 @@ final class SiteResponses: Sendable {
         self.lastModified = lastModified
         assetLinksLastModified = assetLinksStamp?.lastModified ?? lastModified
         self.builtFrom = builtFrom
-        links = builtFrom?.site.links.map(CompiledLinks.init)
+        links = builtFrom.flatMap { site in site.site.links.map { CompiledLinks($0, landingPage: site.landingPage?.template) } }
         self.servesApple = servesApple
         let document = PreparedDocument(body: body, headers: headers)
         bodyHash = document.bodyHash

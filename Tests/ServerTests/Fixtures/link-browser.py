@@ -1,5 +1,5 @@
 """Loads a link domain's pages in Debian's chromium (selenium, chromium-driver) as an iPhone at 390 px,
-light and dark, and reads the crawler's preview with BeautifulSoup as a preview fetcher's HTML parser
+light and dark, a site's own landing page template, and reads the crawler's preview with BeautifulSoup as a preview fetcher's HTML parser
 would. go.example.com is mapped to 127.0.0.1 inside the browser, so nothing leaves the machine.
 Exit status 0 when every check held; each failure is printed. Screenshots go to the directory given."""
 import sys
@@ -49,7 +49,7 @@ check(soup.find("script") is None and soup.find("sale") is None, "markup from th
 options = Options()
 options.binary_location = "/usr/bin/chromium"
 for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-             "--host-resolver-rules=MAP go.example.com 127.0.0.1", f"--user-agent={iphone}"):
+             "--host-resolver-rules=MAP go.example.com 127.0.0.1, MAP custom.example.com 127.0.0.1", f"--user-agent={iphone}"):
     options.add_argument(flag)
 options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0},
                                                      "userAgent": iphone})
@@ -92,6 +92,17 @@ try:
         check(background == expected, f"{scheme}: body background {background!r}")
         console_errors(f"landing ({scheme})")
         driver.save_screenshot(f"{screenshots}/landing-{scheme}.png")
+    # A site's own template: its inline <style> runs because the policy names its hash, nothing else does.
+    driver.get(f"http://custom.example.com:{port}/spring?ref=mail")
+    color = driver.execute_script("return getComputedStyle(document.querySelector('h1')).color")
+    check(color == "rgb(1, 2, 3)", f"the template's own style applies under its CSP hash: {color!r}")
+    check(driver.find_element(By.TAG_NAME, "footer").text == "MARK", "the template's own markup")
+    banner = driver.find_element(By.CSS_SELECTOR, 'meta[name="apple-itunes-app"]').get_attribute("content")
+    check(banner == "app-id=123456789, app-argument=https://custom.example.com/spring?ref=mail", f"template banner {banner!r}")
+    buttons = {a.text: a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "nav.actions a")}
+    check(buttons.get("Open in Example Shop") == "https://open.example.com/spring?ref=mail", f"template buttons {buttons}")
+    console_errors("own landing page")
+    driver.save_screenshot(f"{screenshots}/own-landing.png")
     # An FDL long link's flow page and a refusal render under the same policy.
     driver.get(base + "/?link=https%3A%2F%2Fexample.com%2Fp%2F1&d=1")
     check(len(driver.find_elements(By.CSS_SELECTOR, "table tr")) == 7, "the flow lists seven visitors")
