@@ -46,6 +46,12 @@ public final class PreparedResponse: @unchecked Sendable {
         self.init(status: shared.status, shared: shared, headers: headers, bodyCount: body.count) { target in target.copyBytes(from: body) }
     }
 
+    /// `shared`'s lines and one line of its own, no body: a redirect built per request (a link's
+    /// `Location`) without an array of header pairs.
+    public convenience init(shared: SharedHeaders, field: StaticString, value: String) {
+        self.init(status: shared.status, shared: shared, headers: [], field: (field, value), bodyCount: 0) { _ in }
+    }
+
     /// A document's response: `shared`'s lines, then `ETag: "<etag as 16 hex digits><etagSuffix>"`, then
     /// `headers`, then `body` where it is. The tag is written straight into the response's bytes: a
     /// million documents are prepared at start-up.
@@ -79,6 +85,7 @@ public final class PreparedResponse: @unchecked Sendable {
         shared: SharedHeaders?,
         etag: (value: UInt64, suffix: StaticString)? = nil,
         headers: [(String, String)],
+        field: (name: StaticString, value: String)? = nil,
         bodyCount: Int,
         external: (body: UnsafeRawBufferPointer, owner: any AnyObject & Sendable)? = nil,
         framed: Bool = true,
@@ -88,9 +95,10 @@ public final class PreparedResponse: @unchecked Sendable {
         let line = shared == nil ? ResponseEncoder.statusLine(status) : ""
         let contentLength = external?.body.count ?? bodyCount
         let etagCount = etag.map { "ETag: \"".utf8.count + 16 + $0.suffix.utf8CodeUnitCount + "\"\r\n".utf8.count } ?? 0
+        let fieldCount = field.map { $0.name.utf8CodeUnitCount + $0.value.utf8.count + 4 } ?? 0
         var writer = LineWriter(
-            byteCount: line.utf8.count + etagCount + LineWriter.count(headers) + (framed ? LineWriter.contentLengthCount(contentLength) : 0)
-                + 2 + bodyCount
+            byteCount: line.utf8.count + etagCount + LineWriter.count(headers) + fieldCount
+                + (framed ? LineWriter.contentLengthCount(contentLength) : 0) + 2 + bodyCount
         )
         writer.put(line)
         let lineCount = writer.cursor
@@ -101,8 +109,14 @@ public final class PreparedResponse: @unchecked Sendable {
             writer.put("\"\r\n" as StaticString)
         }
         writer.put(headers)
+        if let field {
+            writer.put(field.name)
+            writer.put(": " as StaticString)
+            writer.put(field.value)
+            writer.put("\r\n" as StaticString)
+        }
         if framed { writer.putContentLength(contentLength) }
-        writer.put("\r\n")
+        writer.put("\r\n" as StaticString)
         let fieldsEnd = writer.cursor
         writeBody(UnsafeMutableRawBufferPointer(rebasing: writer.storage[fieldsEnd...]))
         storage = writer.storage
@@ -214,9 +228,9 @@ private struct LineWriter {
     mutating func put(_ headers: [(String, String)]) {
         for (name, value) in headers {
             put(name)
-            put(": ")
+            put(": " as StaticString)
             put(value)
-            put("\r\n")
+            put("\r\n" as StaticString)
         }
     }
 }

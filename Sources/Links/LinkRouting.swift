@@ -68,10 +68,14 @@ public struct LinkPageContent: Sendable, Equatable {
     public var buttons: [Button]
 }
 
-/// The routing of a link per visitor (docs/links.md): pure, from the rule, the site's app and the request.
-/// A link rule with its destination templates parsed once, when the config loads.
-public struct PreparedLinkRule: Sendable {
-    public let rule: LinkRule
+/// A link rule with its destination templates parsed once, when the config loads. A class: a request
+/// borrows it from the site's list instead of copying its dozen references. It keeps only what routing
+/// reads, not the rule (a million link rules would otherwise be held twice: here and in the site's config).
+public final class PreparedLinkRule: Sendable {
+    let straightToStore: Bool
+    let androidLanding: Bool
+    let minVersionCode: Int?
+    let preview: LinkPreview?
     let deepLink: LinkTemplate?
     let web: LinkTemplate?
     let iosFallback: LinkTemplate?
@@ -81,7 +85,10 @@ public struct PreparedLinkRule: Sendable {
     let appStore: String?
 
     public init(_ rule: LinkRule, app: LinkApp?) {
-        self.rule = rule
+        straightToStore = rule.ios.straightToStore
+        androidLanding = rule.android.landing
+        minVersionCode = rule.android.minVersionCode
+        preview = rule.preview
         func parse(_ template: Located<String>?) -> LinkTemplate? {
             template.flatMap { try? LinkTemplate.parse($0.value).get() }
         }
@@ -102,7 +109,6 @@ public enum LinkRouting {
     }
 
     public static func decide(_ prepared: PreparedLinkRule, captures: [String], links: SiteLinks, request: LinkRequest) -> LinkDecision {
-        let rule = prepared.rule
         let app = links.app
         func expand(_ template: LinkTemplate?) -> String? {
             template?.expand(captures: captures, path: request.path, query: request.query)
@@ -112,11 +118,11 @@ public enum LinkRouting {
         case .iPhone, .iPad:
             if request.visitor == .iPad, let fallback = expand(prepared.ipadFallback) { return .redirect(fallback, .fallback) }
             if let fallback = expand(prepared.iosFallback) { return .redirect(fallback, .fallback) }
-            if rule.ios.straightToStore, let appStore { return .redirect(appStore, .store) }
+            if prepared.straightToStore, let appStore { return .redirect(appStore, .store) }
             if app?.appleID == nil && appStore == nil, let web = expand(prepared.web) { return .redirect(web, .web) }
         case .android:
             if let fallback = expand(prepared.androidFallback) { return .redirect(fallback, .fallback) }
-            if !rule.android.landing || app?.androidPackage == nil {
+            if !prepared.androidLanding || app?.androidPackage == nil {
                 if let package = app?.androidPackage {
                     let deepLink = expand(prepared.deepLink) ?? request.url
                     return .redirect(StoreLinks.playStore(package: package, referrer: deepLink), .store)
@@ -138,9 +144,9 @@ public enum LinkRouting {
                 kind: kind,
                 linkURL: linkURL,
                 deepLink: deepLink,
-                title: rule.preview?.title ?? app?.title ?? request.host,
-                description: rule.preview?.description,
-                image: rule.preview?.image,
+                title: prepared.preview?.title ?? app?.title ?? request.host,
+                description: prepared.preview?.description,
+                image: prepared.preview?.image,
                 app: app,
                 smartBanner: banner && app?.appStoreID != nil,
                 web: web,
@@ -169,7 +175,7 @@ public enum LinkRouting {
                 query: request.query,
                 package: package,
                 fallback: expand(prepared.androidFallback) ?? play,
-                minVersionCode: rule.android.minVersionCode
+                minVersionCode: prepared.minVersionCode
             )
             buttons.append(.init(label: "Open in \(appName)", url: intent, primary: true))
             buttons.append(.init(label: "Get \(appName) on Google Play", url: play, primary: false))

@@ -50,14 +50,16 @@ public enum Visitor: Sendable, Equatable, Hashable {
         return text.withUTF8 { classify($0) }
     }
 
-    /// The signatures by their first byte, so the User-Agent is read once: at each position only the
-    /// tokens starting with that byte are compared (a browser's User-Agent costs a few hundred comparisons).
     private enum Kind: UInt8 {
         case crawler, inApp, iPad, iPhone, android
     }
 
-    /// A signature inside ``signatureBytes``: plain values, so the scan touches no reference counts.
-    private struct Token {
+    /// One signature seen through one of its first byte pairs: found at `position`, the signature would
+    /// start at `position - pairOffset`. Plain values, so the scan touches no reference counts.
+    private struct Probe {
+        let pair: Int
+        let pairOffset: Int
+        /// Where the signature's bytes are in ``Table/bytes``.
         let offset: Int
         let count: Int
         let kind: Kind
@@ -65,25 +67,58 @@ public enum Visitor: Sendable, Equatable, Hashable {
         let index: Int
     }
 
-    /// Every signature's bytes, one after another; the tokens ordered by first byte; where each first
-    /// byte's tokens start (257 entries, so a byte's tokens are `start[b]..<start[b + 1]`).
-    private static let signatures: (bytes: [UInt8], tokens: [Token], start: [Int]) = {
+    /// How the User-Agent is read once, skipping most of it. Every signature is at least `shortest` bytes
+    /// long, so a signature covers `shortest - 1` consecutive byte pairs at its start; reading only every
+    /// `(shortest - 1)`th pair of the User-Agent meets one of them. The probes are filed by a hash of their
+    /// pair into 4,096 buckets, so a pair no signature has near its start mostly finds an empty bucket,
+    /// and a full one holds a probe or two. A browser's User-Agent costs a few dozen lookups and a handful
+    /// of comparisons.
+    private struct Table {
+        var bytes: [UInt8] = []
+        /// Ordered by bucket; a bucket's probes are `start[b]..<start[b + 1]`.
+        var probes: [Probe] = []
+        var start = [UInt16](repeating: 0, count: bucketCount + 1)
+        var step = 1
+    }
+
+    private static let bucketCount = 4096
+
+    /// Fibonacci-style hashing of the 16-bit pair to 12 bits: the product's middle bits mix both bytes.
+    @inline(__always)
+    private static func bucket(_ pair: Int) -> Int { (pair &* 40_503) &>> 4 & (bucketCount - 1) }
+
+    private static let table: Table = {
         var all: [(bytes: [UInt8], kind: Kind, index: Int)] = []
         for (index, signature) in crawlerSignatures.enumerated() { all.append((Array(signature.token.utf8), .crawler, index)) }
         for (index, signature) in inAppSignatures.enumerated() { all.append((Array(signature.token.utf8), .inApp, index)) }
         all += [(Array("iPad".utf8), .iPad, 0), (Array("iPhone".utf8), .iPhone, 0), (Array("iPod".utf8), .iPhone, 0)]
         all.append((Array("Android".utf8), .android, 0))
-        all.sort { $0.bytes[0] < $1.bytes[0] }
-        var bytes: [UInt8] = []
-        var tokens: [Token] = []
-        var start = [Int](repeating: 0, count: 257)
+        let shortest = all.map(\.bytes.count).min() ?? 2
+        precondition(shortest >= 2, "a signature of one byte cannot be found by its byte pairs")
+        var table = Table()
+        table.step = shortest - 1
+        var probes: [(bucket: Int, probe: Probe)] = []
         for entry in all {
-            tokens.append(Token(offset: bytes.count, count: entry.bytes.count, kind: entry.kind, index: entry.index))
-            bytes += entry.bytes
-            start[Int(entry.bytes[0]) + 1] += 1
+            let offset = table.bytes.count
+            table.bytes += entry.bytes
+            for pairOffset in 0..<table.step {
+                let pair = Int(entry.bytes[pairOffset]) << 8 | Int(entry.bytes[pairOffset + 1])
+                let probe = Probe(
+                    pair: pair,
+                    pairOffset: pairOffset,
+                    offset: offset,
+                    count: entry.bytes.count,
+                    kind: entry.kind,
+                    index: entry.index
+                )
+                probes.append((bucket(pair), probe))
+            }
         }
-        for index in 1..<257 { start[index] += start[index - 1] }
-        return (bytes, tokens, start)
+        probes.sort { $0.bucket < $1.bucket }
+        table.probes = probes.map(\.probe)
+        for (bucket, _) in probes { table.start[bucket + 1] += 1 }
+        for index in 1...bucketCount { table.start[index] += table.start[index - 1] }
+        return table
     }()
 
     /// The User-Agent's bytes as the request carried them (a request head holds at most a few KB).
@@ -92,27 +127,30 @@ public enum Visitor: Sendable, Equatable, Hashable {
         var crawler = Int.max
         var inApp = Int.max
         var seen: UInt8 = 0
-        let table = signatures
+        let table = table
+        let count = userAgent.count
         table.bytes.withUnsafeBufferPointer { signatureBytes in
-            table.tokens.withUnsafeBufferPointer { tokens in
+            table.probes.withUnsafeBufferPointer { probes in
                 table.start.withUnsafeBufferPointer { start in
-                    for position in 0..<userAgent.count {
-                        let first = Int(userAgent[position])
-                        var candidate = start[first]
-                        let end = start[first + 1]
-                        while candidate < end {
-                            let token = tokens[candidate]
-                            candidate += 1
-                            guard token.count <= userAgent.count - position else { continue }
-                            var offset = 1
-                            while offset < token.count && userAgent[position + offset] == signatureBytes[token.offset + offset] {
+                    var position = 0
+                    while position + 1 < count {
+                        defer { position += table.step }
+                        let pair = Int(userAgent[position]) &<< 8 | Int(userAgent[position + 1])
+                        let bucket = bucket(pair)
+                        for candidate in Int(start[bucket])..<Int(start[bucket + 1]) {
+                            let probe = probes[candidate]
+                            guard probe.pair == pair else { continue }
+                            let begin = position - probe.pairOffset
+                            guard begin >= 0, probe.count <= count - begin else { continue }
+                            var offset = 0
+                            while offset < probe.count && userAgent[begin + offset] == signatureBytes[probe.offset + offset] {
                                 offset += 1
                             }
-                            guard offset == token.count else { continue }
-                            switch token.kind {
-                            case .crawler: crawler = min(crawler, token.index)
-                            case .inApp: inApp = min(inApp, token.index)
-                            default: seen |= 1 << token.kind.rawValue
+                            guard offset == probe.count else { continue }
+                            switch probe.kind {
+                            case .crawler: crawler = min(crawler, probe.index)
+                            case .inApp: inApp = min(inApp, probe.index)
+                            default: seen |= 1 << probe.kind.rawValue
                             }
                         }
                     }

@@ -114,4 +114,38 @@ struct VisitorTests {
         #expect(Visitor.classify(filler + " iPhone") == .iPhone)
         #expect(Visitor.classify(filler + "Slackbot") == .crawler("Slack"))
     }
+
+    /// The table's answer, the plain way: each class's first signature in list order that the text contains.
+    static func reference(_ agent: String) -> Visitor {
+        if let crawler = Visitor.crawlerSignatures.first(where: { agent.contains($0.token) }) { return .crawler(crawler.name) }
+        let iPad = agent.contains("iPad")
+        let iPhone = agent.contains("iPhone") || agent.contains("iPod")
+        if let app = Visitor.inAppSignatures.first(where: { agent.contains($0.token) }) {
+            return .inAppBrowser(app.name, onIOS: iPad || iPhone)
+        }
+        if iPad { return .iPad }
+        if iPhone { return .iPhone }
+        return agent.contains("Android") ? .android : .desktop
+    }
+
+    @Test("The skipping scan finds every signature at every offset: 20,000 random User-Agents agree with a plain search")
+    func skippingScan() {
+        var generator = SystemRandomNumberGenerator()
+        let tokens = Visitor.crawlerSignatures.map(\.token) + Visitor.inAppSignatures.map(\.token) + ["iPad", "iPhone", "iPod", "Android"]
+        // Bytes of the signatures themselves, so near-misses (a signature's prefix, a shifted pair) are common.
+        let alphabet = Array(Set(tokens.joined())) + [" ", ";", "/"]
+        for round in 0..<20_000 {
+            var agent = String((0..<Int.random(in: 0...40, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            for _ in 0..<Int.random(in: 0...2, using: &generator) {
+                var token = tokens.randomElement(using: &generator)!
+                // Now and then a signature cut short by one byte: it must not count.
+                if Bool.random(using: &generator) && round % 3 == 0 { token.removeLast() }
+                let cut = agent.index(agent.startIndex, offsetBy: Int.random(in: 0...agent.count, using: &generator))
+                agent.insert(contentsOf: token, at: cut)
+            }
+            let expected = Self.reference(agent)
+            #expect(Visitor.classify(agent) == expected, "\(agent)")
+            if Visitor.classify(agent) != expected { return }
+        }
+    }
 }

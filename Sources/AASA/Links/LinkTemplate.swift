@@ -135,14 +135,46 @@ public struct LinkTemplate: Sendable, Equatable {
     /// The URL for one request. Captures, path and query are the request's percent-encoded bytes, kept
     /// percent-encoded; a byte a URL may not carry as is (a space, `"`, `<`, `\`, a control) is encoded.
     public func expand(captures: [String], path: String, query: String?) -> String {
+        func value(_ part: Part) -> String {
+            switch part {
+            case .literal(let text): return text
+            case .capture(let number): return number <= captures.count ? captures[number - 1] : ""
+            case .path: return path
+            case .query: return query ?? ""
+            }
+        }
+        // The usual request fills in bytes that need no encoding: the pieces are copied into one string of
+        // the exact size (a redirect is built per request; appending piece by piece costs several times more).
+        var total = 0
+        for part in parts {
+            var piece = value(part)
+            if case .literal = part {
+                total += piece.utf8.count
+                continue
+            }
+            let kept = piece.withUTF8 { bytes in bytes.allSatisfy(URLText.isKept) }
+            guard kept else { return expandEncoding(value) }
+            total += piece.utf8.count
+        }
+        return String(unsafeUninitializedCapacity: total) { output in
+            var cursor = 0
+            for part in parts {
+                var piece = value(part)
+                piece.withUTF8 { bytes in
+                    for byte in bytes {
+                        output[cursor] = byte
+                        cursor += 1
+                    }
+                }
+            }
+            return cursor
+        }
+    }
+
+    private func expandEncoding(_ value: (Part) -> String) -> String {
         var out = ""
         for part in parts {
-            switch part {
-            case .literal(let text): out += text
-            case .capture(let number): out += URLText.safe(number <= captures.count ? captures[number - 1] : "")
-            case .path: out += URLText.safe(path)
-            case .query: out += URLText.safe(query ?? "")
-            }
+            if case .literal(let text) = part { out += text } else { out += URLText.safe(value(part)) }
         }
         return out
     }

@@ -8,16 +8,19 @@ public enum URLText {
     public static func queryValue(_ text: String) -> String { encode(text, keeping: isUnreserved) }
 
     static func encode(_ text: String, keeping kept: (UInt8) -> Bool) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
+        // Most values (a capture, a path) need nothing encoded: the same string comes back, uncopied.
+        guard !text.utf8.allSatisfy(kept) else { return text }
+        let digits: StaticString = "0123456789ABCDEF"
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 16)
         for byte in text.utf8 {
             if kept(byte) {
-                out.unicodeScalars.append(Unicode.Scalar(byte))
+                out.append(byte)
             } else {
-                out += "%" + hex(byte)
+                out += [UInt8(ascii: "%"), digits.utf8Start[Int(byte >> 4)], digits.utf8Start[Int(byte & 15)]]
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A query item's name or value as a form sends it: `+` is a space, `%XX` a byte. Nil when a `%` is
@@ -45,11 +48,6 @@ public enum URLText {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
         default: return nil
         }
-    }
-
-    static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
     }
 
     static func isUnreserved(_ byte: UInt8) -> Bool {

@@ -60,7 +60,7 @@ enum LinkResponder {
         }
         let visitor = head.userAgentRange.map { Visitor.classify(UnsafeBufferPointer(rebasing: buffer[$0])) } ?? .desktop
         let request = LinkRequest(host: host, path: pathText, query: query, visitor: visitor)
-        let refused = LinkAnswer(response: methodNotAllowed, visitor: visitor.label, outcome: "-")
+        var refused: LinkAnswer { LinkAnswer(response: methodNotAllowed, visitor: visitor.label, outcome: "-") }
         if links.links.firebaseLongLinks, pathText == "/", let query, query.hasPrefix("link=") || query.contains("&link=") {
             guard head.method == .get || head.method == .head else { return refused }
             // The site's hosts, which a long link may not point back at: read only for long links.
@@ -114,7 +114,7 @@ enum LinkResponder {
     static func response(_ decision: LinkDecision, _ links: CompiledLinks) -> PreparedResponse {
         switch decision {
         case .redirect(let location, _):
-            return PreparedResponse(shared: redirectHeaders, headers: [("Location", location)], body: [])
+            return PreparedResponse(shared: redirectHeaders, field: "Location", value: location)
         case .page(let content, _):
             let policy = LinkPages.contentSecurityPolicy(for: content, template: links.landingPage, imageOrigins: links.links.imageOrigins)
             return html(status: 200, LinkPages.render(content, template: links.landingPage), policy: policy)

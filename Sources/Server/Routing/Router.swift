@@ -143,16 +143,11 @@ enum Router {
             return .acmeChallenge(token: String(decoding: UnsafeBufferPointer(rebasing: path[acmeChallengePrefix.count...]), as: UTF8.self))
         }
         // Off the hot paths: a link, or a 404 counted under its host.
-        let matched = matchHost(head, buffer, snapshot)
-        if let matched, case let site = snapshot.site(at: matched.value), let links = site.links, let range = head.hostRange,
-            let answer = LinkResponder.respond(
-                head,
-                path: path,
-                buffer: buffer,
-                host: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])),
-                links: links,
-                siteHosts: site.hosts
-            )
+        // The host is normalized once here: the link answer needs it too.
+        let host = head.hostRange.map { HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[$0])) }
+        let matched = host.flatMap { snapshot.hosts.match(normalized: $0) }
+        if let matched, let host, case let site = snapshot.site(at: matched.value), let links = site.links,
+            let answer = LinkResponder.respond(head, path: path, buffer: buffer, host: host, links: links, siteHosts: site.hosts)
         {
             return .link(answer, site: matched.entry)
         }
