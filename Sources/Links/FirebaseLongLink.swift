@@ -29,6 +29,11 @@ public enum FirebaseLongLink {
 
     /// `ownHosts`: this site's hosts, which `link` may not name (a long link to a link is a loop).
     public static func parse(query: String, links: SiteLinks, ownHosts: Set<String>) -> Result<Parsed, Refusal> {
+        parameters(query: query).flatMap { rule($0, links: links, ownHosts: ownHosts) }
+    }
+
+    /// FDL's parameters of a long link's query, decoded; other keys (an app's own tracking) left out.
+    public static func parameters(query: String) -> Result<[String: String], Refusal> {
         var values: [String: String] = [:]
         var count = 0
         for item in query.split(separator: "&", omittingEmptySubsequences: true) {
@@ -46,6 +51,12 @@ public enum FirebaseLongLink {
             if values[name] != nil { return .failure(Refusal(parameter: name, reason: "is given twice")) }
             values[name] = value
         }
+        return .success(values)
+    }
+
+    /// The link rule FDL's parameters describe — from a long link, a short-link API request or an export
+    /// (``FirebaseShortLinkRequest``, ``TakeoutCSV``) — checked against the site's allowlist and app.
+    public static func rule(_ values: [String: String], links: SiteLinks, ownHosts: Set<String>) -> Result<Parsed, Refusal> {
         func refuse(_ name: String, _ reason: String) -> Result<Parsed, Refusal> { .failure(Refusal(parameter: name, reason: reason)) }
         guard let linkText = values["link"], !linkText.isEmpty else {
             return refuse("link", "is required: the deep link, URL-encoded (https://…)")
