@@ -159,11 +159,10 @@ public struct RequestHeadParser: Sendable {
             var valueEnd = contentEnd
             while valueStart < valueEnd && (buffer[valueStart] == 0x20 || buffer[valueStart] == 0x09) { valueStart += 1 }
             while valueEnd > valueStart && (buffer[valueEnd - 1] == 0x20 || buffer[valueEnd - 1] == 0x09) { valueEnd -= 1 }
-            for position in valueStart..<valueEnd {
-                let byte = buffer[position]
-                if (byte < 0x20 && byte != 0x09) || byte == 0x7F {
-                    return .failed(.badRequest(byte == 0x0D ? "bare CR in a header value" : "control character in a header value"))
-                }
+            if let forbidden = firstForbiddenValueByte(buffer, valueStart..<valueEnd) {
+                return .failed(
+                    .badRequest(buffer[forbidden] == 0x0D ? "bare CR in a header value" : "control character in a header value")
+                )
             }
             let name = lineStart..<colon
             let value = valueStart..<valueEnd

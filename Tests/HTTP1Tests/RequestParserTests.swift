@@ -488,3 +488,26 @@ struct ResponseEncoderTests {
         #expect(HTTPStatus.reasonPhrase(499) == "Client Error", "never a placeholder")
     }
 }
+
+@Suite("Header values checked eight bytes at a time")
+struct FieldValueScanTests {
+    @Test(
+        "The first forbidden byte is found at every offset and alignment, HTAB and obs-text allowed: 20,000 random values agree with a byte loop"
+    )
+    func agreesWithByteLoop() {
+        var generator = SystemRandomNumberGenerator()
+        let interesting: [UInt8] = [0x00, 0x01, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x21, 0x7E, 0x7F, 0x80, 0x9F, 0xFF, 0x41, 0x61]
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...40, using: &generator)
+            var bytes = (0..<length).map { _ in UInt8.random(in: 0x20...0x7E, using: &generator) }
+            for _ in 0..<Int.random(in: 0...2, using: &generator) where !bytes.isEmpty {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = interesting.randomElement(using: &generator)!
+            }
+            let start = Int.random(in: 0...min(3, bytes.count), using: &generator)
+            let expected = bytes.indices.dropFirst(start).first { (bytes[$0] < 0x20 && bytes[$0] != 0x09) || bytes[$0] == 0x7F }
+            let found = bytes.withUnsafeBufferPointer { firstForbiddenValueByte($0, start..<bytes.count) }
+            #expect(found == expected, "\(bytes) from \(start)")
+            if found != expected { return }
+        }
+    }
+}
