@@ -161,10 +161,8 @@ public struct LinkTemplate: Sendable, Equatable {
             for part in parts {
                 var piece = value(part)
                 piece.withUTF8 { bytes in
-                    for byte in bytes {
-                        output[cursor] = byte
-                        cursor += 1
-                    }
+                    _ = UnsafeMutableBufferPointer(rebasing: output[cursor..<(cursor + bytes.count)]).initialize(from: bytes)
+                    cursor += bytes.count
                 }
             }
             return cursor
