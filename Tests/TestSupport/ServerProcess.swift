@@ -49,7 +49,10 @@ public final class ServerProcess {
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         try process.run()
         if waitForReady {
-            guard waitUntil(10, { stderr.contains("serving ") || !process.isRunning }) else {
+            // The line the server prints once every listener is bound ("serving 2 sites with 2 event loops"):
+            // not just "serving ", which the built-in config's notice also says, before any port is known.
+            let ready = #"serving [0-9]+ sites? with"#
+            guard waitUntil(10, { stderr.range(of: ready, options: .regularExpression) != nil || !process.isRunning }) else {
                 stop()
                 throw TestFailure("server did not start: \(stderr)")
             }
