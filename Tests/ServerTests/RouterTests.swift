@@ -30,12 +30,12 @@ struct RouterHarness {
         snapshot = Snapshot(config: loaded, settings: loaded.config!.server, adminPolicy: adminPolicy, generation: 7, now: 1_764_500_000)
     }
 
-    func route(_ request: String, on listener: ListenerRole = .main) -> Route {
+    func route(_ request: String, on listener: ListenerRole = .main, linkAnswers: LinkAnswerCache? = nil) -> Route {
         var parser = RequestHeadParser()
         let bytes = Array(request.utf8)
         return bytes.withUnsafeBufferPointer { buffer in
             guard case .complete(let head) = parser.parse(buffer) else { preconditionFailure("not a complete request: \(request)") }
-            return Router.route(head, in: buffer, listener: listener, snapshot: snapshot, admin: { view })
+            return Router.route(head, in: buffer, listener: listener, snapshot: snapshot, admin: { view }, linkAnswers: linkAnswers)
         }
     }
 

@@ -16,7 +16,7 @@ public enum FNV1a {
     /// Eight bytes per step (multiply and shift per word, FNV for the tail): for hashes that only find
     /// candidates the caller then compares, over large or many buffers (a 1.6 MB config in a fraction of a
     /// millisecond). `seed` gives an independent second hash.
-    static func wordHash(_ buffer: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    public static func wordHash(_ buffer: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         var hash: UInt64 = (offsetBasis ^ seed) ^ UInt64(buffer.count)
         var offset = 0
         while offset + 8 <= buffer.count {

@@ -36,6 +36,8 @@ final class EventLoop {
     private(set) var batchSnapshot: Snapshot?
     /// Counters gathered during a batch, added to the shared ones once at its end (one lock per batch).
     var pendingStats = PendingStats()
+    /// Link answers given lately, answered again without routing (this loop's own: no lock).
+    let linkAnswers = LinkAnswerCache()
     /// One log line per name and reason a minute for failed handshakes.
     private var handshakeFailures = HandshakeFailureLog()
     private var observedDraining = false
@@ -268,7 +270,7 @@ final class EventLoop {
         let snapshot = batchSnapshot ?? state.snapshot
         batchSnapshot = snapshot
         let route = connection.machine.input.withUnsafeBufferPointer { buffer in
-            Router.route(head, in: buffer, listener: connection.listener, snapshot: snapshot, admin: adminView)
+            Router.route(head, in: buffer, listener: connection.listener, snapshot: snapshot, admin: adminView, linkAnswers: linkAnswers)
         }
         switch route {
         case .reload:

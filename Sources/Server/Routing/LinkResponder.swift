@@ -45,7 +45,8 @@ enum LinkResponder {
         buffer: UnsafeBufferPointer<UInt8>,
         host: String,
         links: CompiledLinks,
-        siteHosts: @autoclosure () -> [HostPattern]
+        siteHosts: @autoclosure () -> [HostPattern],
+        cache: LinkAnswerCache? = nil
     ) -> LinkAnswer? {
         if Router.equal(path, stylesheetPath) {
             guard head.method == .get || head.method == .head else {
@@ -53,12 +54,31 @@ enum LinkResponder {
             }
             return LinkAnswer(response: stylesheet, visitor: "-", outcome: "-")
         }
-        let pathText = String(decoding: path, as: UTF8.self)
         let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
+        let visitor = head.userAgentRange.map { Visitor.classify(UnsafeBufferPointer(rebasing: buffer[$0])) } ?? .desktop
+        // GET and HEAD share an answer (HEAD is sent without the body); other methods are refused below.
+        let cacheable = cache != nil && (head.method == .get || head.method == .head)
+        if cacheable, let cached = cache?.answer(links: links, visitor: visitor, host: host, target: target) { return cached }
+        let pathText = String(decoding: path, as: UTF8.self)
         let query = target.firstIndex(of: UInt8(ascii: "?")).map {
             String(decoding: UnsafeBufferPointer(rebasing: target[($0 + 1)...]), as: UTF8.self)
         }
-        let visitor = head.userAgentRange.map { Visitor.classify(UnsafeBufferPointer(rebasing: buffer[$0])) } ?? .desktop
+        guard
+            let answer = answer(head, pathText: pathText, query: query, host: host, visitor: visitor, links: links, siteHosts: siteHosts())
+        else { return nil }
+        if cacheable { cache?.store(answer, links: links, visitor: visitor, host: host, target: target) }
+        return answer
+    }
+
+    private static func answer(
+        _ head: RequestHead,
+        pathText: String,
+        query: String?,
+        host: String,
+        visitor: Visitor,
+        links: CompiledLinks,
+        siteHosts: @autoclosure () -> [HostPattern]
+    ) -> LinkAnswer? {
         let request = LinkRequest(host: host, path: pathText, query: query, visitor: visitor)
         var refused: LinkAnswer { LinkAnswer(response: methodNotAllowed, visitor: visitor.label, outcome: "-") }
         if links.links.firebaseLongLinks, pathText == "/", let query, query.hasPrefix("link=") || query.contains("&link=") {

@@ -74,7 +74,8 @@ enum Router {
         in buffer: UnsafeBufferPointer<UInt8>,
         listener: ListenerRole,
         snapshot: Snapshot,
-        admin: () -> AdminView
+        admin: () -> AdminView,
+        linkAnswers: LinkAnswerCache? = nil
     ) -> Route {
         if head.method == .unknown {
             return .respond(StandardResponses.notImplemented, site: "-", pathClass: .other)
@@ -86,7 +87,7 @@ enum Router {
         }
         let path = UnsafeBufferPointer(rebasing: buffer[head.pathRange])
         switch listener {
-        case .main: return routeMain(head, path, buffer, snapshot)
+        case .main: return routeMain(head, path, buffer, snapshot, linkAnswers)
         case .admin: return routeAdmin(head, path, buffer, snapshot, admin)
         }
     }
@@ -95,7 +96,8 @@ enum Router {
         _ head: RequestHead,
         _ path: UnsafeBufferPointer<UInt8>,
         _ buffer: UnsafeBufferPointer<UInt8>,
-        _ snapshot: Snapshot
+        _ snapshot: Snapshot,
+        _ linkAnswers: LinkAnswerCache?
     ) -> Route {
         if equal(path, wellKnownPath) || equal(path, rootPath) {
             guard head.method == .get || head.method == .head else {
@@ -147,7 +149,15 @@ enum Router {
         let host = head.hostRange.map { HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[$0])) }
         let matched = host.flatMap { snapshot.hosts.match(normalized: $0) }
         if let matched, let host, case let site = snapshot.site(at: matched.value), let links = site.links,
-            let answer = LinkResponder.respond(head, path: path, buffer: buffer, host: host, links: links, siteHosts: site.hosts)
+            let answer = LinkResponder.respond(
+                head,
+                path: path,
+                buffer: buffer,
+                host: host,
+                links: links,
+                siteHosts: site.hosts,
+                cache: linkAnswers
+            )
         {
             return .link(answer, site: matched.entry)
         }

@@ -1,0 +1,49 @@
+import AASA
+import Links
+
+/// The link answers one event loop gave last, by request: a link clicked again — a campaign's link,
+/// thousands of times — is answered with the response prepared the first time instead of being matched,
+/// routed and rendered again (a landing page is about 220,000 instructions to build). An answer is a pure
+/// function of the site's compiled links, the visitor class, the host and the request target, and each
+/// entry holds exactly those, the links by reference: a reload makes new compiled links, so an entry of
+/// the previous configuration can never match (and its links cannot be freed and their address reused
+/// while it is held). Direct-mapped and bounded: a loop keeps at most `slotCount` answers, a few hundred
+/// KB of landing pages at worst. Used by one loop only, so it takes no lock.
+final class LinkAnswerCache {
+    static let slotCount = 64
+
+    private struct Entry {
+        let links: CompiledLinks
+        let visitor: Visitor
+        let host: String
+        let target: [UInt8]
+        let answer: LinkAnswer
+    }
+
+    private var slots = [Entry?](repeating: nil, count: slotCount)
+    private(set) var hits = 0
+    private(set) var misses = 0
+
+    /// The target's bytes, the host and the visitor class's label: a site's hosts, and the classes, land apart.
+    static func slot(_ target: UnsafeBufferPointer<UInt8>, _ visitor: Visitor, _ host: String) -> Int {
+        let seed = FNV1a.hash(visitor.label.utf8, startingWith: FNV1a.hash(host.utf8))
+        let hash = FNV1a.wordHash(UnsafeRawBufferPointer(target), seed: seed)
+        return Int(truncatingIfNeeded: (hash ^ hash >> 31 ^ hash >> 47) & UInt64(slotCount - 1))
+    }
+
+    func answer(links: CompiledLinks, visitor: Visitor, host: String, target: UnsafeBufferPointer<UInt8>) -> LinkAnswer? {
+        let index = Self.slot(target, visitor, host)
+        guard let entry = slots[index], entry.links === links, entry.visitor == visitor, entry.host == host,
+            entry.target.elementsEqual(target)
+        else {
+            misses += 1
+            return nil
+        }
+        hits += 1
+        return entry.answer
+    }
+
+    func store(_ answer: LinkAnswer, links: CompiledLinks, visitor: Visitor, host: String, target: UnsafeBufferPointer<UInt8>) {
+        slots[Self.slot(target, visitor, host)] = Entry(links: links, visitor: visitor, host: host, target: Array(target), answer: answer)
+    }
+}
