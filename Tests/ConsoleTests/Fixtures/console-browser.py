@@ -8,6 +8,8 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 
 base, wanted, screenshots = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
@@ -25,6 +27,15 @@ for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--dis
 options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 driver.set_page_load_timeout(30)
+
+
+def submit(field):
+    """Submits the field's form and waits (bounded) for the next page: reading elements straight after
+    submit() can find the old page's, which then go stale under the reader."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    field.submit()
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
 def console_errors(page):
@@ -46,7 +57,7 @@ try:
 
     box = driver.find_element(By.NAME, "q")
     box.send_keys(wanted)
-    box.submit()
+    submit(box)
     rows = driver.find_elements(By.CSS_SELECTOR, "table tbody tr td.host a")
     check([row.text for row in rows] == [wanted, "www." + wanted], f"search for {wanted}: {[row.text for row in rows]}")
     console_errors("search")
@@ -58,7 +69,7 @@ try:
     url = driver.find_element(By.NAME, "url")
     url.clear()
     url.send_keys(f"https://{wanted}/p/{wanted[4:].split('.')[0]}/shoes")
-    url.submit()
+    submit(url)
     answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
     check(" opens ABCDE12345.com.example.shop: decided by " in answer, f"match answer: {answer!r}")
     legend = driver.find_element(By.CSS_SELECTOR, "ul.legend").text
@@ -68,14 +79,14 @@ try:
     url = driver.find_element(By.NAME, "url")
     url.clear()
     url.send_keys(f"/p/{wanted[4:].split('.')[0]}/shoes")
-    url.submit()
+    submit(url)
     answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
     check(answer.startswith(f"https://{wanted}/p/") and " opens ABCDE12345.com.example.shop" in answer, f"bare path: {answer!r}")
     check("(line 1)" not in answer, f"lines of the compact file: {answer!r}")
     url = driver.find_element(By.NAME, "url")
     url.clear()
     url.send_keys("https://shop7.example.com/p/31337/shoes")
-    url.submit()
+    submit(url)
     answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
     check("which has its own file" in answer and "opens" not in answer.split("(")[0], f"another host's URL: {answer!r}")
     console_errors("host")
