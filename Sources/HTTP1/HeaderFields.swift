@@ -54,11 +54,15 @@ func firstForbiddenValueByte(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Rang
 
 /// tchar (RFC 9110 §5.6.2).
 @inline(__always)
-func isTokenByte(_ byte: UInt8) -> Bool { tokenBytes[Int(byte)] }
+func isTokenByte(_ byte: UInt8) -> Bool {
+    // The set below as a 128-bit map in two literals: a global table would be reached through a
+    // one-time-initialisation check on every call, a dozen times per request head.
+    let map: UInt64 = byte < 64 ? 0x03FF_6CFA_0000_0000 : byte < 128 ? 0x57FF_FFFF_C7FF_FFFE : 0
+    return map >> UInt64(byte & 63) & 1 == 1
+}
 
-private let tokenBytes: [Bool] = (0...255).map { isTokenByteSlow(UInt8($0)) }
-
-private func isTokenByteSlow(_ byte: UInt8) -> Bool {
+/// The token characters as RFC 9110 §5.6.2 lists them; `isTokenByte`'s map is held equal to this.
+func isTokenByteBySet(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
         return true

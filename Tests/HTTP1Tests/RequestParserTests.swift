@@ -23,6 +23,14 @@ func text(_ bytes: [UInt8], _ range: Range<Int>?) -> String? {
 
 @Suite("HTTP/1.1 request head parser")
 struct RequestParserTests {
+    @Test("The token-byte map is RFC 9110's tchar set, every one of the 256 byte values")
+    func tokenBytes() {
+        for byte in 0...255 {
+            #expect(isTokenByte(UInt8(byte)) == isTokenByteBySet(UInt8(byte)), "byte \(byte)")
+        }
+        #expect((0...255).filter { isTokenByte(UInt8($0)) }.count == 77, "62 letters and digits, 15 symbols")
+    }
+
     @Test("A simple GET: method, path, query split off, Host, keep-alive by default")
     func simpleGet() throws {
         let (head, bytes) = try head(

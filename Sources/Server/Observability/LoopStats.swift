@@ -56,6 +56,10 @@ struct RunCounter<Key: Hashable> {
     private(set) var last: Key?
     private(set) var lastCount = 0
     private(set) var others: [Key: Int] = [:]
+    /// Where `last` sits in the dictionary drained into: only the owner adds keys to it, and an index stays
+    /// valid until a key is added, so a batch that was one run (a keep-alive client's requests) adds its
+    /// count without hashing the key. Forget it whenever that dictionary may have changed shape.
+    private var drainedIndex: Dictionary<Key, Int>.Index?
 
     mutating func count(_ key: Key) {
         if key == last {
@@ -69,13 +73,27 @@ struct RunCounter<Key: Hashable> {
 
     /// Adds every run counted to `counts` and starts over (the last key is kept: the next run often repeats it).
     mutating func drain(into counts: inout [Key: Int]) {
+        if others.isEmpty, let last, lastCount > 0 {
+            if let index = drainedIndex, counts.keys[index] == last {
+                counts.values[index] += lastCount
+            } else {
+                counts[last, default: 0] += lastCount
+                drainedIndex = counts.index(forKey: last)
+            }
+            lastCount = 0
+            return
+        }
         if let last, lastCount > 0 { others[last, default: 0] += lastCount }
         if !others.isEmpty {
             counts.merge(others, uniquingKeysWith: +)
             others.removeAll(keepingCapacity: true)
+            drainedIndex = nil
         }
         lastCount = 0
     }
+
+    /// The dictionary drained into was changed by someone else (merged, replaced).
+    mutating func forgetDrainedIndex() { drainedIndex = nil }
 }
 
 /// What one loop counts during a batch of events, without a lock, folded into its shared counters once
@@ -142,6 +160,7 @@ struct PendingStats {
             }
             links.drain(into: &stats.links)
             if let rare {
+                links.forgetDrainedIndex()
                 stats.merge(rare)
                 sharedIndex = nil
             }

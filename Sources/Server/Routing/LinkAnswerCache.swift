@@ -24,17 +24,21 @@ final class LinkAnswerCache {
     private(set) var hits = 0
     private(set) var misses = 0
 
-    /// The target's bytes, the host and the visitor class's label: a site's hosts, and the classes, land apart.
+    /// Visitors by the User-Agents this loop read last: on a hit the answer costs no signature scan.
+    let visitors = VisitorMemo()
+
+    /// The target's bytes, the host and the visitor class: a site's hosts, and the classes, land apart.
     static func slot(_ target: UnsafeBufferPointer<UInt8>, _ visitor: Visitor, _ host: String) -> Int {
-        let seed = FNV1a.hash(visitor.label.utf8, startingWith: FNV1a.hash(host.utf8))
-        let hash = FNV1a.wordHash(UnsafeRawBufferPointer(target), seed: seed)
+        var host = host
+        let hostHash = host.withUTF8 { FNV1a.wordHash(UnsafeRawBufferPointer($0), seed: visitor.ordinal) }
+        let hash = FNV1a.wordHash(UnsafeRawBufferPointer(target), seed: hostHash)
         return Int(truncatingIfNeeded: (hash ^ hash >> 31 ^ hash >> 47) & UInt64(slotCount - 1))
     }
 
     func answer(links: CompiledLinks, visitor: Visitor, host: String, target: UnsafeBufferPointer<UInt8>) -> LinkAnswer? {
         let index = Self.slot(target, visitor, host)
         guard let entry = slots[index], entry.links === links, entry.visitor == visitor, entry.host == host,
-            entry.target.elementsEqual(target)
+            ByteComparison.equal(entry.target, target)
         else {
             misses += 1
             return nil
@@ -45,5 +49,20 @@ final class LinkAnswerCache {
 
     func store(_ answer: LinkAnswer, links: CompiledLinks, visitor: Visitor, host: String, target: UnsafeBufferPointer<UInt8>) {
         slots[Self.slot(target, visitor, host)] = Entry(links: links, visitor: visitor, host: host, target: Array(target), answer: answer)
+    }
+}
+
+extension Visitor {
+    /// A number per class, to seed the slot hash (crawlers and in-app browsers share theirs: an entry
+    /// still compares the whole visitor).
+    fileprivate var ordinal: UInt64 {
+        switch self {
+        case .iPhone: return 1
+        case .iPad: return 2
+        case .android: return 3
+        case .desktop: return 4
+        case .crawler: return 5
+        case .inAppBrowser: return 6
+        }
     }
 }

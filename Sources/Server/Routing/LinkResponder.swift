@@ -55,7 +55,11 @@ enum LinkResponder {
             return LinkAnswer(response: stylesheet, visitor: "-", outcome: "-")
         }
         let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
-        let visitor = head.userAgentRange.map { Visitor.classify(UnsafeBufferPointer(rebasing: buffer[$0])) } ?? .desktop
+        let visitor =
+            head.userAgentRange.map { range in
+                let userAgent = UnsafeBufferPointer(rebasing: buffer[range])
+                return cache?.visitors.classify(userAgent) ?? Visitor.classify(userAgent)
+            } ?? .desktop
         // GET and HEAD share an answer (HEAD is sent without the body); other methods are refused below.
         let cacheable = cache != nil && (head.method == .get || head.method == .head)
         if cacheable, let cached = cache?.answer(links: links, visitor: visitor, host: host, target: target) { return cached }

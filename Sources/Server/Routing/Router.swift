@@ -62,12 +62,14 @@ struct AdminView {
 /// Every route of both listeners, in one place, with no I/O: a request head and its bytes in, a decision
 /// out (tested without a socket in `RouterTests`). The AASA path allocates nothing but the host name.
 enum Router {
-    static let wellKnownPath: [UInt8] = Array("/.well-known/apple-app-site-association".utf8)
-    static let rootPath: [UInt8] = Array("/apple-app-site-association".utf8)
-    static let assetLinksPath: [UInt8] = Array("/.well-known/assetlinks.json".utf8)
+    // Literals, not arrays: every request compares its path with these, and a global array is reached
+    // through a one-time-initialisation check each time.
+    static var wellKnownPath: StaticString { "/.well-known/apple-app-site-association" }
+    static var rootPath: StaticString { "/apple-app-site-association" }
+    static var assetLinksPath: StaticString { "/.well-known/assetlinks.json" }
     static let reloadPath: [UInt8] = Array("/reload".utf8)
     static let retryPrefix: [UInt8] = Array("/certificates/retry/".utf8)
-    static let acmeChallengePrefix: [UInt8] = Array("/.well-known/acme-challenge/".utf8)
+    static var acmeChallengePrefix: StaticString { "/.well-known/acme-challenge/" }
 
     static func route(
         _ head: RequestHead,
@@ -136,13 +138,15 @@ enum Router {
             }
             return .respond(file.response, site: "-", pathClass: .other)
         }
-        if path.count > acmeChallengePrefix.count,
-            equal(UnsafeBufferPointer(rebasing: path[0..<acmeChallengePrefix.count]), acmeChallengePrefix)
+        if path.count > acmeChallengePrefix.utf8CodeUnitCount,
+            equal(UnsafeBufferPointer(rebasing: path[0..<acmeChallengePrefix.utf8CodeUnitCount]), acmeChallengePrefix)
         {
             guard head.method == .get || head.method == .head else {
                 return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .other)
             }
-            return .acmeChallenge(token: String(decoding: UnsafeBufferPointer(rebasing: path[acmeChallengePrefix.count...]), as: UTF8.self))
+            return .acmeChallenge(
+                token: String(decoding: UnsafeBufferPointer(rebasing: path[acmeChallengePrefix.utf8CodeUnitCount...]), as: UTF8.self)
+            )
         }
         // Off the hot paths: a link, or a 404 counted under its host.
         // The host is normalized once here: the link answer needs it too.
@@ -327,6 +331,11 @@ enum Router {
                 return nil
             }
         }
+    }
+
+    @inline(__always)
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: StaticString) -> Bool {
+        ByteComparison.equal(UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(start: b.utf8Start, count: b.utf8CodeUnitCount))
     }
 
     @inline(__always)
