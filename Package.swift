@@ -23,6 +23,7 @@ let package = Package(
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
 
         // Pure: bytes and values in, values out. No Foundation, no OS module, no clocks, no globals.
         // Small text and byte helpers the other targets share, written once (no dependencies).
@@ -40,11 +41,15 @@ let package = Package(
         .target(name: "Posix", dependencies: ["CLinux", "Support"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
         .target(name: "TLS", dependencies: ["COpenSSL", "Posix", "Support"], swiftSettings: strictSettings),
+        // The short links of every link domain in a SQLite file: schema migrations, reads, changes (SQLite).
+        .target(name: "LinkStore", dependencies: ["CSQLite", "Links", "AASA", "Posix", "Support"], swiftSettings: strictSettings),
 
         // Composition: the epoll server, built from the pure and thin targets.
         .target(
             name: "Server",
-            dependencies: ["AASA", "ACME", "ConsolePages", "FetchRecords", "HTTP1", "Links", "Posix", "Gzip", "TLS", "Support"],
+            dependencies: [
+                "AASA", "ACME", "ConsolePages", "FetchRecords", "HTTP1", "Links", "LinkStore", "Posix", "Gzip", "TLS", "Support",
+            ],
             swiftSettings: serverSettings
         ),
 
@@ -66,7 +71,7 @@ let package = Package(
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
         .target(
             name: "CLI",
-            dependencies: ["AASA", "ACME", "FetchRecords", "HTTP1", "Links", "Server", "Check", "Posix", "TLS", "Support"],
+            dependencies: ["AASA", "ACME", "FetchRecords", "HTTP1", "Links", "LinkStore", "Server", "Check", "Posix", "TLS", "Support"],
             swiftSettings: strictSettings,
             plugins: ["BuildInfo"]
         ),
@@ -99,6 +104,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
+        .testTarget(name: "LinkStoreTests", dependencies: ["LinkStore", "Links", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "Support", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",

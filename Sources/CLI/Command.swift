@@ -36,6 +36,7 @@ public enum CommandLineTool {
         HealthcheckCommand.subcommand,
         StatusCommand.subcommand,
         CertificatesCommand.subcommand,
+        LinksCommand.subcommand,
         DevCommand.subcommand,
         DevCertCommand.subcommand,
         CompletionsCommand.subcommand,

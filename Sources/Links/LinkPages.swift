@@ -165,6 +165,18 @@ public enum LinkPages {
         return document(title: "This link is not valid", head: noIndex, body: body)
     }
 
+    /// A short link switched off on purpose (410 Gone): it existed, and it says so.
+    public static func gone() -> String {
+        let body = """
+            <main class="card">
+            <h1>This link has been turned off</h1>
+            <p class="description">Whoever shared it switched it off. There is nothing to open here any more.</p>
+            </main>
+
+            """
+        return document(title: "This link has been turned off", head: noIndex, body: body)
+    }
+
     /// FDL's debug mode: the link's flow for every kind of visitor.
     public static func flow(link: String, rows: [(name: String, decision: LinkDecision)]) -> String {
         var body = "<main class=\"card flow\">\n<h1>Where this link sends each visitor</h1>\n"

@@ -35,13 +35,17 @@ final class ScriptedConnection {
     init(
         tls: Bool = false,
         proxy: Bool = false,
+        keepsBodies: Bool = false,
         configure: (inout ConnectionSettings) -> Void = { _ in }
     ) {
         clock = LoopClock(now: 1_000_000, unixSeconds: 1_764_500_000)
         var settings = ConnectionSettings(.init())
         configure(&settings)
-        machine = ConnectionStateMachine(settings: settings, clock: clock, usesTLS: tls, proxyProtocol: proxy)
+        machine = ConnectionStateMachine(settings: settings, clock: clock, usesTLS: tls, proxyProtocol: proxy, keepsBodies: keepsBodies)
     }
+
+    /// The kept body of each request answered, in order ("" for none).
+    var keptBodies: [String] = []
 
     func send(_ text: String) { incoming.append(Array(text.utf8)) }
 
@@ -79,6 +83,9 @@ final class ScriptedConnection {
                     machine.readBlocked(until: readBlocksUntil)
                 }
             case .answer:
+                keptBodies.append(
+                    machine.keptBody.map { range in String(decoding: machine.input[range], as: UTF8.self) } ?? ""
+                )
                 let head = machine.request
                 let response = machine.input.withUnsafeBufferPointer { buffer -> PreparedResponse? in
                     answered.append(String(decoding: UnsafeBufferPointer(rebasing: buffer[head.targetRange]), as: UTF8.self))
@@ -201,6 +208,40 @@ struct ConnectionStateMachineTests {
         chunked.send("GET /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
         chunked.run()
         #expect(chunked.answered == ["/c"])
+    }
+
+    @Test("An admin connection keeps a Content-Length body for the answer, however it is split; the next request still follows")
+    func keptBody() {
+        let connection = ScriptedConnection(keepsBodies: true)
+        connection.send("POST /v1/shortLinks HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n01")
+        connection.run()
+        connection.send("234")
+        connection.machine.socketReady(readable: true, writable: false)
+        connection.run()
+        #expect(connection.answered.isEmpty, "no answer while the body is still arriving")
+        connection.send("56789GET /b HTTP/1.1\r\nHost: a\r\n\r\nPOST /c HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nxyz")
+        connection.machine.socketReady(readable: true, writable: false)
+        connection.run()
+        #expect(connection.answered == ["/v1/shortLinks", "/b", "/c"])
+        #expect(connection.keptBodies == ["0123456789", "", "xyz"])
+        #expect(connection.responses.map(\.status) == [200, 200, 200])
+
+        // Chunked bodies are dropped even here (the API asks for Content-Length); the main listener keeps none.
+        let chunked = ScriptedConnection(keepsBodies: true)
+        chunked.send(
+            "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /d HTTP/1.1\r\nHost: a\r\n\r\n"
+        )
+        chunked.run()
+        #expect(chunked.answered == ["/c", "/d"] && chunked.keptBodies == ["", ""])
+        let main = ScriptedConnection()
+        main.send("POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nxyzGET /f HTTP/1.1\r\nHost: a\r\n\r\n")
+        main.run()
+        #expect(main.answered == ["/e", "/f"] && main.keptBodies == ["", ""])
+        // Over the limit: 413 before any of it is kept.
+        let large = ScriptedConnection(keepsBodies: true) { $0.limits.bodyBytes = 100 }
+        large.send("POST /g HTTP/1.1\r\nHost: a\r\nContent-Length: 101\r\n\r\n")
+        large.run()
+        #expect(large.responses.map(\.status) == [413] && large.answered.isEmpty)
     }
 
     @Test(

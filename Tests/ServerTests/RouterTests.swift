@@ -1,5 +1,6 @@
 import AASA
 import HTTP1
+import Links
 import TestSupport
 import Testing
 
@@ -30,12 +31,25 @@ struct RouterHarness {
         snapshot = Snapshot(config: loaded, settings: loaded.config!.server, adminPolicy: adminPolicy, generation: 7, now: 1_764_500_000)
     }
 
-    func route(_ request: String, on listener: ListenerRole = .main, linkAnswers: LinkAnswerCache? = nil) -> Route {
+    func route(
+        _ request: String,
+        on listener: ListenerRole = .main,
+        linkAnswers: LinkAnswerCache? = nil,
+        storedLinks: ShortLinkTable? = nil
+    ) -> Route {
         var parser = RequestHeadParser()
         let bytes = Array(request.utf8)
         return bytes.withUnsafeBufferPointer { buffer in
             guard case .complete(let head) = parser.parse(buffer) else { preconditionFailure("not a complete request: \(request)") }
-            return Router.route(head, in: buffer, listener: listener, snapshot: snapshot, admin: { view }, linkAnswers: linkAnswers)
+            return Router.route(
+                head,
+                in: buffer,
+                listener: listener,
+                snapshot: snapshot,
+                admin: { view },
+                linkAnswers: linkAnswers,
+                storedLinks: storedLinks
+            )
         }
     }
 

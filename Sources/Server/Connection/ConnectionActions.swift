@@ -61,7 +61,8 @@ extension ConnectionStateMachine {
         /// ``Action/answer`` was handed out for ``request``; its head is the first `request.length` bytes
         /// of the input.
         case answering
-        case awaitingReload
+        /// The answer comes from another thread: a reload (the supervisor), a link API call (its worker).
+        case awaitingAnswer
         /// Answered and write side shut: reading (and dropping) until the client closes or the linger ends.
         case lingering
         case closed

@@ -55,7 +55,7 @@ extension ConnectionStateMachine {
         }
         if closeAfterWrite { return nil }
         switch phase {
-        case .answering, .awaitingReload, .closed, .lingering:
+        case .answering, .awaitingAnswer, .closed, .lingering:
             return nil
         case .body:
             return (clocks.bodyStartedAt + settings.bodyTimeout, .timeout(.body))
@@ -76,7 +76,7 @@ extension ConnectionStateMachine {
             return (1, clocks.headerStartedAt)
         case .proxyHeader, .handshake: return (1, clocks.headerStartedAt)
         case .body: return (1, clocks.bodyStartedAt)
-        case .answering, .awaitingReload, .lingering, .closed: return nil
+        case .answering, .awaitingAnswer, .lingering, .closed: return nil
         }
     }
 }

@@ -42,6 +42,13 @@ struct ConnectionStateMachine {
     private var noDelayPending = false
     private var noDelaySet = false
     private var reloadToSubmit = false
+    /// Admin connections keep a request's body (the link API reads it); the main listener's are dropped as
+    /// they are judged. Only a Content-Length body is kept: chunked ones are dropped everywhere.
+    let keepsBodies: Bool
+    private var keepingBody = false
+    /// How much of the kept body the framing has judged (it is scanned once, as a dropped one is).
+    private var keptScanned = 0
+    private var keptLength = 0
     private var pendingConsume = 0
     private var notices: [Action] = []
 
@@ -50,10 +57,11 @@ struct ConnectionStateMachine {
     /// When the first byte of the current request arrived (access-log durations).
     var requestStartedAt: Int64? { clocks.requestStartedAt }
 
-    init(settings: ConnectionSettings, clock: LoopClock, usesTLS: Bool, proxyProtocol: Bool) {
+    init(settings: ConnectionSettings, clock: LoopClock, usesTLS: Bool, proxyProtocol: Bool, keepsBodies: Bool = false) {
         self.settings = settings
         self.clock = clock
         self.usesTLS = usesTLS
+        self.keepsBodies = keepsBodies
         parser = RequestHeadParser(limits: settings.limits)
         phase = proxyProtocol ? .proxyHeader : usesTLS ? .handshake : .head
         clocks = Clocks(headerStartedAt: clock.now)
@@ -152,7 +160,7 @@ struct ConnectionStateMachine {
     @discardableResult
     mutating func respond(_ response: PreparedResponse) -> Int {
         switch phase {
-        case .answering, .awaitingReload: break
+        case .answering, .awaitingAnswer: break
         default: preconditionFailure("respond(_:) without a request being answered")
         }
         let head = request
@@ -166,16 +174,31 @@ struct ConnectionStateMachine {
             noDelaySet = true
             noDelayPending = true
         }
-        pendingConsume = head.length
+        pendingConsume = head.length + keptLength
+        keepingBody = false
+        keptLength = 0
         phase = .head
         return bytes
+    }
+
+    /// Where the body of the request being answered sits in ``input``: nil when it had none or it was
+    /// dropped (the main listener, or chunked).
+    var keptBody: Range<Int>? {
+        guard case .answering = phase, keptLength > 0 else { return nil }
+        return request.length..<(request.length + keptLength)
     }
 
     /// The request handed out is `POST /reload`: the answer comes once the supervisor has reloaded.
     mutating func respondWithReload() {
         guard case .answering = phase else { preconditionFailure("respondWithReload() without a request being answered") }
-        phase = .awaitingReload
+        phase = .awaitingAnswer
         reloadToSubmit = true
+    }
+
+    /// The answer to the request handed out comes later, from another thread (``respond(_:)`` then).
+    mutating func respondLater() {
+        guard case .answering = phase else { preconditionFailure("respondLater() without a request being answered") }
+        phase = .awaitingAnswer
     }
 
     mutating func beginDrain() { draining = true }
@@ -275,7 +298,7 @@ struct ConnectionStateMachine {
     /// With everything written: whether the connection ends now, by phase.
     private mutating func endingAction() -> Action? {
         switch phase {
-        case .awaitingReload, .answering, .closed:
+        case .awaitingAnswer, .answering, .closed:
             return nil
         case .lingering:
             guard peerClosed else { return nil }
@@ -300,7 +323,7 @@ struct ConnectionStateMachine {
     private var wantsToRead: Bool {
         if peerClosed || parked || pendingRawConsume != nil { return false }
         switch phase {
-        case .closed, .answering, .awaitingReload: return false
+        case .closed, .answering, .awaitingAnswer: return false
         case .lingering: return true
         default:
             // Backpressure: a client that pipelines requests but does not read the answers is not read
@@ -364,14 +387,15 @@ struct ConnectionStateMachine {
                 }
             case .body(var discarder):
                 let bodyStart = request.length
-                let result = input.withUnsafeBufferPointer { discarder.consume($0, from: bodyStart) }
+                let from = keepingBody ? bodyStart + keptScanned : bodyStart
+                let result = input.withUnsafeBufferPointer { discarder.consume($0, from: from) }
                 switch result {
                 case .needMore:
-                    input.removeSubrange(bodyStart...)
+                    if keepingBody { keptScanned = input.count - bodyStart } else { input.removeSubrange(bodyStart...) }
                     phase = .body(discarder)
                     return nil
                 case .done(let end):
-                    input.removeSubrange(bodyStart..<end)
+                    if keepingBody { keptLength = end - bodyStart } else { input.removeSubrange(bodyStart..<end) }
                     phase = .answering
                     return .answer
                 case .failed(let error):
@@ -395,6 +419,9 @@ struct ConnectionStateMachine {
             output.append(PreparedResponse.continueInterim, dateLine: [], connection: .none, includeBody: false)
         }
         phase = .body(BodyDiscarder(head.body, limit: settings.limits.bodyBytes))
+        if keepsBodies, case .length = head.body { keepingBody = true }
+        keptScanned = 0
+        keptLength = 0
         clocks.bodyStartedAt = clock.now
     }
 

@@ -73,7 +73,8 @@ extension EventLoop {
                 settings: settings.connection,
                 clock: clock,
                 usesTLS: arrival.listener.tls,
-                proxyProtocol: arrival.listener.proxyProtocol
+                proxyProtocol: arrival.listener.proxyProtocol,
+                keepsBodies: arrival.listener.role == .admin
             )
         )
         nextSerial += 1

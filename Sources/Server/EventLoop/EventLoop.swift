@@ -1,6 +1,7 @@
 import AASA
 import ACME
 import HTTP1
+import Links
 import Posix
 import Synchronization
 import TLS
@@ -34,6 +35,8 @@ final class EventLoop {
     private var clockIsFresh = false
     /// The snapshot this batch of events answers from: taken once per batch, not once per request.
     private(set) var batchSnapshot: Snapshot?
+    /// The stored short links for this batch, read at the batch's first link request.
+    private var batchStoredLinks: ShortLinkTable?
     /// Counters gathered during a batch, added to the shared ones once at its end (one lock per batch).
     var pendingStats = PendingStats()
     /// Link answers given lately, answered again without routing (this loop's own: no lock).
@@ -77,6 +80,7 @@ final class EventLoop {
         while !stopped.load(ordering: .acquiring) {
             clockIsFresh = false
             batchSnapshot = nil
+            batchStoredLinks = nil
             do {
                 try epoll.wait(timeoutMilliseconds: EventLoop.sweepMilliseconds) { event in handle(event) }
             } catch {
@@ -269,8 +273,22 @@ final class EventLoop {
     private func answer(_ connection: Connection, _ head: RequestHead) {
         let snapshot = batchSnapshot ?? state.snapshot
         batchSnapshot = snapshot
+        // A server without stored links pays one nil check here; one with them, a lock per batch.
+        var storedLinks: ShortLinkTable?
+        if let watcher = state.storedLinks {
+            storedLinks = batchStoredLinks ?? watcher.table
+            batchStoredLinks = storedLinks
+        }
         let route = connection.machine.input.withUnsafeBufferPointer { buffer in
-            Router.route(head, in: buffer, listener: connection.listener, snapshot: snapshot, admin: adminView, linkAnswers: linkAnswers)
+            Router.route(
+                head,
+                in: buffer,
+                listener: connection.listener,
+                snapshot: snapshot,
+                admin: adminView,
+                linkAnswers: linkAnswers,
+                storedLinks: storedLinks
+            )
         }
         switch route {
         case .reload:
@@ -348,9 +366,10 @@ final class EventLoop {
     private func deliverReloadAnswers() {
         // Requests pipelined after POST /reload are answered from the config it put in force.
         batchSnapshot = nil
+        batchStoredLinks = nil
         for (ticket, outcome) in state.reloads.takeAnswers(forLoop: index) {
             guard ticket.slot < connections.count, let connection = connections[ticket.slot], connection.serial == ticket.serial,
-                case .awaitingReload = connection.machine.phase
+                case .awaitingAnswer = connection.machine.phase
             else { continue }
             connection.machine.respond(AdminResponses.reload(outcome))
             drive(connection)

@@ -61,7 +61,13 @@ public enum HTTPServer {
         let state: ServerState
         do {
             // Consumed: from here the state holds the first generation alone, so the first reload frees it.
-            state = try ServerState(serving: initial, startedAt: startedAt, recording: recording, acme: acme)
+            state = try ServerState(
+                serving: initial,
+                startedAt: startedAt,
+                recording: recording,
+                acme: acme,
+                storedLinks: StoredLinkWatcher.forConfig(initial.config, settings: initial.settings, configPath: recording.configPath)
+            )
         } catch {
             Log.error("cannot start: \(error)")
             return 1
@@ -142,8 +148,10 @@ public enum HTTPServer {
             "serving \(sites) site\(sites == 1 ? "" : "s") with \(threadCount) event loop\(threadCount == 1 ? "" : "s") "
                 + "(\(loopsReason); config generation 1)"
         )
+        state.storedLinks?.start()
         supervisor.announceReady()
         supervisor.run()
+        state.storedLinks?.stop()
 
         for loop in loops {
             loop.stopped.store(true, ordering: .releasing)

@@ -28,14 +28,18 @@ final class ServerState: Sendable {
     let supervisorWake: EventFDBox
     /// Certificates obtained from an ACME CA (nil without `server.acme`).
     let acme: CertificateManager?
+    /// The stored short links (nil without `server.stateDirectory` or without a link domain).
+    let storedLinks: StoredLinkWatcher?
 
     init(
         serving generation: ServedGeneration,
         startedAt: Double,
         recording: FetchRecording,
-        acme: CertificateManager? = nil
+        acme: CertificateManager? = nil,
+        storedLinks: StoredLinkWatcher? = nil
     ) throws(SystemError) {
         self.acme = acme
+        self.storedLinks = storedLinks
         fetchLog = FetchLog(
             settings: generation.settings,
             snapshot: generation.snapshot,

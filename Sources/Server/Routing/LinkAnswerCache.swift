@@ -14,6 +14,8 @@ final class LinkAnswerCache {
 
     private struct Entry {
         let links: CompiledLinks
+        /// A change to the stored short links makes a new table: no answer given before it is reused.
+        let storedLinks: ShortLinkTable?
         let visitor: Visitor
         let host: String
         let target: [UInt8]
@@ -35,9 +37,16 @@ final class LinkAnswerCache {
         return Int(truncatingIfNeeded: (hash ^ hash >> 31 ^ hash >> 47) & UInt64(slotCount - 1))
     }
 
-    func answer(links: CompiledLinks, visitor: Visitor, host: String, target: UnsafeBufferPointer<UInt8>) -> LinkAnswer? {
+    func answer(
+        links: CompiledLinks,
+        storedLinks: ShortLinkTable?,
+        visitor: Visitor,
+        host: String,
+        target: UnsafeBufferPointer<UInt8>
+    ) -> LinkAnswer? {
         let index = Self.slot(target, visitor, host)
-        guard let entry = slots[index], entry.links === links, entry.visitor == visitor, entry.host == host,
+        guard let entry = slots[index], entry.links === links, entry.storedLinks === storedLinks, entry.visitor == visitor,
+            entry.host == host,
             ByteComparison.equal(entry.target, target)
         else {
             misses += 1
@@ -47,8 +56,22 @@ final class LinkAnswerCache {
         return entry.answer
     }
 
-    func store(_ answer: LinkAnswer, links: CompiledLinks, visitor: Visitor, host: String, target: UnsafeBufferPointer<UInt8>) {
-        slots[Self.slot(target, visitor, host)] = Entry(links: links, visitor: visitor, host: host, target: Array(target), answer: answer)
+    func store(
+        _ answer: LinkAnswer,
+        links: CompiledLinks,
+        storedLinks: ShortLinkTable?,
+        visitor: Visitor,
+        host: String,
+        target: UnsafeBufferPointer<UInt8>
+    ) {
+        slots[Self.slot(target, visitor, host)] = Entry(
+            links: links,
+            storedLinks: storedLinks,
+            visitor: visitor,
+            host: host,
+            target: Array(target),
+            answer: answer
+        )
     }
 }
 

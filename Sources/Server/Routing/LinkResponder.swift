@@ -10,11 +10,23 @@ final class CompiledLinks: Sendable {
     /// The site's own landing page, parsed when the config loaded.
     let landingPage: LandingPageTemplate?
 
+    /// Paths a rule of the config names exactly (no wildcard, not an exclusion): such a rule wins over a
+    /// stored short link with the same path, as `validate` says.
+    let literalPaths: Set<String>
+
     init(_ links: SiteLinks, landingPage: LandingPageTemplate?) {
         self.links = links
         self.landingPage = landingPage
         matcher = LinkMatcher(rules: links.rules)
         rules = links.rules.map { PreparedLinkRule($0, app: links.app) }
+        literalPaths = Set(
+            links.rules.compactMap { rule in
+                guard let path = rule.component.path, !rule.component.exclude, !path.contains(where: { $0 == "*" || $0 == "?" }) else {
+                    return nil
+                }
+                return path
+            }
+        )
     }
 }
 
@@ -46,6 +58,7 @@ enum LinkResponder {
         host: String,
         links: CompiledLinks,
         siteHosts: @autoclosure () -> [HostPattern],
+        storedLinks: ShortLinkTable? = nil,
         cache: LinkAnswerCache? = nil
     ) -> LinkAnswer? {
         if Router.equal(path, stylesheetPath) {
@@ -62,15 +75,26 @@ enum LinkResponder {
             } ?? .desktop
         // GET and HEAD share an answer (HEAD is sent without the body); other methods are refused below.
         let cacheable = cache != nil && (head.method == .get || head.method == .head)
-        if cacheable, let cached = cache?.answer(links: links, visitor: visitor, host: host, target: target) { return cached }
+        if cacheable, let cached = cache?.answer(links: links, storedLinks: storedLinks, visitor: visitor, host: host, target: target) {
+            return cached
+        }
         let pathText = String(decoding: path, as: UTF8.self)
         let query = target.firstIndex(of: UInt8(ascii: "?")).map {
             String(decoding: UnsafeBufferPointer(rebasing: target[($0 + 1)...]), as: UTF8.self)
         }
         guard
-            let answer = answer(head, pathText: pathText, query: query, host: host, visitor: visitor, links: links, siteHosts: siteHosts())
+            let answer = answer(
+                head,
+                pathText: pathText,
+                query: query,
+                host: host,
+                visitor: visitor,
+                links: links,
+                storedLinks: storedLinks,
+                siteHosts: siteHosts()
+            )
         else { return nil }
-        if cacheable { cache?.store(answer, links: links, visitor: visitor, host: host, target: target) }
+        if cacheable { cache?.store(answer, links: links, storedLinks: storedLinks, visitor: visitor, host: host, target: target) }
         return answer
     }
 
@@ -81,6 +105,7 @@ enum LinkResponder {
         host: String,
         visitor: Visitor,
         links: CompiledLinks,
+        storedLinks: ShortLinkTable?,
         siteHosts: @autoclosure () -> [HostPattern]
     ) -> LinkAnswer? {
         let request = LinkRequest(host: host, path: pathText, query: query, visitor: visitor)
@@ -90,14 +115,45 @@ enum LinkResponder {
             // The site's hosts, which a long link may not point back at: read only for long links.
             return firebaseLongLink(query, request, links, ownHosts: Set(siteHosts().map(\.description)))
         }
+        if let storedLinks, storedLinks.count > 0, let stored = storedLinks.link(domain: host, path: pathText),
+            !links.literalPaths.contains(pathText)
+        {
+            guard head.method == .get || head.method == .head else { return refused }
+            return storedLink(stored, request, links, ownHosts: Set(siteHosts().map(\.description)))
+        }
         guard let found = links.matcher.match(path: pathText, query: query) else { return nil }
         guard head.method == .get || head.method == .head else { return refused }
         let decision = LinkRouting.decide(links.rules[found.rule], captures: found.captures, links: links.links, request: request)
         return LinkAnswer(response: response(decision, links), visitor: visitor.label, outcome: decision.outcome.rawValue)
     }
 
+    /// A stored short link: its FDL parameters routed as a long link with them would be — checked against
+    /// the site's allowlist as it is now — or 410 Gone when it was disabled.
+    static func storedLink(_ stored: StoredLink, _ request: LinkRequest, _ links: CompiledLinks, ownHosts: Set<String>) -> LinkAnswer {
+        guard stored.state == .active else {
+            return LinkAnswer(
+                response: html(status: 410, LinkPages.gone(), policy: pagePolicy),
+                visitor: request.visitor.label,
+                outcome: "gone"
+            )
+        }
+        return routed(
+            FirebaseLongLink.rule(stored.parameters, links: links.links, ownHosts: ownHosts.union([request.host])),
+            request,
+            links
+        )
+    }
+
     static func firebaseLongLink(_ query: String, _ request: LinkRequest, _ links: CompiledLinks, ownHosts: Set<String>) -> LinkAnswer {
-        switch FirebaseLongLink.parse(query: query, links: links.links, ownHosts: ownHosts.union([request.host])) {
+        routed(FirebaseLongLink.parse(query: query, links: links.links, ownHosts: ownHosts.union([request.host])), request, links)
+    }
+
+    private static func routed(
+        _ parsed: Result<FirebaseLongLink.Parsed, FirebaseLongLink.Refusal>,
+        _ request: LinkRequest,
+        _ links: CompiledLinks
+    ) -> LinkAnswer {
+        switch parsed {
         case .failure(let refusal):
             let page = html(status: 400, LinkPages.refusal(parameter: refusal.parameter, reason: refusal.reason), policy: pagePolicy)
             return LinkAnswer(response: page, visitor: request.visitor.label, outcome: "refused")

@@ -1,6 +1,7 @@
 import AASA
 import ConsolePages
 import HTTP1
+import Links
 
 /// Which listener a request came in on: the main listeners serve documents, the admin listener serves
 /// health, readiness, metrics and reloads.
@@ -77,7 +78,8 @@ enum Router {
         listener: ListenerRole,
         snapshot: Snapshot,
         admin: () -> AdminView,
-        linkAnswers: LinkAnswerCache? = nil
+        linkAnswers: LinkAnswerCache? = nil,
+        storedLinks: ShortLinkTable? = nil
     ) -> Route {
         if head.method == .unknown {
             return .respond(StandardResponses.notImplemented, site: "-", pathClass: .other)
@@ -89,7 +91,7 @@ enum Router {
         }
         let path = UnsafeBufferPointer(rebasing: buffer[head.pathRange])
         switch listener {
-        case .main: return routeMain(head, path, buffer, snapshot, linkAnswers)
+        case .main: return routeMain(head, path, buffer, snapshot, linkAnswers, storedLinks)
         case .admin: return routeAdmin(head, path, buffer, snapshot, admin)
         }
     }
@@ -99,7 +101,8 @@ enum Router {
         _ path: UnsafeBufferPointer<UInt8>,
         _ buffer: UnsafeBufferPointer<UInt8>,
         _ snapshot: Snapshot,
-        _ linkAnswers: LinkAnswerCache?
+        _ linkAnswers: LinkAnswerCache?,
+        _ storedLinks: ShortLinkTable?
     ) -> Route {
         if equal(path, wellKnownPath) || equal(path, rootPath) {
             guard head.method == .get || head.method == .head else {
@@ -160,6 +163,7 @@ enum Router {
                 host: host,
                 links: links,
                 siteHosts: site.hosts,
+                storedLinks: storedLinks,
                 cache: linkAnswers
             )
         {

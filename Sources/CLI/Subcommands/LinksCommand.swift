@@ -1,0 +1,247 @@
+import AASA
+import LinkStore
+import Links
+import Posix
+import Server
+import Support
+
+/// `links`: the short links stored for the config's link domains, in `<server.stateDirectory>/links.sqlite`
+/// — the file a running server with the same config watches, so a link created here answers within a
+/// second, with no reload.
+enum LinksCommand {
+    static let subcommand = CommandLineTool.Subcommand(
+        name: "links",
+        abstract: "Create, list, show, disable, enable and delete the short links of the config's link domains.",
+        help: """
+            OVERVIEW: Short links on your own link domains (a site with "links"), kept in links.sqlite in
+            server.stateDirectory. A running server with the same config reads changes from that file within a
+            second (no reload). A short link carries Firebase Dynamic Links' parameters and is routed exactly as
+            a long link with them: its destinations must be on the site's links.allow (checked here, and again
+            at every click), its app is the site's app.
+
+            USAGE: aasa-server links create --domain HOST --link URL [--alias NAME | --short] [--ios-fallback URL]
+                       [--ipad-fallback URL] [--android-fallback URL] [--web URL] [--title TEXT]
+                       [--description TEXT] [--image URL] [--parameter NAME=VALUE]... [--config FILE] [--json]
+                   aasa-server links list [HOST] [--config FILE] [--json]
+                   aasa-server links show|disable|enable|delete SHORT_LINK [--config FILE] [--json]
+
+            create stores a new link and prints it: https://HOST/SUFFIX, the suffix unguessable (96 random bits,
+            17 characters) unless --alias names it or --short asks for the shortest free one (at least 4).
+            disable makes the link answer 410 Gone; enable brings it back; delete frees its path. Every change is
+            recorded; show prints the link and its history. SHORT_LINK is https://HOST/SUFFIX or HOST/SUFFIX.
+
+            OPTIONS:
+              --config FILE       The config (default: the built-in example, which has no link domain).
+              --domain HOST       The link domain: a host of a site with "links".
+              --link URL          The deep link the app receives (FDL's link).
+              --alias NAME        The suffix: letters, digits, '-' and '_', at most 64, not starting with '_'.
+              --short             The shortest free suffix instead of an unguessable one.
+              --ios-fallback URL  Where an iPhone without the app goes instead of the App Store (ifl).
+              --ipad-fallback URL
+                                  Where an iPad without the app goes (ipfl).
+              --android-fallback URL
+                                  Where an Android phone without the app goes instead of Google Play (afl).
+              --web URL           Where desktops go (ofl; default: the deep link).
+              --title TEXT        The link preview's title (st).
+              --description TEXT  The link preview's description (sd).
+              --image URL         The link preview's image, an https URL (si).
+              --parameter NAME=VALUE
+                                  Any other FDL parameter (efr, amv, ct, pt, at, mt, ibi, isi, apn); repeatable.
+              --json              Print JSON: {"shortLink", "domain", "suffix", "state", "parameters", "created",
+                                  "updated"} (list: an array of them).
+              --help              Show this help.
+
+            EXIT STATUS: 0 done, 1 refused (a destination off links.allow, a path already taken, no such link),
+            2 usage error, an unreadable config or link store.
+
+            """,
+        spec: ArgumentSpec(
+            options: [
+                "--config", "--domain", "--link", "--alias", "--ios-fallback", "--ipad-fallback", "--android-fallback", "--web",
+                "--title", "--description", "--image",
+            ],
+            repeatableOptions: ["--parameter"],
+            flags: ["--short", "--json"],
+            positionalName: "ACTION"
+        ),
+        run: run
+    )
+
+    static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
+        let usage = subcommand.help
+        guard let action = arguments.positionals.first else {
+            return CommandLineTool.usageError(
+                "name an action: create, list, show, disable, enable or delete",
+                console: console,
+                usage: usage
+            )
+        }
+        let configPath = arguments.value("--config") ?? BuiltInConfig.name
+        guard let loaded = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console) else { return ExitStatus.usage }
+        guard let config = loaded.config.config else {
+            for finding in loaded.diagnostics.sortedForDisplay() where finding.severity == .error { console.err("\(finding)\n") }
+            return ExitStatus.usage
+        }
+        guard let directory = config.server.stateDirectory else {
+            console.err("error: short links are kept in server.stateDirectory, which \(configPath) does not set\n")
+            return ExitStatus.usage
+        }
+        let database: LinkDatabase
+        do {
+            let resolved = ConfigLoader.resolve(directory, relativeTo: loaded.configPath)
+            if !Posix.isDirectory(resolved) { try? Posix.makeDirectories(resolved, mode: 0o700) }
+            database = try LinkDatabase(path: resolved + "/" + LinkDatabase.fileName)
+        } catch {
+            console.err("error: \(error)\n")
+            return ExitStatus.usage
+        }
+        let now = Int64(Posix.unixTime())
+        let json = arguments.has("--json")
+        do throws(LinkStoreError) {
+            switch action {
+            case "create":
+                return try create(arguments, loaded.config, database, now: now, console: console)
+            case "list":
+                let domain = arguments.positionals.dropFirst().first?.lowercased()
+                let links = try database.list(domain: domain)
+                if json {
+                    console.out(JSONWriter.string(.array(links.map(describe)), pretty: true) + "\n")
+                } else if links.isEmpty {
+                    console.out("no short links\(domain.map { " on \($0)" } ?? "")\n")
+                } else {
+                    for link in links {
+                        console.out("\(link.shortLink)  \(link.state.rawValue)  \(link.parameters["link"] ?? "")\n")
+                    }
+                }
+                return ExitStatus.success
+            case "show", "disable", "enable", "delete":
+                guard arguments.positionals.count == 2, let (domain, suffix) = StoredLink.locate(arguments.positionals[1]) else {
+                    return CommandLineTool.usageError("write: links \(action) https://HOST/SUFFIX", console: console, usage: usage)
+                }
+                let link: StoredLink
+                switch action {
+                case "show":
+                    guard let found = try database.link(domain: domain, suffix: suffix), found.state != .deleted else {
+                        throw LinkStoreError.notFound(domain: domain, suffix: suffix)
+                    }
+                    link = found
+                case "disable": link = try database.setState(domain: domain, suffix: suffix, .disabled, now: now)
+                case "enable": link = try database.setState(domain: domain, suffix: suffix, .active, now: now)
+                default: link = try database.setState(domain: domain, suffix: suffix, .deleted, now: now)
+                }
+                if json {
+                    console.out(JSONWriter.string(describe(link), pretty: true) + "\n")
+                } else if action == "show" {
+                    console.out(text(link, history: try database.history(domain: domain, suffix: suffix)))
+                } else {
+                    console.out(
+                        "\(link.shortLink) \(link.state == .active ? "enabled" : link.state == .disabled ? "disabled (410 Gone)" : "deleted")\n"
+                    )
+                }
+                return ExitStatus.success
+            default:
+                return CommandLineTool.usageError(
+                    "unknown action '\(action)'; the actions are create, list, show, disable, enable and delete",
+                    console: console,
+                    usage: usage
+                )
+            }
+        } catch {
+            console.err("error: \(error)\n")
+            return ExitStatus.failure
+        }
+    }
+
+    /// The FDL parameter each option sets.
+    static let parameterOptions = [
+        ("--link", "link"), ("--ios-fallback", "ifl"), ("--ipad-fallback", "ipfl"), ("--android-fallback", "afl"), ("--web", "ofl"),
+        ("--title", "st"), ("--description", "sd"), ("--image", "si"),
+    ]
+
+    private static func create(
+        _ arguments: ParsedArguments,
+        _ config: LoadedConfig,
+        _ database: LinkDatabase,
+        now: Int64,
+        console: any Console
+    ) throws(LinkStoreError) -> Int32 {
+        let usage = subcommand.help
+        guard let domain = arguments.value("--domain")?.lowercased() else {
+            return CommandLineTool.usageError(
+                "create needs --domain HOST (a host of a site with \"links\")",
+                console: console,
+                usage: usage
+            )
+        }
+        guard let site = config.site(forHost: domain), let links = site.site.links else {
+            console.err("error: \(domain) is not a link domain of the config: no site with \"links\" serves it\n")
+            return ExitStatus.failure
+        }
+        var parameters: [String: String] = [:]
+        for given in arguments.all("--parameter") {
+            guard let equals = given.firstIndex(of: "="), equals != given.startIndex else {
+                return CommandLineTool.usageError("--parameter takes NAME=VALUE, not '\(given)'", console: console, usage: usage)
+            }
+            parameters[String(given[..<equals])] = String(given[given.index(after: equals)...])
+        }
+        for (option, name) in parameterOptions { if let value = arguments.value(option) { parameters[name] = value } }
+        guard parameters["link"] != nil else {
+            return CommandLineTool.usageError("create needs --link URL (the deep link)", console: console, usage: usage)
+        }
+        let ownHosts = Set(site.site.hosts.map(\.value.description)).union([domain])
+        if case .failure(let refusal) = FirebaseLongLink.rule(parameters, links: links, ownHosts: ownHosts) {
+            let option = parameterOptions.first { $0.1 == refusal.parameter }.map { "\($0.0) (\(refusal.parameter))" } ?? refusal.parameter
+            console.err("error: \(option) \(refusal.reason)\n")
+            return ExitStatus.failure
+        }
+        let suffix: String
+        if let alias = arguments.value("--alias") {
+            if arguments.has("--short") {
+                return CommandLineTool.usageError("--alias and --short both name the suffix; give one", console: console, usage: usage)
+            }
+            if let problem = ShortLinkSuffix.aliasProblem(alias) {
+                console.err("error: --alias \(alias) \(problem)\n")
+                return ExitStatus.failure
+            }
+            suffix = alias
+        } else if arguments.has("--short") {
+            var generator = SystemRandomNumberGenerator()
+            var failure: LinkStoreError?
+            let isTaken = { (candidate: String) -> Bool in
+                do throws(LinkStoreError) {
+                    return try database.isTaken(domain: domain, suffix: candidate)
+                } catch {
+                    failure = error
+                    return false
+                }
+            }
+            suffix = ShortLinkSuffix.short(random: { generator.next() }, isTaken: isTaken)
+            if let failure { throw failure }
+        } else {
+            var generator = SystemRandomNumberGenerator()
+            suffix = ShortLinkSuffix.unguessable(
+                (0..<ShortLinkSuffix.unguessableBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            )
+        }
+        let link = try database.create(StoredLink(domain: domain, suffix: suffix, parameters: parameters), now: now)
+        console.out(arguments.has("--json") ? JSONWriter.string(describe(link), pretty: true) + "\n" : link.shortLink + "\n")
+        return ExitStatus.success
+    }
+
+    static func describe(_ link: StoredLink) -> JSONOutput {
+        .object([
+            ("shortLink", .string(link.shortLink)), ("domain", .string(link.domain)), ("suffix", .string(link.suffix)),
+            ("state", .string(link.state.rawValue)),
+            ("parameters", .object(link.parameters.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+            ("created", .int(Int(link.created))), ("updated", .int(Int(link.updated))),
+        ])
+    }
+
+    static func text(_ link: StoredLink, history: [(at: Int64, change: String, parameters: [String: String])]) -> String {
+        var text = "\(link.shortLink)  \(link.state.rawValue)\n"
+        for (name, value) in link.parameters.sorted(by: { $0.key < $1.key }) { text += "  \(name) = \(value)\n" }
+        text += "history:\n"
+        for entry in history { text += "  \(CivilTime(unixSeconds: Int(entry.at)).isoSecond)Z  \(entry.change)\n" }
+        return text
+    }
+}

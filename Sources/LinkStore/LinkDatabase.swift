@@ -1,0 +1,286 @@
+internal import CSQLite
+public import Links
+internal import Posix
+internal import Support
+
+/// Why the link store could not do what was asked.
+public enum LinkStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    case database(SQLiteError)
+    /// The path is taken: the link that holds it.
+    case conflict(StoredLink)
+    case notFound(domain: String, suffix: String)
+    /// The file was written by a newer aasa-server: reading it with this one could lose what it added.
+    case newerSchema(path: String, found: Int64, known: Int64)
+
+    public var description: String {
+        switch self {
+        case .database(let error): return error.description
+        case .conflict(let link):
+            return
+                "\(link.shortLink) already exists (\(link.state.rawValue), created \(CivilTime(unixSeconds: Int(link.created)).isoSecond)Z)"
+        case .notFound(let domain, let suffix): return "no link https://\(domain)/\(suffix)"
+        case .newerSchema(let path, let found, let known):
+            return
+                "\(path) has link store schema version \(found); this aasa-server knows versions up to \(known) — run a newer aasa-server"
+        }
+    }
+}
+
+/// The short links of every link domain, in one SQLite file (WAL, so the server reads while the command
+/// line writes). Versioned schema: migrations run at open, in a transaction; a file from a newer server is
+/// refused, not read. Every change bumps one revision counter, so the server keeps its table current by
+/// asking for what changed after the revision it saw. Updates are recorded in `link_changes`, never
+/// silent. One connection per user, not shared between threads.
+public final class LinkDatabase {
+    /// Each entry takes the schema from the previous version to the next; `PRAGMA user_version` is how
+    /// many have run. Never edit one that has shipped: add the next.
+    static let migrations = [
+        """
+        CREATE TABLE links (
+            id INTEGER PRIMARY KEY,
+            domain TEXT NOT NULL,
+            suffix TEXT NOT NULL,
+            parameters TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('active', 'disabled', 'deleted')),
+            created INTEGER NOT NULL,
+            updated INTEGER NOT NULL,
+            revision INTEGER NOT NULL,
+            UNIQUE (domain, suffix)
+        );
+        CREATE INDEX links_by_revision ON links (revision);
+        CREATE TABLE link_changes (
+            id INTEGER PRIMARY KEY,
+            link INTEGER NOT NULL REFERENCES links (id),
+            at INTEGER NOT NULL,
+            change TEXT NOT NULL,
+            parameters TEXT NOT NULL
+        );
+        """
+    ]
+    public static var schemaVersion: Int64 { Int64(migrations.count) }
+    public static let fileName = "links.sqlite"
+
+    let connection: SQLiteConnection
+    public var path: String { connection.path }
+
+    /// Opens the store at `path`, creating it (mode 0600: unguessable suffixes are secrets) when `create`.
+    public init(path: String, create: Bool = true) throws(LinkStoreError) {
+        if create, !Posix.fileExists(path) { _ = try? Posix.createExclusively([], at: path, mode: 0o600) }
+        do {
+            connection = try SQLiteConnection(path: path, create: create)
+            try connection.execute("PRAGMA foreign_keys = ON")
+            // WAL lets the server's reader and a writer work at once; a file on a filesystem without shared
+            // memory keeps its journal mode and still works, one at a time.
+            _ = try? connection.integer("PRAGMA journal_mode = WAL")
+            try migrate()
+        } catch let error as LinkStoreError {
+            throw error
+        } catch {
+            throw .database(error as? SQLiteError ?? SQLiteError(code: 1, message: "\(error)"))
+        }
+    }
+
+    private func migrate() throws(LinkStoreError) {
+        do {
+            let found = try connection.integer("PRAGMA user_version")
+            if found > Self.schemaVersion { throw LinkStoreError.newerSchema(path: path, found: found, known: Self.schemaVersion) }
+            guard found < Self.schemaVersion else { return }
+            try connection.transaction { () throws(SQLiteError) in
+                // Read again under the write lock: another process may have migrated meanwhile.
+                let current = try connection.integer("PRAGMA user_version")
+                guard current < Self.schemaVersion else { return }
+                for migration in Self.migrations[Int(current)...] { try connection.execute(migration) }
+                try connection.execute("PRAGMA user_version = \(Self.schemaVersion)")
+            }
+        } catch let error as LinkStoreError {
+            throw error
+        } catch {
+            throw .database(error as? SQLiteError ?? SQLiteError(code: 1, message: "\(error)"))
+        }
+    }
+
+    static let columns = "domain, suffix, parameters, state, created, updated, revision"
+
+    private static func read(_ statement: SQLiteStatement) -> StoredLink {
+        StoredLink(
+            domain: statement.text(0),
+            suffix: statement.text(1),
+            // A row this server did not write and cannot read answers nothing rather than something wrong.
+            parameters: StoredLink.decode(statement.text(2)) ?? [:],
+            state: StoredLink.State(rawValue: statement.text(3)) ?? .disabled,
+            created: statement.integer(4),
+            updated: statement.integer(5),
+            revision: statement.integer(6)
+        )
+    }
+
+    private func wrap<T>(_ body: () throws(SQLiteError) -> T) throws(LinkStoreError) -> T {
+        do { return try body() } catch { throw .database(error) }
+    }
+
+    /// The link at that path, deleted ones included.
+    public func link(domain: String, suffix: String) throws(LinkStoreError) -> StoredLink? {
+        try wrap { () throws(SQLiteError) in try find(domain: domain, suffix: suffix) }
+    }
+
+    private func find(domain: String, suffix: String) throws(SQLiteError) -> StoredLink? {
+        let statement = try connection.prepare("SELECT \(Self.columns) FROM links WHERE domain = ?1 AND suffix = ?2")
+        try statement.bind(1, domain)
+        try statement.bind(2, suffix)
+        return try statement.step() ? Self.read(statement) : nil
+    }
+
+    /// Whether a new link may not take this path (a deleted link's path is free again).
+    public func isTaken(domain: String, suffix: String) throws(LinkStoreError) -> Bool {
+        try link(domain: domain, suffix: suffix).map { $0.state != .deleted } ?? false
+    }
+
+    /// Stores a new link; `.conflict` with the existing one when its path is taken.
+    @discardableResult
+    public func create(_ link: StoredLink, now: Int64) throws(LinkStoreError) -> StoredLink {
+        var conflict: StoredLink?
+        let created = try wrap { () throws(SQLiteError) -> StoredLink? in
+            try connection.transaction { () throws(SQLiteError) -> StoredLink? in
+                let existing = try find(domain: link.domain, suffix: link.suffix)
+                if let existing, existing.state != .deleted {
+                    conflict = existing
+                    return nil
+                }
+                var stored = link
+                stored.state = .active
+                stored.created = now
+                stored.updated = now
+                stored.revision = try nextRevision()
+                let statement = try connection.prepare(
+                    existing == nil
+                        ? "INSERT INTO links (\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                        : "UPDATE links SET parameters = ?3, state = ?4, created = ?5, updated = ?6, revision = ?7 WHERE domain = ?1 AND suffix = ?2"
+                )
+                try bind(statement, stored)
+                try statement.step()
+                try record(stored, change: existing == nil ? "created" : "created again")
+                return stored
+            }
+        }
+        if let conflict { throw .conflict(conflict) }
+        guard let created else { throw .notFound(domain: link.domain, suffix: link.suffix) }
+        return created
+    }
+
+    /// Replaces a link's parameters (recorded with the old ones kept in `link_changes`).
+    @discardableResult
+    public func update(domain: String, suffix: String, parameters: [String: String], now: Int64) throws(LinkStoreError) -> StoredLink {
+        try change(domain: domain, suffix: suffix, now: now, change: "updated") { $0.parameters = parameters }
+    }
+
+    /// Switches a link on (`active`), off (`disabled`: 410) or removes it (`deleted`).
+    @discardableResult
+    public func setState(domain: String, suffix: String, _ state: StoredLink.State, now: Int64) throws(LinkStoreError) -> StoredLink {
+        try change(domain: domain, suffix: suffix, now: now, change: state.rawValue) { $0.state = state }
+    }
+
+    private func change(
+        domain: String,
+        suffix: String,
+        now: Int64,
+        change: String,
+        _ apply: (inout StoredLink) -> Void
+    ) throws(LinkStoreError) -> StoredLink {
+        let changed = try wrap { () throws(SQLiteError) -> StoredLink? in
+            try connection.transaction { () throws(SQLiteError) -> StoredLink? in
+                guard var link = try find(domain: domain, suffix: suffix), link.state != .deleted else { return nil }
+                apply(&link)
+                link.updated = now
+                link.revision = try nextRevision()
+                let statement = try connection.prepare(
+                    "UPDATE links SET parameters = ?3, state = ?4, created = ?5, updated = ?6, revision = ?7 WHERE domain = ?1 AND suffix = ?2"
+                )
+                try bind(statement, link)
+                try statement.step()
+                try record(link, change: change)
+                return link
+            }
+        }
+        guard let changed else { throw .notFound(domain: domain, suffix: suffix) }
+        return changed
+    }
+
+    /// Live links (not deleted), by domain and path; one domain's when `domain` is given.
+    public func list(domain: String? = nil) throws(LinkStoreError) -> [StoredLink] {
+        try wrap { () throws(SQLiteError) in
+            let statement = try connection.prepare(
+                "SELECT \(Self.columns) FROM links WHERE state != 'deleted' AND (?1 = '' OR domain = ?1) ORDER BY domain, suffix"
+            )
+            try statement.bind(1, domain ?? "")
+            var links: [StoredLink] = []
+            while try statement.step() { links.append(Self.read(statement)) }
+            return links
+        }
+    }
+
+    /// Every link that changed after `revision` (deleted ones included, so a reader forgets them), oldest
+    /// change first, at most `limit`.
+    public func changes(after revision: Int64, limit: Int = 10_000) throws(LinkStoreError) -> [StoredLink] {
+        try wrap { () throws(SQLiteError) in
+            let statement = try connection.prepare("SELECT \(Self.columns) FROM links WHERE revision > ?1 ORDER BY revision LIMIT ?2")
+            try statement.bind(1, revision)
+            try statement.bind(2, Int64(limit))
+            var links: [StoredLink] = []
+            while try statement.step() { links.append(Self.read(statement)) }
+            return links
+        }
+    }
+
+    /// The revision of the latest change (0 for an empty store).
+    public func latestRevision() throws(LinkStoreError) -> Int64 {
+        try wrap { () throws(SQLiteError) in try connection.integer("SELECT coalesce(max(revision), 0) FROM links") }
+    }
+
+    /// What happened to a link, oldest first: (unix time, change, parameters then).
+    public func history(
+        domain: String,
+        suffix: String
+    ) throws(LinkStoreError) -> [(at: Int64, change: String, parameters: [String: String])] {
+        try wrap { () throws(SQLiteError) in
+            let statement = try connection.prepare(
+                """
+                SELECT link_changes.at, link_changes.change, link_changes.parameters FROM link_changes
+                JOIN links ON links.id = link_changes.link WHERE links.domain = ?1 AND links.suffix = ?2 ORDER BY link_changes.id
+                """
+            )
+            try statement.bind(1, domain)
+            try statement.bind(2, suffix)
+            var rows: [(at: Int64, change: String, parameters: [String: String])] = []
+            while try statement.step() {
+                rows.append((statement.integer(0), statement.text(1), StoredLink.decode(statement.text(2)) ?? [:]))
+            }
+            return rows
+        }
+    }
+
+    private func nextRevision() throws(SQLiteError) -> Int64 {
+        try connection.integer("SELECT coalesce(max(revision), 0) + 1 FROM links")
+    }
+
+    private func bind(_ statement: SQLiteStatement, _ link: StoredLink) throws(SQLiteError) {
+        try statement.bind(1, link.domain)
+        try statement.bind(2, link.suffix)
+        try statement.bind(3, StoredLink.encode(link.parameters))
+        try statement.bind(4, link.state.rawValue)
+        try statement.bind(5, link.created)
+        try statement.bind(6, link.updated)
+        try statement.bind(7, link.revision)
+    }
+
+    private func record(_ link: StoredLink, change: String) throws(SQLiteError) {
+        let statement = try connection.prepare(
+            "INSERT INTO link_changes (link, at, change, parameters) SELECT id, ?3, ?4, ?5 FROM links WHERE domain = ?1 AND suffix = ?2"
+        )
+        try statement.bind(1, link.domain)
+        try statement.bind(2, link.suffix)
+        try statement.bind(3, link.updated)
+        try statement.bind(4, change)
+        try statement.bind(5, StoredLink.encode(link.parameters))
+        try statement.step()
+    }
+}

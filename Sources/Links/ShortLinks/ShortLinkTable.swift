@@ -1,0 +1,66 @@
+import AASA
+
+/// The stored short links a server answers from, in memory: the event loops look a click up here and
+/// never wait on the database. Immutable — a change makes a new table, which the loops pick up with
+/// their next batch — and split into shards by the link's domain and path, so a change copies only the
+/// shards it touches (1/256 of the links each), not the whole table.
+public final class ShortLinkTable: Sendable {
+    public static let shardCount = 256
+
+    private final class Shard: Sendable {
+        let links: [String: StoredLink]
+        init(_ links: [String: StoredLink]) { self.links = links }
+    }
+
+    private let shards: [Shard]
+    /// The store's revision this table reflects: the watcher asks for changes after it.
+    public let revision: Int64
+    public let count: Int
+
+    public static let empty = ShortLinkTable(shards: [Shard](repeating: Shard([:]), count: shardCount), revision: 0, count: 0)
+
+    private init(shards: [Shard], revision: Int64, count: Int) {
+        self.shards = shards
+        self.revision = revision
+        self.count = count
+    }
+
+    static func key(domain: String, path: String) -> String { domain + path }
+
+    private static func shard(of key: String) -> Int {
+        Int(truncatingIfNeeded: FNV1a.hash(key.utf8) % UInt64(shardCount))
+    }
+
+    /// The active or disabled link at `path` on `domain` (a host name in lower case, as requests' hosts are
+    /// normalized).
+    public func link(domain: String, path: String) -> StoredLink? {
+        let key = Self.key(domain: domain, path: path)
+        return shards[Self.shard(of: key)].links[key]
+    }
+
+    /// This table with `changes` applied in order (a deleted link leaves it), at `revision`.
+    public func applying(_ changes: [StoredLink], revision: Int64) -> ShortLinkTable {
+        guard !changes.isEmpty else {
+            return revision == self.revision ? self : ShortLinkTable(shards: shards, revision: revision, count: count)
+        }
+        var touched: [Int: [String: StoredLink]] = [:]
+        var count = self.count
+        for link in changes {
+            let key = Self.key(domain: link.domain, path: link.path)
+            let index = Self.shard(of: key)
+            var links = touched[index] ?? shards[index].links
+            let had = links[key] != nil
+            if link.state == .deleted {
+                links[key] = nil
+                if had { count -= 1 }
+            } else {
+                links[key] = link
+                if !had { count += 1 }
+            }
+            touched[index] = links
+        }
+        var shards = self.shards
+        for (index, links) in touched { shards[index] = Shard(links) }
+        return ShortLinkTable(shards: shards, revision: max(revision, self.revision), count: count)
+    }
+}

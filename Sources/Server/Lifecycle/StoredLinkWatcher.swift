@@ -1,0 +1,88 @@
+import AASA
+import LinkStore
+import Links
+import Posix
+import Synchronization
+
+/// Keeps the server's table of stored short links current: loads the link store at start, then asks it
+/// every `interval` for what changed after the revision it holds and publishes a new table (the loops take
+/// it with their next batch). Runs on its own thread, so no event loop ever waits on the database; while
+/// the database cannot be read, the last table keeps answering and the failure is logged once.
+final class StoredLinkWatcher: Sendable {
+    static let interval = 250
+    static let batch = 10_000
+
+    private let path: String
+    private let published: Mutex<ShortLinkTable>
+    private let stopped = Atomic<Bool>(false)
+    private let thread = Mutex<Posix.Thread?>(nil)
+
+    var table: ShortLinkTable { published.withLock { $0 } }
+
+    /// Opens (creating) the store at `path` and loads every link; nil, logged, when it cannot be opened.
+    init?(path: String) {
+        self.path = path
+        published = Mutex(.empty)
+        do {
+            let database = try LinkDatabase(path: path)
+            published.withLock { $0 = Self.advance(.empty, database) ?? .empty }
+        } catch {
+            Log.error("short links: \(error); stored links are not served")
+            return nil
+        }
+    }
+
+    /// The table with every change after its revision (nil when the store cannot be read).
+    private static func advance(_ table: ShortLinkTable, _ database: LinkDatabase) -> ShortLinkTable? {
+        var table = table
+        do {
+            while true {
+                let changes = try database.changes(after: table.revision, limit: batch)
+                guard let last = changes.last else { return table }
+                table = table.applying(changes, revision: last.revision)
+                if changes.count < batch { return table }
+            }
+        } catch {
+            return nil
+        }
+    }
+
+    func start() {
+        let started = try? Posix.Thread { [self] in watch() }
+        thread.withLock { $0 = started }
+    }
+
+    private func watch() {
+        var database: LinkDatabase?
+        var failing = false
+        while !stopped.load(ordering: .acquiring) {
+            Posix.sleep(milliseconds: Self.interval)
+            if database == nil { database = try? LinkDatabase(path: path, create: false) }
+            guard let database, let next = Self.advance(table, database) else {
+                if !failing { Log.error("short links: cannot read \(path); the links loaded so far keep answering") }
+                failing = true
+                database = nil
+                continue
+            }
+            if failing { Log.info("short links: \(path) readable again") }
+            failing = false
+            if next !== table { published.withLock { $0 = next } }
+        }
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+        thread.withLock { $0 }?.join()
+    }
+}
+
+extension StoredLinkWatcher {
+    /// The watcher of `<server.stateDirectory>/links.sqlite` when the config has a state directory and a
+    /// site with `links` (stored short links answer on link domains only); nil otherwise.
+    static func forConfig(_ config: LoadedConfig, settings: ServerSettings, configPath: String) -> StoredLinkWatcher? {
+        guard let directory = settings.stateDirectory, config.sites.contains(where: { $0.site.links != nil }) else { return nil }
+        let resolved = ConfigLoader.resolve(directory, relativeTo: configPath)
+        if !Posix.isDirectory(resolved) { try? Posix.makeDirectories(resolved, mode: 0o700) }
+        return StoredLinkWatcher(path: resolved + "/" + LinkDatabase.fileName)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import LinkStore
+import Links
+import TestSupport
+import Testing
+
+/// The SQLite link store on real files: the schema created and versioned, links created, changed and
+/// read back exactly, every change counted by revision and recorded, text that looks like SQL stored as
+/// text, and a file from a newer server refused.
+@Suite("Link store: SQLite")
+struct LinkDatabaseTests {
+    static func link(_ suffix: String, _ deep: String = "https://example.com/spring", domain: String = "go.example.com") -> StoredLink {
+        StoredLink(domain: domain, suffix: suffix, parameters: ["link": deep, "st": "Spring sale"])
+    }
+
+    @Test("Created links read back exactly; a taken path is a conflict naming the link; the file is private (0600)")
+    func createAndRead() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/links.sqlite"
+            let database = try LinkDatabase(path: path)
+            let created = try database.create(Self.link("spring"), now: 1_700_000_000)
+            #expect(created.state == .active && created.created == 1_700_000_000 && created.revision == 1)
+            #expect(try database.link(domain: "go.example.com", suffix: "spring") == created)
+            #expect(try database.link(domain: "go.example.com", suffix: "Spring") == nil, "suffixes are case-sensitive, as paths are")
+            #expect(throws: LinkStoreError.conflict(created)) {
+                try database.create(Self.link("spring", "https://example.com/other"), now: 1)
+            }
+            #expect(try database.link(domain: "go.example.com", suffix: "spring")?.parameters["link"] == "https://example.com/spring")
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "unguessable suffixes are secrets")
+            // Another connection (the server's) sees the same data.
+            #expect(try LinkDatabase(path: path, create: false).list() == [created])
+        }
+    }
+
+    @Test("Disable, enable, update and delete: each bumps the revision, is recorded, and a deleted path can be taken again")
+    func changes() throws {
+        try withTemporaryDirectory { directory in
+            let database = try LinkDatabase(path: directory + "/links.sqlite")
+            try database.create(Self.link("a"), now: 10)
+            try database.create(Self.link("b"), now: 11)
+            #expect(try database.setState(domain: "go.example.com", suffix: "a", .disabled, now: 12).revision == 3)
+            #expect(
+                try database.update(domain: "go.example.com", suffix: "b", parameters: ["link": "https://example.com/b2"], now: 13).revision
+                    == 4
+            )
+            #expect(try database.setState(domain: "go.example.com", suffix: "a", .deleted, now: 14).revision == 5)
+            #expect(try database.list().map(\.suffix) == ["b"], "a deleted link is not listed")
+            #expect(throws: LinkStoreError.notFound(domain: "go.example.com", suffix: "a")) {
+                try database.setState(domain: "go.example.com", suffix: "a", .active, now: 15)
+            }
+            #expect(try database.latestRevision() == 5)
+            let after3 = try database.changes(after: 3)
+            #expect(after3.map { "\($0.suffix):\($0.state.rawValue):\($0.revision)" } == ["b:active:4", "a:deleted:5"])
+            let again = try database.create(Self.link("a", "https://example.com/new"), now: 16)
+            #expect(again.state == .active && again.revision == 6 && again.parameters["link"] == "https://example.com/new")
+            let history = try database.history(domain: "go.example.com", suffix: "a").map(\.change)
+            #expect(history == ["created", "disabled", "deleted", "created again"])
+            #expect(try database.history(domain: "go.example.com", suffix: "b").last?.parameters == ["link": "https://example.com/b2"])
+        }
+    }
+
+    @Test("Quotes, semicolons and SQL in every field are stored as text and read back unchanged")
+    func sqlMetacharacters() throws {
+        try withTemporaryDirectory { directory in
+            let database = try LinkDatabase(path: directory + "/links.sqlite")
+            let hostile = "x'); DROP TABLE links; --\"\\%_\u{0}é"
+            let link = StoredLink(
+                domain: "go'.example.com",
+                suffix: "a'b;--",
+                parameters: [hostile: hostile, "link": "https://e.com/?q=1' OR '1'='1"]
+            )
+            try database.create(link, now: 1)
+            let read = try #require(try database.link(domain: "go'.example.com", suffix: "a'b;--"))
+            #expect(read.parameters == link.parameters)
+            #expect(try database.list(domain: "go'.example.com").count == 1)
+            #expect(try database.list(domain: "' OR '1'='1").isEmpty)
+        }
+    }
+
+    @Test("A file whose schema is newer than this server knows is refused with the versions, not read")
+    func newerSchema() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/links.sqlite"
+            _ = try LinkDatabase(path: path)
+            let set = try runTool(["sqlite3", path, "PRAGMA user_version = 99"])
+            #expect(set.status == 0, "\(set.stderr)")
+            #expect(throws: LinkStoreError.newerSchema(path: path, found: 99, known: LinkDatabase.schemaVersion)) {
+                try LinkDatabase(path: path)
+            }
+        }
+    }
+
+    @Test("A file that is not a database is an error naming it, and is left as it was")
+    func notADatabase() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/links.sqlite"
+            try write("these are my notes, not a database\n", to: path)
+            do {
+                _ = try LinkDatabase(path: path)
+                Issue.record("a text file opened as a link store")
+            } catch {
+                #expect("\(error)".contains(path) && "\(error)".contains("not a database"), "\(error)")
+            }
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "these are my notes, not a database\n")
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Short links created with `aasa-server links` while the real server runs: answered without a reload,
+/// switched off and on, kept across a restart; refusals (a destination off the allowlist, a taken path)
+/// said in words with exit status 1.
+@Suite("Stored short links on the real binary")
+struct StoredLinkServingTests {
+    static let config = #"""
+        {"version": 1, "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": 123456789}},
+         "sites": [{"hosts": ["go.example.com"], "links": {"app": "shop", "openHost": "open.example.com", "allow": ["example.com"],
+                    "rules": [{"/": "/p/*", "web": "https://example.com/item/{1}"}]}},
+                   {"hosts": ["open.example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/*"}]}]}}],
+         "server": {"listen": ["127.0.0.1:0"], "admin": "off", "stateDirectory": "state", "reload": {"watch": false}}}
+        """#
+
+    static func links(_ arguments: [String], _ directory: String) throws -> (status: Int32, out: String, err: String) {
+        let result = try runTool([TestPaths.serverExecutable, "links"] + arguments + ["--config", directory + "/config.json"])
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), result.stderr)
+    }
+
+    /// Status and Location of a desktop's click.
+    static func click(_ path: String, port: Int) throws -> String {
+        let result = try runTool([
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}", "-H", "Host: go.example.com", "-A",
+            LinkServingTests.desktop,
+            "http://127.0.0.1:\(port)\(path)",
+        ])
+        return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+    }
+
+    @Test("Created, answered within a second, disabled (410), enabled, kept across a restart; refusals in words")
+    func lifecycle() throws {
+        let server = try ServerProcess(config: Self.config)
+        defer { server.stop() }
+        let directory = server.directory
+        #expect(try Self.click("/spring", port: server.port).hasPrefix("404"))
+
+        let created = try Self.links(
+            ["create", "--domain", "go.example.com", "--link", "https://example.com/spring", "--alias", "spring"],
+            directory
+        )
+        #expect(created.status == 0 && created.out == "https://go.example.com/spring\n", "\(created)")
+        let start = monotonicSeconds()
+        #expect(waitUntil(3) { (try? Self.click("/spring", port: server.port)) == "302 https://example.com/spring" }, "\(server.stderr)")
+        let seconds = monotonicSeconds() - start
+        #expect(seconds < 1, "answered after \(seconds) s")
+
+        let unguessable = try Self.links(["create", "--domain", "go.example.com", "--link", "https://example.com/u", "--json"], directory)
+        #expect(unguessable.status == 0)
+        #expect(unguessable.out.range(of: #""suffix" ?: ?"[0-9A-Za-z]{17}""#, options: .regularExpression) != nil, "\(unguessable.out)")
+
+        let offList = try Self.links(["create", "--domain", "go.example.com", "--link", "https://evil.example/x"], directory)
+        #expect(
+            offList.status == 1
+                && offList.err.contains("--link (link) points at evil.example, which this site's links.allow does not list"),
+            "\(offList)"
+        )
+        let taken = try Self.links(
+            ["create", "--domain", "go.example.com", "--link", "https://example.com/other", "--alias", "spring"],
+            directory
+        )
+        #expect(taken.status == 1 && taken.err.contains("https://go.example.com/spring already exists"), "\(taken)")
+        let notLinks = try Self.links(["create", "--domain", "open.example.com", "--link", "https://example.com/x"], directory)
+        #expect(notLinks.status == 1 && notLinks.err.contains("open.example.com is not a link domain of the config"), "\(notLinks)")
+        #expect(try Self.click("/spring", port: server.port) == "302 https://example.com/spring", "a refused change changed nothing")
+
+        #expect(try Self.links(["disable", "https://go.example.com/spring"], directory).status == 0)
+        #expect(waitUntil(3) { (try? Self.click("/spring", port: server.port))?.hasPrefix("410") == true })
+        #expect(try Self.links(["enable", "go.example.com/spring"], directory).status == 0)
+        #expect(waitUntil(3) { (try? Self.click("/spring", port: server.port)) == "302 https://example.com/spring" })
+        let shown = try Self.links(["show", "go.example.com/spring"], directory)
+        #expect(
+            shown.out.contains("link = https://example.com/spring") && shown.out.contains("disabled") && shown.out.contains("active"),
+            "\(shown.out)"
+        )
+
+        // A restart loads the store before serving: the link answers at once.
+        server.signal(SIGTERM)
+        #expect(server.waitForExit() == 0)
+        let restarted = try ServerProcess(config: Self.config, command: ["serve", "--config", directory + "/config.json"])
+        defer { restarted.stop() }
+        #expect(try Self.click("/spring", port: restarted.port) == "302 https://example.com/spring", "\(restarted.stderr)")
+        #expect(try Self.click("/p/9", port: restarted.port) == "302 https://example.com/item/9", "config rules answer beside stored links")
+
+        #expect(try Self.links(["delete", "go.example.com/spring"], directory).status == 0)
+        #expect(waitUntil(3) { (try? Self.click("/spring", port: restarted.port))?.hasPrefix("404") == true })
+        let listed = try Self.links(["list"], directory)
+        #expect(!listed.out.contains("/spring ") && listed.out.contains("https://example.com/u"), "\(listed.out)")
+    }
+
+    @Test("Without server.stateDirectory the command says where links are kept, and exits 2")
+    func needsStateDirectory() throws {
+        try withTemporaryDirectory { directory in
+            try write(Self.config.replacingOccurrences(of: #", "stateDirectory": "state""#, with: ""), to: directory + "/config.json")
+            let result = try Self.links(["list"], directory)
+            #expect(result.status == 2 && result.err.contains("server.stateDirectory"), "\(result)")
+            let usage = try Self.links(["rename"], directory)
+            #expect(usage.status == 2)
+        }
+    }
+}
