@@ -6,6 +6,11 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var description: String { message }
 
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
+
     /// SQLITE_BUSY and SQLITE_LOCKED: another connection held the lock past the busy timeout.
     public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
     /// SQLITE_CONSTRAINT: a UNIQUE or CHECK constraint refused the row.

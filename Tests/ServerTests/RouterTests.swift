@@ -220,8 +220,33 @@ struct AdminPolicyTests {
         case .retryCertificate: return 1
         case .acmeChallenge: return nil
         case .link(let answer, _): return answer.response.status
+        case .linkAPI: return 2
         case .respond(let response, _, _): return response.status
         }
+    }
+
+    @Test("The link API: only with the admin token (403 without one configured, 401 with a wrong one), JSON with a length")
+    func linkAPI() {
+        let token = "0123456789abcdef0123"
+        let tokened = RouterHarness(adminPolicy: AdminPolicy(token: Array(token.utf8)))
+        let create = "POST /v1/shortLinks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+        #expect(status(tokened, create + "Authorization: Bearer \(token)\r\n\r\n{}") == 2)
+        #expect(status(tokened, create + "Authorization: Bearer \(token)x\r\n\r\n{}") == 401)
+        #expect(status(tokened, create + "\r\n{}") == 401)
+        #expect(status(local, create + "\r\n{}") == 403, "no token configured: no API")
+        let auth = "Authorization: Bearer \(token)\r\n"
+        #expect(status(tokened, "POST /v1/shortLinks HTTP/1.1\r\nHost: a\r\n\(auth)Content-Length: 2\r\n\r\n{}") == 415)
+        #expect(
+            status(
+                tokened,
+                "POST /v1/shortLinks HTTP/1.1\r\nHost: a\r\n\(auth)Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+            )
+                == 411
+        )
+        #expect(status(tokened, "GET /v1/shortLinks HTTP/1.1\r\nHost: a\r\n\(auth)\r\n") == 405)
+        #expect(status(tokened, "GET /v1/links/go.example.com/abc HTTP/1.1\r\nHost: a\r\n\(auth)\r\n") == 2)
+        #expect(status(tokened, "GET /v1/nothing HTTP/1.1\r\nHost: a\r\n\(auth)\r\n") == 404)
+        #expect(status(tokened, create + auth + "Origin: https://evil.example\r\n\r\n{}") == 403, "a browser page cannot call it")
     }
 
     @Test("Any Origin header is refused, whatever the route (a browser page cannot drive the admin listener)")

@@ -90,6 +90,97 @@ struct StoredLinkServingTests {
         #expect(!listed.out.contains("/spring ") && listed.out.contains("https://example.com/u"), "\(listed.out)")
     }
 
+    static let token = "api-token-0123456789abcdef"
+
+    /// A call of the link API: status and body.
+    static func api(
+        _ method: String,
+        _ path: String,
+        port: Int,
+        body: String? = nil,
+        token: String? = StoredLinkServingTests.token,
+        type: String = "application/json"
+    ) throws -> (status: Int, body: String) {
+        var arguments = ["curl", "-s", "-X", method, "-o", "-", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"]
+        if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
+        if let body { arguments += ["-H", "Content-Type: \(type)", "--data-binary", body] }
+        let text = String(decoding: try runTool(arguments).stdout, as: UTF8.self)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+
+    @Test("The API: FDL's shortLinks bodies create links that answer at once; read, disable, delete; refusals as problems")
+    func api() throws {
+        let config = Self.config.replacingOccurrences(
+            of: #""admin": "off""#,
+            with: #""admin": "127.0.0.1:0", "adminTokenFile": "admin.token""#
+        )
+        let server = try ServerProcess(config: config, files: ["admin.token": Self.token + "\n"])
+        defer { server.stop() }
+        let admin = server.adminPort
+        let fdl =
+            #"{"dynamicLinkInfo": {"domainUriPrefix": "https://go.example.com", "link": "https://example.com/fdl", "#
+            + #""androidInfo": {"androidFallbackLink": "https://example.com/android"}}, "suffix": {"option": "SHORT"}}"#
+        let created = try Self.api("POST", "/v1/shortLinks", port: admin, body: fdl)
+        #expect(created.status == 200, "\(created) \(server.stderr)")
+        let short = try #require(created.body.firstMatch(of: /"shortLink":"https:\/\/go\.example\.com\/([0-9A-Za-z]{4,})"/)?.1)
+        #expect(created.body.contains(#""previewLink":"https://go.example.com/\#(short)?d=1""#) && created.body.contains(#""warning":[]"#))
+        // The API tells the watcher: the link answers without waiting for the next poll.
+        #expect(waitUntil(1) { (try? Self.click("/\(short)", port: server.port)) == "302 https://example.com/fdl" }, "\(server.stderr)")
+
+        let long = try Self.api(
+            "POST",
+            "/v1/shortLinks",
+            port: admin,
+            body: #"{"longDynamicLink": "https://go.example.com/?link=https%3A%2F%2Fexample.com%2Flong"}"#
+        )
+        #expect(
+            long.status == 200 && long.body.range(of: #"go\.example\.com/[0-9A-Za-z]{17}""#, options: .regularExpression) != nil,
+            "\(long)"
+        )
+
+        let read = try Self.api("GET", "/v1/links/go.example.com/\(short)", port: admin)
+        #expect(
+            read.status == 200 && read.body.contains(#""afl":"https://example.com/android""#) && read.body.contains(#""state":"active""#),
+            "\(read)"
+        )
+        let disabled = try Self.api("POST", "/v1/links/go.example.com/\(short)/disable", port: admin)
+        #expect(disabled.status == 200 && disabled.body.contains(#""state":"disabled""#))
+        #expect(waitUntil(1) { (try? Self.click("/\(short)", port: server.port))?.hasPrefix("410") == true })
+        #expect(try Self.api("DELETE", "/v1/links/go.example.com/\(short)", port: admin).status == 200)
+        #expect(try Self.api("GET", "/v1/links/go.example.com/\(short)", port: admin).status == 404)
+        #expect(try Self.links(["list"], server.directory).out.contains("https://example.com/long"), "the CLI sees what the API made")
+
+        // Refusals: problem documents with the status, the JSON path and why; nothing stored.
+        let off = try Self.api(
+            "POST",
+            "/v1/shortLinks",
+            port: admin,
+            body: #"{"dynamicLinkInfo": {"domainUriPrefix": "https://go.example.com", "link": "https://evil.example/x"}}"#
+        )
+        #expect(off.status == 400 && off.body.contains(#""path":"$.dynamicLinkInfo.link""#) && off.body.contains("links.allow"), "\(off)")
+        #expect(try Self.api("POST", "/v1/shortLinks", port: admin, body: fdl, token: nil).status == 401)
+        #expect(try Self.api("POST", "/v1/shortLinks", port: admin, body: fdl, token: "wrong-token-0123456789").status == 401)
+        #expect(try Self.api("POST", "/v1/shortLinks", port: admin, body: fdl, type: "text/plain").status == 415)
+        let malformed = try Self.api("POST", "/v1/shortLinks", port: admin, body: "{'dynamicLinkInfo': 1}")
+        #expect(malformed.status == 400 && malformed.body.contains("not valid JSON"), "\(malformed)")
+        let sql = try Self.api(
+            "POST",
+            "/v1/shortLinks",
+            port: admin,
+            body:
+                #"{"dynamicLinkInfo": {"domainUriPrefix": "https://go.example.com", "link": "https://example.com/x'); DROP TABLE links; --"}}"#
+        )
+        #expect(sql.status == 200 || sql.status == 400, "\(sql)")
+        let huge = "{\"dynamicLinkInfo\": {\"link\": \"" + String(repeating: "a", count: 1_000_000) + "\"}}"
+        try write(huge, to: server.directory + "/huge.json")
+        #expect(
+            try Self.api("POST", "/v1/shortLinks", port: admin, body: "@" + server.directory + "/huge.json").status == 413,
+            "a 1 MB body is refused unread"
+        )
+        #expect(try Self.links(["list"], server.directory).out.split(separator: "\n").count == (sql.status == 200 ? 2 : 1))
+    }
+
     @Test("Without server.stateDirectory the command says where links are kept, and exits 2")
     func needsStateDirectory() throws {
         try withTemporaryDirectory { directory in

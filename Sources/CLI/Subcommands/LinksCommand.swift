@@ -105,7 +105,7 @@ enum LinksCommand {
                 let domain = arguments.positionals.dropFirst().first?.lowercased()
                 let links = try database.list(domain: domain)
                 if json {
-                    console.out(JSONWriter.string(.array(links.map(describe)), pretty: true) + "\n")
+                    console.out(JSONWriter.string(.array(links.map(ShortLinkAPI.linkJSON)), pretty: true) + "\n")
                 } else if links.isEmpty {
                     console.out("no short links\(domain.map { " on \($0)" } ?? "")\n")
                 } else {
@@ -130,7 +130,7 @@ enum LinksCommand {
                 default: link = try database.setState(domain: domain, suffix: suffix, .deleted, now: now)
                 }
                 if json {
-                    console.out(JSONWriter.string(describe(link), pretty: true) + "\n")
+                    console.out(JSONWriter.string(ShortLinkAPI.linkJSON(link), pretty: true) + "\n")
                 } else if action == "show" {
                     console.out(text(link, history: try database.history(domain: domain, suffix: suffix)))
                 } else {
@@ -224,17 +224,8 @@ enum LinksCommand {
             )
         }
         let link = try database.create(StoredLink(domain: domain, suffix: suffix, parameters: parameters), now: now)
-        console.out(arguments.has("--json") ? JSONWriter.string(describe(link), pretty: true) + "\n" : link.shortLink + "\n")
+        console.out(arguments.has("--json") ? JSONWriter.string(ShortLinkAPI.linkJSON(link), pretty: true) + "\n" : link.shortLink + "\n")
         return ExitStatus.success
-    }
-
-    static func describe(_ link: StoredLink) -> JSONOutput {
-        .object([
-            ("shortLink", .string(link.shortLink)), ("domain", .string(link.domain)), ("suffix", .string(link.suffix)),
-            ("state", .string(link.state.rawValue)),
-            ("parameters", .object(link.parameters.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
-            ("created", .int(Int(link.created))), ("updated", .int(Int(link.updated))),
-        ])
     }
 
     static func text(_ link: StoredLink, history: [(at: Int64, change: String, parameters: [String: String])]) -> String {

@@ -17,6 +17,8 @@ public struct FirebaseShortLinkRequest: Sendable, Equatable {
     /// FDL's parameters (`link`, `apn`, `afl`, `ibi`, `st` …), as a long link would carry them.
     public var parameters: [String: String]
     public var suffix: SuffixOption
+    /// The body was `{"longDynamicLink": …}`: a parameter's problem is reported at that path.
+    public var fromLongLink = false
 
     /// Why a body is refused: the JSON path of the value and what is wrong with it.
     public struct Problem: Error, Sendable, Equatable {
@@ -76,7 +78,7 @@ public struct FirebaseShortLinkRequest: Sendable, Equatable {
             case .failure(let refusal):
                 return .failure(Problem(path: "$.longDynamicLink", reason: "\(refusal.parameter) \(refusal.reason)"))
             case .success(let parameters):
-                return .success(FirebaseShortLinkRequest(domain: url.host, parameters: parameters, suffix: suffix))
+                return .success(FirebaseShortLinkRequest(domain: url.host, parameters: parameters, suffix: suffix, fromLongLink: true))
             }
         case (nil, let info?):
             return decodeInfo(info).map { FirebaseShortLinkRequest(domain: $0.domain, parameters: $0.parameters, suffix: suffix) }

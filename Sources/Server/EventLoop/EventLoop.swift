@@ -113,6 +113,7 @@ final class EventLoop {
         if event.token == Epoll.wakeToken {
             retryCertificateWaiters()
             deliverReloadAnswers()
+            deliverLinkAPIAnswers()
             evictOnRequest()
             admitWaiting(askForRoom: false)
             return
@@ -310,6 +311,28 @@ final class EventLoop {
             let response = answer.map(StandardResponses.acmeChallenge) ?? StandardResponses.notFound
             let bytes = connection.machine.respond(response)
             record(connection, head, status: response.status, bytes: bytes, site: "-", pathClass: .other)
+        case .linkAPI(let call):
+            guard let worker = state.linkAPI else {
+                let off = ShortLinkAPI.Problem(
+                    status: 404,
+                    title: "No short links here",
+                    detail: "short links need server.stateDirectory and a site with \"links\" in the config the server started with"
+                )
+                connection.machine.respond(AdminResponses.problem(off))
+                return
+            }
+            let body = connection.machine.keptBody.map { Array(connection.machine.input[$0]) } ?? []
+            let ticket = ReloadMailbox.Ticket(loop: index, slot: connection.slot, serial: connection.serial)
+            if worker.submit(LinkAPIWorker.Job(ticket: ticket, call: call, body: body)) {
+                connection.machine.respondLater()
+            } else {
+                let busy = ShortLinkAPI.Problem(
+                    status: 503,
+                    title: "Busy",
+                    detail: "\(LinkAPIWorker.queueLimit) link API calls are waiting; retry"
+                )
+                connection.machine.respond(AdminResponses.problem(busy, extraHeaders: [("Retry-After", "1")]))
+            }
         case .link(let answer, let site):
             let bytes = connection.machine.respond(answer.response)
             record(connection, head, status: answer.response.status, bytes: bytes, site: site, pathClass: .link)
@@ -372,6 +395,18 @@ final class EventLoop {
                 case .awaitingAnswer = connection.machine.phase
             else { continue }
             connection.machine.respond(AdminResponses.reload(outcome))
+            drive(connection)
+        }
+    }
+
+    /// Writes the answers of finished link API calls held by this loop.
+    private func deliverLinkAPIAnswers() {
+        guard let worker = state.linkAPI else { return }
+        for (ticket, response) in worker.takeAnswers(forLoop: index) {
+            guard ticket.slot < connections.count, let connection = connections[ticket.slot], connection.serial == ticket.serial,
+                case .awaitingAnswer = connection.machine.phase
+            else { continue }
+            connection.machine.respond(response)
             drive(connection)
         }
     }

@@ -149,8 +149,15 @@ public enum HTTPServer {
                 + "(\(loopsReason); config generation 1)"
         )
         state.storedLinks?.start()
+        let loopHandles = loops.map(\.handle)
+        state.linkAPI?.start(
+            config: { [state] in state.current.config },
+            wakeLoop: { loop in loopHandles[loop].epoll.wake() },
+            changed: { [state] in state.storedLinks?.nudge() }
+        )
         supervisor.announceReady()
         supervisor.run()
+        state.linkAPI?.stop()
         state.storedLinks?.stop()
 
         for loop in loops {

@@ -30,6 +30,8 @@ final class ServerState: Sendable {
     let acme: CertificateManager?
     /// The stored short links (nil without `server.stateDirectory` or without a link domain).
     let storedLinks: StoredLinkWatcher?
+    /// Carries out the link API's calls (with the stored links, or nil).
+    let linkAPI: LinkAPIWorker?
 
     init(
         serving generation: ServedGeneration,
@@ -40,6 +42,7 @@ final class ServerState: Sendable {
     ) throws(SystemError) {
         self.acme = acme
         self.storedLinks = storedLinks
+        linkAPI = try storedLinks.map { watcher throws(SystemError) in try LinkAPIWorker(path: watcher.path) }
         fetchLog = FetchLog(
             settings: generation.settings,
             snapshot: generation.snapshot,

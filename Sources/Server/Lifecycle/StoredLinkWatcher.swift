@@ -12,10 +12,12 @@ final class StoredLinkWatcher: Sendable {
     static let interval = 250
     static let batch = 10_000
 
-    private let path: String
+    let path: String
     private let published: Mutex<ShortLinkTable>
     private let stopped = Atomic<Bool>(false)
     private let thread = Mutex<Posix.Thread?>(nil)
+    /// Cuts the wait short: the link API changed the store, so the change answers at once.
+    private let wakeup: EventFDBox?
 
     var table: ShortLinkTable { published.withLock { $0 } }
 
@@ -23,6 +25,7 @@ final class StoredLinkWatcher: Sendable {
     init?(path: String) {
         self.path = path
         published = Mutex(.empty)
+        wakeup = try? EventFDBox()
         do {
             let database = try LinkDatabase(path: path)
             published.withLock { $0 = Self.advance(.empty, database) ?? .empty }
@@ -56,7 +59,12 @@ final class StoredLinkWatcher: Sendable {
         var database: LinkDatabase?
         var failing = false
         while !stopped.load(ordering: .acquiring) {
-            Posix.sleep(milliseconds: Self.interval)
+            if let wakeup {
+                _ = Posix.waitReadable([wakeup.fd], timeoutMilliseconds: Int32(Self.interval))
+                wakeup.event.drain()
+            } else {
+                Posix.sleep(milliseconds: Self.interval)
+            }
             if database == nil { database = try? LinkDatabase(path: path, create: false) }
             guard let database, let next = Self.advance(table, database) else {
                 if !failing { Log.error("short links: cannot read \(path); the links loaded so far keep answering") }
@@ -70,8 +78,12 @@ final class StoredLinkWatcher: Sendable {
         }
     }
 
+    /// Reads the store's changes now instead of at the next interval.
+    func nudge() { wakeup?.signal() }
+
     func stop() {
         stopped.store(true, ordering: .releasing)
+        wakeup?.signal()
         thread.withLock { $0 }?.join()
     }
 }

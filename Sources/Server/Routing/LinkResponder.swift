@@ -137,11 +137,13 @@ enum LinkResponder {
                 outcome: "gone"
             )
         }
-        return routed(
-            FirebaseLongLink.rule(stored.parameters, links: links.links, ownHosts: ownHosts.union([request.host])),
-            request,
-            links
-        )
+        // `?d=1`, FDL's preview link: the link's flow per visitor as a page.
+        let parsed = FirebaseLongLink.rule(stored.parameters, links: links.links, ownHosts: ownHosts.union([request.host])).map {
+            var parsed = $0
+            parsed.debug = request.query == "d=1"
+            return parsed
+        }
+        return routed(parsed, request, links)
     }
 
     static func firebaseLongLink(_ query: String, _ request: LinkRequest, _ links: CompiledLinks, ownHosts: Set<String>) -> LinkAnswer {

@@ -45,6 +45,8 @@ enum Route {
     case retryCertificate(host: String)
     /// A link path's answer, counted by visitor class and outcome.
     case link(LinkAnswer, site: String)
+    /// A call of the link API on the admin listener: answered by its worker, off the loop.
+    case linkAPI(ShortLinkAPI.Call)
 }
 
 /// What the admin routes report, read only when an admin request asks for it.
@@ -204,6 +206,9 @@ enum Router {
         {
             return .respond(AdminResponses.foreignHost, site: "-", pathClass: .admin)
         }
+        if path.count >= 4, equal(UnsafeBufferPointer(rebasing: path[0..<4]), "/v1/") {
+            return routeLinkAPI(head, path, buffer, policy)
+        }
         let isRetry = path.count > retryPrefix.count && equal(UnsafeBufferPointer(rebasing: path[0..<retryPrefix.count]), retryPrefix)
         // Both change state: the same rules (POST, the token, not read-only, no form).
         let isReload = equal(path, reloadPath) || isRetry
@@ -273,6 +278,67 @@ enum Router {
     }
 
     /// `Authorization: Bearer <token>`, compared in constant time.
+    /// The link API: always behind the admin token (it creates what strangers would click), JSON bodies only.
+    private static func routeLinkAPI(
+        _ head: RequestHead,
+        _ path: UnsafeBufferPointer<UInt8>,
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        _ policy: AdminPolicy
+    ) -> Route {
+        func problem(_ problem: ShortLinkAPI.Problem, _ extra: [(String, String)] = []) -> Route {
+            .respond(AdminResponses.problem(problem, extraHeaders: extra), site: "-", pathClass: .admin)
+        }
+        guard let token = policy.token else {
+            return problem(
+                ShortLinkAPI.Problem(
+                    status: 403,
+                    title: "No API token",
+                    detail: "the link API needs a token: set server.adminTokenFile and send Authorization: Bearer <its token>"
+                )
+            )
+        }
+        guard bearerMatches(head.authorizationRange.map { UnsafeBufferPointer(rebasing: buffer[$0]) }, token) else {
+            return problem(
+                ShortLinkAPI.Problem(
+                    status: 401,
+                    title: "Unauthorized",
+                    detail: "send Authorization: Bearer <the token in adminTokenFile>"
+                ),
+                [("WWW-Authenticate", "Bearer realm=\"aasa-server admin\"")]
+            )
+        }
+        let pathText = String(decoding: path, as: UTF8.self)
+        switch ShortLinkAPI.call(method: head.method.name, path: pathText) {
+        case nil:
+            return problem(ShortLinkAPI.Problem(status: 404, title: "Not found", detail: "the link API has no \(pathText)"))
+        case .failure(let refusal)?:
+            return problem(refusal)
+        case .success(let call)?:
+            if case .create = call {
+                let type = head.contentTypeRange.map { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
+                guard let type, type.lowercased().hasPrefix("application/json") else {
+                    return problem(
+                        ShortLinkAPI.Problem(
+                            status: 415,
+                            title: "Unsupported media type",
+                            detail: "send the body as Content-Type: application/json"
+                        )
+                    )
+                }
+                guard case .length = head.body else {
+                    return problem(
+                        ShortLinkAPI.Problem(
+                            status: 411,
+                            title: "Length required",
+                            detail: "send the body with a Content-Length, not chunked"
+                        )
+                    )
+                }
+            }
+            return .linkAPI(call)
+        }
+    }
+
     static func bearerMatches(_ value: UnsafeBufferPointer<UInt8>?, _ token: [UInt8]) -> Bool {
         guard let value else { return false }
         let scheme = Array("bearer ".utf8)
@@ -368,6 +434,15 @@ enum AdminResponses {
         "the admin listener answers only Host: localhost or an IP address (protection against DNS rebinding); "
             + "set adminTokenFile to reach it by name"
     )
+    /// An RFC 9457 problem document.
+    static func problem(_ problem: ShortLinkAPI.Problem, extraHeaders: [(String, String)] = []) -> PreparedResponse {
+        PreparedResponse(
+            status: problem.status,
+            headers: [("Content-Type", "application/problem+json"), ("Cache-Control", "no-store")] + extraHeaders,
+            body: Array((problem.json + "\n").utf8)
+        )
+    }
+
     static let unauthorized = StandardResponses.error(
         status: 401,
         "this admin request needs Authorization: Bearer <the token in adminTokenFile>",

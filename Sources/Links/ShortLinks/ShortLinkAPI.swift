@@ -1,0 +1,138 @@
+public import AASA
+
+/// The link API on the admin listener (docs/short-links.md), as pure functions: which call a request is,
+/// whether a creation request may be stored (the domain is a link domain of the config, every destination
+/// on its allowlist), and the JSON of every answer — FDL's shape for `POST /v1/shortLinks`, so a backend
+/// that called Firebase changes only its base URL, and RFC 9457 problem documents for every refusal.
+public enum ShortLinkAPI {
+    public enum Call: Sendable, Equatable {
+        /// `POST /v1/shortLinks` with FDL's request body.
+        case create
+        /// `GET /v1/links/<domain>/<suffix>`.
+        case read(domain: String, suffix: String)
+        /// `POST /v1/links/<domain>/<suffix>/disable` or `/enable`, `DELETE /v1/links/<domain>/<suffix>`.
+        case change(domain: String, suffix: String, StoredLink.State)
+    }
+
+    /// A refusal: its status, a title, what exactly is wrong, and where in the request body when it is there.
+    public struct Problem: Error, Sendable, Equatable {
+        public var status: Int
+        public var title: String
+        public var detail: String
+        public var path: String?
+
+        public init(status: Int, title: String, detail: String, path: String? = nil) {
+            self.status = status
+            self.title = title
+            self.detail = detail
+            self.path = path
+        }
+
+        /// `application/problem+json` (RFC 9457), with the JSON path of the offending value as an extension.
+        public var json: String {
+            var members: [(String, JSONOutput)] = [
+                ("type", .string("about:blank")), ("title", .string(title)), ("status", .int(status)), ("detail", .string(detail)),
+            ]
+            if let path { members.append(("path", .string(path))) }
+            return JSONWriter.string(.object(members))
+        }
+    }
+
+    public static let prefix = "/v1/"
+
+    /// The call a method and path (under ``prefix``) make; nil: no such resource. A known resource with the
+    /// wrong method is a 405 problem.
+    public static func call(method: String, path: String) -> Result<Call, Problem>? {
+        guard path.hasPrefix(prefix) else { return nil }
+        let parts = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        func wrongMethod(_ allowed: String) -> Result<Call, Problem> {
+            .failure(Problem(status: 405, title: "Method not allowed", detail: "\(path) answers \(allowed)"))
+        }
+        switch parts.count {
+        case 1 where parts[0] == "shortLinks":
+            return method == "POST" ? .success(.create) : wrongMethod("POST")
+        case 3 where parts[0] == "links" && !parts[1].isEmpty && !parts[2].isEmpty:
+            switch method {
+            case "GET", "HEAD": return .success(.read(domain: parts[1].lowercased(), suffix: parts[2]))
+            case "DELETE": return .success(.change(domain: parts[1].lowercased(), suffix: parts[2], .deleted))
+            default: return wrongMethod("GET and DELETE")
+            }
+        case 4 where parts[0] == "links" && !parts[1].isEmpty && !parts[2].isEmpty && (parts[3] == "disable" || parts[3] == "enable"):
+            guard method == "POST" else { return wrongMethod("POST") }
+            return .success(.change(domain: parts[1].lowercased(), suffix: parts[2], parts[3] == "disable" ? .disabled : .active))
+        default:
+            return nil
+        }
+    }
+
+    /// What a creation request asks for, checked against the config.
+    public struct Creation: Sendable, Equatable {
+        public var domain: String
+        public var parameters: [String: String]
+        public var suffix: FirebaseShortLinkRequest.SuffixOption
+    }
+
+    /// FDL's request body, read and checked: a link domain of `config` (a site with `links`), and
+    /// parameters its allowlist and app accept — the same check a long link and the command line get.
+    public static func creation(body: [UInt8], config: LoadedConfig) -> Result<Creation, Problem> {
+        let request: FirebaseShortLinkRequest
+        switch FirebaseShortLinkRequest.decode(body) {
+        case .failure(let problem):
+            return .failure(
+                Problem(status: 400, title: "Invalid request body", detail: "\(problem.path) \(problem.reason)", path: problem.path)
+            )
+        case .success(let decoded): request = decoded
+        }
+        guard let site = config.site(forHost: request.domain), let links = site.site.links else {
+            return .failure(
+                Problem(
+                    status: 400,
+                    title: "Not a link domain",
+                    detail: "\(request.domain) is not a link domain of this server (no site with \"links\" serves it)",
+                    path: request.fromLongLink ? "$.longDynamicLink" : "$.dynamicLinkInfo.domainUriPrefix"
+                )
+            )
+        }
+        let ownHosts = Set(site.site.hosts.map(\.value.description)).union([request.domain])
+        if case .failure(let refusal) = FirebaseLongLink.rule(request.parameters, links: links, ownHosts: ownHosts) {
+            return .failure(
+                Problem(
+                    status: 400,
+                    title: "Link refused",
+                    detail: "\(refusal.parameter) \(refusal.reason)",
+                    path: request.fromLongLink ? "$.longDynamicLink" : FirebaseShortLinkRequest.path(of: refusal.parameter)
+                )
+            )
+        }
+        return .success(Creation(domain: request.domain, parameters: request.parameters, suffix: request.suffix))
+    }
+
+    /// FDL's answer to `shortLinks`: the link, its preview (the flow page, `?d=1`) and no warnings.
+    public static func createdJSON(_ link: StoredLink) -> String {
+        JSONWriter.string(
+            .object([("shortLink", .string(link.shortLink)), ("previewLink", .string(link.shortLink + "?d=1")), ("warning", .array([]))])
+        )
+    }
+
+    /// A stored link as the native API and `links --json` write it.
+    public static func linkJSON(_ link: StoredLink) -> JSONOutput {
+        .object([
+            ("shortLink", .string(link.shortLink)), ("domain", .string(link.domain)), ("suffix", .string(link.suffix)),
+            ("state", .string(link.state.rawValue)),
+            ("parameters", .object(link.parameters.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+            ("created", .int(Int(link.created))), ("updated", .int(Int(link.updated))),
+        ])
+    }
+}
+
+extension FirebaseShortLinkRequest {
+    /// Where a long-link parameter is written in a `dynamicLinkInfo` body (`afl` →
+    /// `$.dynamicLinkInfo.androidInfo.androidFallbackLink`); `$` for one FDL's body has no field for.
+    public static func path(of parameter: String) -> String {
+        for (section, names) in fields {
+            guard let field = names.first(where: { $0.value == parameter })?.key else { continue }
+            return section.isEmpty ? "$.dynamicLinkInfo.\(field)" : "$.dynamicLinkInfo.\(section).\(field)"
+        }
+        return "$"
+    }
+}

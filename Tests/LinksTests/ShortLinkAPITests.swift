@@ -1,0 +1,126 @@
+import AASA
+import Links
+import Testing
+
+/// The link API's pure side: which call a request is, what a creation request may store (a link domain of
+/// the config, destinations on its allowlist, the site's own app), and the JSON of its answers.
+@Suite("Link API: calls, creation checks, answers")
+struct ShortLinkAPITests {
+    static let config: LoadedConfig = {
+        let text = #"""
+            {"version": 1, "apps": {"shop": {"apple": "ABCDE12345.com.example.shop", "appStoreID": 123456789}},
+             "sites": [{"hosts": ["go.example.com"], "links": {"app": "shop", "openHost": "open.example.com", "allow": ["example.com"],
+                        "rules": [{"/": "/p/*", "web": "https://example.com/item/{1}"}]}},
+                       {"hosts": ["open.example.com"], "applinks": {"details": [{"apps": ["shop"], "components": [{"/": "/*"}]}]}}]}
+            """#
+        let loaded = ConfigLoader.load(
+            configBytes: Array(text.utf8),
+            configPath: "/c.json",
+            readFile: { _ in .failure(FileReadError("none")) }
+        )
+        precondition(!loaded.hasErrors, "\(loaded.diagnostics)")
+        return loaded
+    }()
+
+    static func creation(_ body: String) -> Result<ShortLinkAPI.Creation, ShortLinkAPI.Problem> {
+        ShortLinkAPI.creation(body: Array(body.utf8), config: config)
+    }
+
+    @Test("Calls by method and path; a known resource with another method is 405; anything else is no call")
+    func calls() {
+        #expect(ShortLinkAPI.call(method: "POST", path: "/v1/shortLinks") == .success(.create))
+        #expect(
+            ShortLinkAPI.call(method: "GET", path: "/v1/links/Go.Example.com/abc")
+                == .success(.read(domain: "go.example.com", suffix: "abc"))
+        )
+        #expect(
+            ShortLinkAPI.call(method: "DELETE", path: "/v1/links/go.example.com/abc")
+                == .success(.change(domain: "go.example.com", suffix: "abc", .deleted))
+        )
+        #expect(
+            ShortLinkAPI.call(method: "POST", path: "/v1/links/go.example.com/abc/disable")
+                == .success(.change(domain: "go.example.com", suffix: "abc", .disabled))
+        )
+        #expect(
+            ShortLinkAPI.call(method: "POST", path: "/v1/links/go.example.com/abc/enable")
+                == .success(.change(domain: "go.example.com", suffix: "abc", .active))
+        )
+        for (method, path) in [
+            ("GET", "/v1/shortLinks"), ("PUT", "/v1/links/go.example.com/abc"), ("GET", "/v1/links/go.example.com/abc/disable"),
+        ] {
+            guard case .failure(let problem)? = ShortLinkAPI.call(method: method, path: path) else {
+                Issue.record("\(method) \(path) is not a 405")
+                continue
+            }
+            #expect(problem.status == 405, "\(method) \(path)")
+        }
+        for path in [
+            "/v1/", "/v1/links", "/v1/links/go.example.com", "/v1/links//abc", "/v1/links/go.example.com/abc/rename", "/v2/shortLinks",
+            "/metrics",
+        ] {
+            #expect(ShortLinkAPI.call(method: "GET", path: path) == nil, "\(path)")
+        }
+    }
+
+    @Test("FDL bodies of both shapes become the parameters a long link would carry, with the suffix option")
+    func creations() throws {
+        let info = try Self.creation(
+            #"{"dynamicLinkInfo": {"domainUriPrefix": "https://go.example.com", "link": "https://example.com/a", "androidInfo": {"androidFallbackLink": "https://example.com/android"}}, "suffix": {"option": "SHORT"}}"#
+        ).get()
+        #expect(info.domain == "go.example.com" && info.suffix == .short)
+        #expect(info.parameters == ["link": "https://example.com/a", "afl": "https://example.com/android"])
+        let long = try Self.creation(#"{"longDynamicLink": "https://go.example.com/?link=https%3A%2F%2Fexample.com%2Fb&st=Hi"}"#).get()
+        #expect(long.parameters == ["link": "https://example.com/b", "st": "Hi"] && long.suffix == .unguessable)
+    }
+
+    @Test("Refusals name the JSON path and why: off the allowlist, not a link domain, another app, bad JSON")
+    func refusals() {
+        func problem(_ body: String) -> ShortLinkAPI.Problem? {
+            if case .failure(let problem) = Self.creation(body) { return problem }
+            return nil
+        }
+        let off = problem(
+            #"{"dynamicLinkInfo": {"domainUriPrefix": "https://go.example.com", "link": "https://example.com/a", "iosInfo": {"iosFallbackLink": "https://evil.example/x"}}}"#
+        )
+        #expect(off?.status == 400 && off?.path == "$.dynamicLinkInfo.iosInfo.iosFallbackLink")
+        #expect(off?.detail == "ifl points at evil.example, which this site's links.allow does not list")
+        let longOff = problem(#"{"longDynamicLink": "https://go.example.com/?link=https%3A%2F%2Fevil.example%2F"}"#)
+        #expect(longOff?.path == "$.longDynamicLink" && longOff?.detail.contains("evil.example") == true)
+        let notLinks = problem(#"{"dynamicLinkInfo": {"domainUriPrefix": "https://open.example.com", "link": "https://example.com/a"}}"#)
+        #expect(
+            notLinks?.status == 400 && notLinks?.path == "$.dynamicLinkInfo.domainUriPrefix"
+                && notLinks?.detail.contains("open.example.com") == true
+        )
+        let otherApp = problem(
+            #"{"dynamicLinkInfo": {"domainUriPrefix": "https://go.example.com", "link": "https://example.com/a", "iosInfo": {"iosBundleId": "com.other.app"}}}"#
+        )
+        #expect(otherApp?.path == "$.dynamicLinkInfo.iosInfo.iosBundleId" && otherApp?.detail.contains("com.example.shop") == true)
+        let broken = problem(#"{"dynamicLinkInfo": "#)
+        #expect(broken?.status == 400 && broken?.path == "$" && broken?.detail.contains("not valid JSON") == true)
+        let typo = problem(
+            #"{"dynamicLinkInfo": {"domainUriPrefix": "https://go.example.com", "link": "https://example.com/a", "iosInfo": {"iosFallbakLink": "x"}}}"#
+        )
+        #expect(typo?.path == "$.dynamicLinkInfo.iosInfo.iosFallbakLink")
+    }
+
+    @Test("Answers: FDL's shortLinks shape, the native link, and RFC 9457 problems")
+    func answers() {
+        let link = StoredLink(
+            domain: "go.example.com",
+            suffix: "abc",
+            parameters: ["link": "https://example.com/a"],
+            created: 5,
+            updated: 6
+        )
+        #expect(
+            ShortLinkAPI.createdJSON(link)
+                == #"{"shortLink":"https://go.example.com/abc","previewLink":"https://go.example.com/abc?d=1","warning":[]}"#
+        )
+        #expect(
+            JSONWriter.string(ShortLinkAPI.linkJSON(link))
+                == #"{"shortLink":"https://go.example.com/abc","domain":"go.example.com","suffix":"abc","state":"active","parameters":{"link":"https://example.com/a"},"created":5,"updated":6}"#
+        )
+        let problem = ShortLinkAPI.Problem(status: 400, title: "Link refused", detail: "a \"quoted\" reason", path: "$.x")
+        #expect(problem.json == #"{"type":"about:blank","title":"Link refused","status":400,"detail":"a \"quoted\" reason","path":"$.x"}"#)
+    }
+}
