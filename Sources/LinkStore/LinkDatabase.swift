@@ -118,6 +118,27 @@ public final class LinkDatabase {
         do { return try body() } catch { throw .database(error) }
     }
 
+    /// Every change `body` makes, committed at once (or none of them, when it throws): an import of a
+    /// hundred thousand links is one write to disk, not one per link.
+    public func batch<T>(_ body: () throws(LinkStoreError) -> T) throws(LinkStoreError) -> T {
+        var failure: LinkStoreError?
+        do throws(LinkStoreError) {
+            return try wrap { () throws(SQLiteError) -> T in
+                try connection.transaction { () throws(SQLiteError) -> T in
+                    do throws(LinkStoreError) {
+                        return try body()
+                    } catch {
+                        failure = error
+                        // Rolls the whole batch back.
+                        throw SQLiteError(code: 4, message: "batch abandoned: \(error)")
+                    }
+                }
+            }
+        } catch {
+            throw failure ?? error
+        }
+    }
+
     /// The link at that path, deleted ones included.
     public func link(domain: String, suffix: String) throws(LinkStoreError) -> StoredLink? {
         try wrap { () throws(SQLiteError) in try find(domain: domain, suffix: suffix) }

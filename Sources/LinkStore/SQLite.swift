@@ -64,8 +64,16 @@ final class SQLiteConnection {
 
     /// `body` inside BEGIN IMMEDIATE … COMMIT (the write lock taken at the start, so two writers queue
     /// on the busy timeout instead of one failing halfway); rolled back when it throws.
+    /// Inside another transaction, `body` joins it (one batch of many changes commits once).
     func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            return try body()
+        }
         try execute("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
         do {
             let result = try body()
             try execute("COMMIT")
@@ -75,6 +83,7 @@ final class SQLiteConnection {
             throw error
         }
     }
+    private var transactionDepth = 0
 
     /// One integer from a query such as `PRAGMA user_version`.
     func integer(_ sql: String) throws(SQLiteError) -> Int64 {

@@ -1,4 +1,5 @@
 import Foundation
+import Links
 import TestSupport
 import Testing
 
@@ -179,6 +180,66 @@ struct StoredLinkServingTests {
             "a 1 MB body is refused unread"
         )
         #expect(try Self.links(["list"], server.directory).out.split(separator: "\n").count == (sql.status == 200 ? 2 : 1))
+    }
+
+    @Test("Import: Takeout's CSV (5,000 links) and exported JSON lines; dry run writes nothing, a second run changes nothing")
+    func importAndExport() throws {
+        try withTemporaryDirectory { directory in
+            try write(Self.config, to: directory + "/config.json")
+            var lines = [TakeoutCSV.columns.map { $0 == "shortLink" ? "Short link" : "(\($0))" }.joined(separator: ",")]
+            func row(_ shortLink: String, _ link: String, archived: Bool = false) -> String {
+                TakeoutCSV.columns.map { column in
+                    column == "shortLink" ? shortLink : column == "link" ? link : column == "archived" ? (archived ? "true" : "false") : ""
+                }.joined(separator: ",")
+            }
+            for index in 0..<5_000 { lines.append(row("https://go.example.com/m\(index)", "https://example.com/p/\(index)")) }
+            lines.append(row("https://go.example.com/gone", "https://example.com/gone", archived: true))
+            lines.append(row("https://go.example.com/evil", "https://evil.example/"))
+            try write(lines.joined(separator: "\r\n") + "\r\n", to: directory + "/takeout.csv")
+            let takeout = ["import", "--takeout", directory + "/takeout.csv"]
+
+            let dry = try Self.links(takeout + ["--dry-run"], directory)
+            #expect(
+                dry.status == 1 && dry.out.hasSuffix("would import 5000, unchanged 0, skipped 2 (dry run: nothing written)\n"),
+                "\(dry)"
+            )
+            #expect(dry.out.contains("line 5002: skipped https://go.example.com/gone: archived in Firebase"))
+            #expect(dry.out.contains("line 5003: skipped https://go.example.com/evil: link points at evil.example"))
+            #expect(try Self.links(["list"], directory).out == "no short links\n")
+            let first = try Self.links(takeout, directory)
+            #expect(first.out.hasSuffix("imported 5000, unchanged 0, skipped 2\n"), "\(first)")
+            let again = try Self.links(takeout + ["--json"], directory)
+            #expect(
+                again.out.replacingOccurrences(of: " ", with: "").contains(#""imported":0,"#)
+                    && again.out.replacingOccurrences(of: " ", with: "").contains(#""unchanged":5000,"#),
+                "\(again.out)"
+            )
+
+            // A link that differs is reported, never replaced.
+            _ = try Self.links(["delete", "go.example.com/m7"], directory)
+            _ = try Self.links(["create", "--domain", "go.example.com", "--alias", "m7", "--link", "https://example.com/mine"], directory)
+            let differs = try Self.links(takeout, directory)
+            #expect(
+                differs.out.contains("line 9: skipped https://go.example.com/m7: already exists with other parameters; not replaced"),
+                "\(differs.out)"
+            )
+            #expect(try Self.links(["show", "go.example.com/m7"], directory).out.contains("link = https://example.com/mine"))
+
+            // Export, then import into an empty store: the same links.
+            let exported = try Self.links(["export"], directory)
+            #expect(exported.out.split(separator: "\n").count == 5_000)
+            try write(exported.out, to: directory + "/links.jsonl")
+            try write(
+                Self.config.replacingOccurrences(of: #""stateDirectory": "state""#, with: #""stateDirectory": "moved""#),
+                to: directory + "/moved.json"
+            )
+            let moved = try runTool([
+                TestPaths.serverExecutable, "links", "import", directory + "/links.jsonl", "--config", directory + "/moved.json",
+            ])
+            #expect(String(decoding: moved.stdout, as: UTF8.self) == "imported 5000, unchanged 0, skipped 0\n" && moved.status == 0)
+            let listed = try runTool([TestPaths.serverExecutable, "links", "export", "--config", directory + "/moved.json"])
+            #expect(String(decoding: listed.stdout, as: UTF8.self) == exported.out, "the moved store holds the same links, times included")
+        }
     }
 
     @Test("Without server.stateDirectory the command says where links are kept, and exits 2")

@@ -24,11 +24,20 @@ enum LinksCommand {
                        [--description TEXT] [--image URL] [--parameter NAME=VALUE]... [--config FILE] [--json]
                    aasa-server links list [HOST] [--config FILE] [--json]
                    aasa-server links show|disable|enable|delete SHORT_LINK [--config FILE] [--json]
+                   aasa-server links export [HOST] [--config FILE]
+                   aasa-server links import (--takeout FILE.csv [--domain HOST] | FILE.jsonl) [--dry-run]
+                       [--config FILE] [--json]
 
             create stores a new link and prints it: https://HOST/SUFFIX, the suffix unguessable (96 random bits,
             17 characters) unless --alias names it or --short asks for the shortest free one (at least 4).
             disable makes the link answer 410 Gone; enable brings it back; delete frees its path. Every change is
             recorded; show prints the link and its history. SHORT_LINK is https://HOST/SUFFIX or HOST/SUFFIX.
+
+            export prints every live link as JSON lines; import reads them back, or Google Takeout's CSV of
+            Firebase Dynamic Links (--takeout: each short link's path on --domain, or on its own host). An
+            import checks every record as create does, never replaces a link that differs (it is reported),
+            skips archived FDL links, and is idempotent: a second run changes nothing. It reports what was
+            imported, unchanged and skipped, with the line and why; --dry-run writes nothing.
 
             OPTIONS:
               --config FILE       The config (default: the built-in example, which has no link domain).
@@ -47,21 +56,24 @@ enum LinksCommand {
               --image URL         The link preview's image, an https URL (si).
               --parameter NAME=VALUE
                                   Any other FDL parameter (efr, amv, ct, pt, at, mt, ibi, isi, apn); repeatable.
+              --takeout FILE.csv  With import: Google Takeout's export of Firebase Dynamic Links.
+              --dry-run           With import: check and report, write nothing.
               --json              Print JSON: {"shortLink", "domain", "suffix", "state", "parameters", "created",
-                                  "updated"} (list: an array of them).
+                                  "updated"} (list: an array of them; import: {"imported", "unchanged",
+                                  "skipped": [{"line", "link", "reason"}]}).
               --help              Show this help.
 
-            EXIT STATUS: 0 done, 1 refused (a destination off links.allow, a path already taken, no such link),
-            2 usage error, an unreadable config or link store.
+            EXIT STATUS: 0 done, 1 refused (a destination off links.allow, a path already taken, no such link; an
+            import that skipped a record), 2 usage error, an unreadable config, file or link store.
 
             """,
         spec: ArgumentSpec(
             options: [
                 "--config", "--domain", "--link", "--alias", "--ios-fallback", "--ipad-fallback", "--android-fallback", "--web",
-                "--title", "--description", "--image",
+                "--title", "--description", "--image", "--takeout",
             ],
             repeatableOptions: ["--parameter"],
-            flags: ["--short", "--json"],
+            flags: ["--short", "--json", "--dry-run"],
             positionalName: "ACTION"
         ),
         run: run
@@ -114,6 +126,12 @@ enum LinksCommand {
                     }
                 }
                 return ExitStatus.success
+            case "export":
+                let domain = arguments.positionals.dropFirst().first?.lowercased()
+                for link in try database.list(domain: domain) { console.out(JSONWriter.string(ShortLinkAPI.linkJSON(link)) + "\n") }
+                return ExitStatus.success
+            case "import":
+                return try importLinks(arguments, loaded.config, database, now: now, console: console)
             case "show", "disable", "enable", "delete":
                 guard arguments.positionals.count == 2, let (domain, suffix) = StoredLink.locate(arguments.positionals[1]) else {
                     return CommandLineTool.usageError("write: links \(action) https://HOST/SUFFIX", console: console, usage: usage)
@@ -141,7 +159,7 @@ enum LinksCommand {
                 return ExitStatus.success
             default:
                 return CommandLineTool.usageError(
-                    "unknown action '\(action)'; the actions are create, list, show, disable, enable and delete",
+                    "unknown action '\(action)'; the actions are create, list, show, disable, enable, delete, export and import",
                     console: console,
                     usage: usage
                 )
@@ -226,6 +244,90 @@ enum LinksCommand {
         let link = try database.create(StoredLink(domain: domain, suffix: suffix, parameters: parameters), now: now)
         console.out(arguments.has("--json") ? JSONWriter.string(ShortLinkAPI.linkJSON(link), pretty: true) + "\n" : link.shortLink + "\n")
         return ExitStatus.success
+    }
+
+    private static func importLinks(
+        _ arguments: ParsedArguments,
+        _ config: LoadedConfig,
+        _ database: LinkDatabase,
+        now: Int64,
+        console: any Console
+    ) throws(LinkStoreError) -> Int32 {
+        let usage = subcommand.help
+        let plan: ShortLinkImport.Plan
+        if let takeout = arguments.value("--takeout") {
+            guard arguments.positionals.count == 1 else {
+                return CommandLineTool.usageError("import --takeout FILE.csv takes no other file", console: console, usage: usage)
+            }
+            guard let bytes = Files.readArgument(takeout, console: console, limit: 256 * 1024 * 1024) else { return ExitStatus.usage }
+            switch TakeoutCSV.read(bytes) {
+            case .failure(let problem):
+                console.err("error: \(takeout)\(problem.line > 0 ? ":\(problem.line)" : ""): \(problem.reason)\n")
+                return ExitStatus.usage
+            case .success(let result):
+                plan = ShortLinkImport.takeout(result, domain: arguments.value("--domain")?.lowercased(), config: config, now: now)
+            }
+        } else {
+            guard arguments.positionals.count == 2 else {
+                return CommandLineTool.usageError(
+                    "write: links import FILE.jsonl, or links import --takeout FILE.csv",
+                    console: console,
+                    usage: usage
+                )
+            }
+            guard let bytes = Files.readArgument(arguments.positionals[1], console: console, limit: 256 * 1024 * 1024) else {
+                return ExitStatus.usage
+            }
+            plan = ShortLinkImport.jsonLines(bytes, config: config)
+        }
+        let dryRun = arguments.has("--dry-run")
+        var imported = 0
+        var unchanged = 0
+        var skipped = plan.skipped
+        try database.batch { () throws(LinkStoreError) in
+            for candidate in plan.candidates {
+                let link = candidate.link
+                if let existing = try database.link(domain: link.domain, suffix: link.suffix), existing.state != .deleted {
+                    if existing.parameters == link.parameters {
+                        unchanged += 1
+                    } else {
+                        skipped.append(
+                            ShortLinkImport.Skip(
+                                line: candidate.line,
+                                what: link.shortLink,
+                                reason: "already exists with other parameters; not replaced (links show \(link.shortLink))"
+                            )
+                        )
+                    }
+                    continue
+                }
+                imported += 1
+                if dryRun { continue }
+                try database.create(link, now: link.created > 0 ? link.created : now)
+                if link.state == .disabled { try database.setState(domain: link.domain, suffix: link.suffix, .disabled, now: now) }
+            }
+        }
+        skipped.sort { $0.line < $1.line }
+        if arguments.has("--json") {
+            let rows: [JSONOutput] = skipped.map {
+                .object([("line", .int($0.line)), ("link", .string($0.what)), ("reason", .string($0.reason))])
+            }
+            console.out(
+                JSONWriter.string(
+                    .object([
+                        ("imported", .int(imported)), ("unchanged", .int(unchanged)), ("skipped", .array(rows)), ("dryRun", .bool(dryRun)),
+                    ]),
+                    pretty: true
+                ) + "\n"
+            )
+        } else {
+            for skip in skipped { console.out("line \(skip.line): skipped\(skip.what.isEmpty ? "" : " " + skip.what): \(skip.reason)\n") }
+            console.out(
+                "\(dryRun ? "would import" : "imported") \(imported), unchanged \(unchanged), skipped \(skipped.count)"
+                    + (dryRun ? " (dry run: nothing written)" : "") + "\n"
+            )
+        }
+        return skipped.isEmpty ? ExitStatus.success : ExitStatus.failure
     }
 
     static func text(_ link: StoredLink, history: [(at: Int64, change: String, parameters: [String: String])]) -> String {
