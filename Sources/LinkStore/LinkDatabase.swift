@@ -55,7 +55,18 @@ public final class LinkDatabase {
             change TEXT NOT NULL,
             parameters TEXT NOT NULL
         );
+        """,
         """
+        CREATE TABLE link_clicks (
+            link INTEGER NOT NULL REFERENCES links (id),
+            day TEXT NOT NULL,
+            visitor TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            head INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (link, day, visitor, outcome, head)
+        ) WITHOUT ROWID;
+        """,
     ]
     public static var schemaVersion: Int64 { Int64(migrations.count) }
     public static let fileName = "links.sqlite"
@@ -274,6 +285,84 @@ public final class LinkDatabase {
             var rows: [(at: Int64, change: String, parameters: [String: String])] = []
             while try statement.step() {
                 rows.append((statement.integer(0), statement.text(1), StoredLink.decode(statement.text(2)) ?? [:]))
+            }
+            return rows
+        }
+    }
+
+    /// Clicks of one day by link: (domain, suffix, visitor, outcome, head) and how many, added to what the
+    /// store holds for that day, in one transaction. Clicks of a link that no longer exists are dropped
+    /// (returned, so they are counted, not lost silently).
+    public struct ClickCount: Sendable, Equatable {
+        public var domain: String
+        public var suffix: String
+        public var visitor: String
+        public var outcome: String
+        public var head: Bool
+        public var count: Int
+
+        public init(domain: String, suffix: String, visitor: String, outcome: String, head: Bool, count: Int) {
+            self.domain = domain
+            self.suffix = suffix
+            self.visitor = visitor
+            self.outcome = outcome
+            self.head = head
+            self.count = count
+        }
+    }
+
+    @discardableResult
+    public func addClicks(_ clicks: [ClickCount], day: String) throws(LinkStoreError) -> Int {
+        try wrap { () throws(SQLiteError) -> Int in
+            try connection.transaction { () throws(SQLiteError) -> Int in
+                let statement = try connection.prepare(
+                    """
+                    INSERT INTO link_clicks (link, day, visitor, outcome, head, count)
+                    SELECT id, ?3, ?4, ?5, ?6, ?7 FROM links WHERE domain = ?1 AND suffix = ?2
+                    ON CONFLICT (link, day, visitor, outcome, head) DO UPDATE SET count = count + excluded.count
+                    """
+                )
+                var dropped = 0
+                for click in clicks {
+                    statement.reset()
+                    try statement.bind(1, click.domain)
+                    try statement.bind(2, click.suffix)
+                    try statement.bind(3, day)
+                    try statement.bind(4, click.visitor)
+                    try statement.bind(5, click.outcome)
+                    try statement.bind(6, click.head ? 1 : 0)
+                    try statement.bind(7, Int64(click.count))
+                    try statement.step()
+                    if connection.changes == 0 { dropped += click.count }
+                }
+                return dropped
+            }
+        }
+    }
+
+    /// A link's clicks from `firstDay` (YYYY-MM-DD, UTC) on, by day, visitor class, outcome and HEAD.
+    public func clicks(
+        domain: String,
+        suffix: String,
+        from firstDay: String
+    ) throws(LinkStoreError) -> [(
+        day: String, visitor: String, outcome: String, head: Bool, count: Int
+    )] {
+        try wrap { () throws(SQLiteError) in
+            let statement = try connection.prepare(
+                """
+                SELECT link_clicks.day, link_clicks.visitor, link_clicks.outcome, link_clicks.head, link_clicks.count
+                FROM link_clicks JOIN links ON links.id = link_clicks.link
+                WHERE links.domain = ?1 AND links.suffix = ?2 AND link_clicks.day >= ?3
+                ORDER BY link_clicks.day, link_clicks.visitor, link_clicks.outcome, link_clicks.head
+                """
+            )
+            try statement.bind(1, domain)
+            try statement.bind(2, suffix)
+            try statement.bind(3, firstDay)
+            var rows: [(day: String, visitor: String, outcome: String, head: Bool, count: Int)] = []
+            while try statement.step() {
+                rows.append((statement.text(0), statement.text(1), statement.text(2), statement.integer(3) != 0, Int(statement.integer(4))))
             }
             return rows
         }

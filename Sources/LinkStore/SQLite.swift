@@ -85,6 +85,9 @@ final class SQLiteConnection {
     }
     private var transactionDepth = 0
 
+    /// Rows the last statement inserted, updated or deleted.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
     /// One integer from a query such as `PRAGMA user_version`.
     func integer(_ sql: String) throws(SQLiteError) -> Int64 {
         let statement = try prepare(sql)

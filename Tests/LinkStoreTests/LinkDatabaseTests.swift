@@ -105,4 +105,32 @@ struct LinkDatabaseTests {
             #expect(try String(contentsOfFile: path, encoding: .utf8) == "these are my notes, not a database\n")
         }
     }
+
+    @Test("Clicks add up per day, class, outcome and HEAD; a deleted link's clicks are counted as dropped; read from a day on")
+    func clicks() throws {
+        try withTemporaryDirectory { directory in
+            let database = try LinkDatabase(path: directory + "/links.sqlite")
+            try database.create(Self.link("a"), now: 1)
+            func click(_ suffix: String, _ visitor: String, _ count: Int, head: Bool = false) -> LinkDatabase.ClickCount {
+                LinkDatabase.ClickCount(
+                    domain: "go.example.com",
+                    suffix: suffix,
+                    visitor: visitor,
+                    outcome: "web",
+                    head: head,
+                    count: count
+                )
+            }
+            #expect(try database.addClicks([click("a", "desktop", 3), click("a", "desktop", 1, head: true)], day: "2026-12-03") == 0)
+            #expect(try database.addClicks([click("a", "desktop", 2), click("gone", "desktop", 7)], day: "2026-12-04") == 7)
+            #expect(try database.addClicks([click("a", "desktop", 5)], day: "2026-12-04") == 0)
+            let all = try database.clicks(domain: "go.example.com", suffix: "a", from: "2026-12-01")
+            #expect(
+                all.map { "\($0.day) \($0.visitor) \($0.head) \($0.count)" } == [
+                    "2026-12-03 desktop false 3", "2026-12-03 desktop true 1", "2026-12-04 desktop false 7",
+                ]
+            )
+            #expect(try database.clicks(domain: "go.example.com", suffix: "a", from: "2026-12-04").count == 1)
+        }
+    }
 }

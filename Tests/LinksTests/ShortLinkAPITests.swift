@@ -123,4 +123,43 @@ struct ShortLinkAPITests {
         let problem = ShortLinkAPI.Problem(status: 400, title: "Link refused", detail: "a \"quoted\" reason", path: "$.x")
         #expect(problem.json == #"{"type":"about:blank","title":"Link refused","status":400,"detail":"a \"quoted\" reason","path":"$.x"}"#)
     }
+
+    @Test(
+        "linkStats: FDL's path and ours, durationDays required and bounded; people's clicks by platform, redirects apart, bots and HEAD left out"
+    )
+    func linkStats() {
+        #expect(
+            ShortLinkAPI.call(method: "GET", path: "/v1/https%3A%2F%2Fgo.example.com%2Fabc/linkStats", query: "durationDays=7")
+                == .success(.stats(domain: "go.example.com", suffix: "abc", days: 7))
+        )
+        #expect(
+            ShortLinkAPI.call(method: "GET", path: "/v1/links/go.example.com/abc/linkStats", query: "x=1&durationDays=30")
+                == .success(.stats(domain: "go.example.com", suffix: "abc", days: 30))
+        )
+        for query in [nil, "durationDays=0", "durationDays=seven", "durationDays=3651"] {
+            guard
+                case .failure(let problem)? = ShortLinkAPI.call(method: "GET", path: "/v1/links/go.example.com/abc/linkStats", query: query)
+            else {
+                Issue.record("\(query ?? "no query") accepted")
+                continue
+            }
+            #expect(problem.status == 400)
+        }
+        #expect(ShortLinkAPI.call(method: "GET", path: "/v1/not-a-link/linkStats", query: "durationDays=7") == nil)
+        let rows = [
+            ShortLinkAPI.ClickRow(day: "2026-12-03", visitor: "iphone", outcome: "landing", head: false, count: 4),
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "ipad", outcome: "store", head: false, count: 1),
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "android", outcome: "store", head: false, count: 2),
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "desktop", outcome: "web", head: true, count: 9),
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "crawler", outcome: "preview", head: false, count: 5),
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "in-app", outcome: "in-app", head: false, count: 1),
+        ]
+        #expect(
+            ShortLinkAPI.linkStatsJSON(rows)
+                == #"{"linkEventStats":[{"platform":"ANDROID","count":"2","event":"CLICK"},{"platform":"ANDROID","count":"2","event":"REDIRECT"},"#
+                + #"{"platform":"IOS","count":"5","event":"CLICK"},{"platform":"IOS","count":"1","event":"REDIRECT"},"#
+                + #"{"platform":"OTHER","count":"1","event":"CLICK"}]}"#
+        )
+        #expect(ShortLinkAPI.linkStatsJSON([]) == #"{"linkEventStats":[]}"#)
+    }
 }

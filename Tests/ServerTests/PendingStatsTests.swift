@@ -57,4 +57,48 @@ struct PendingStatsTests {
         }
         #expect(shared.withLock { $0.links } == expectedLinks)
     }
+
+    @Test("Clicks counted in any order across batches reach the writer exactly once, however often it takes them")
+    func clicksTaken() {
+        let registry = StatsRegistry(count: 2)
+        var pendings = [PendingStats(), PendingStats()]
+        var expected: [LoopStats.ClickKey: Int] = [:]
+        var taken: [LoopStats.ClickKey: Int] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for batch in 0..<300 {
+            for loop in 0..<2 {
+                for _ in 0..<Int.random(in: 0...5, using: &generator) {
+                    let key = LoopStats.ClickKey(
+                        domain: "go.example.com",
+                        suffix: "s\(Int.random(in: 0..<4, using: &generator))",
+                        visitor: "desktop",
+                        outcome: "web",
+                        head: Bool.random(using: &generator)
+                    )
+                    pendings[loop].countClick(key)
+                    expected[key, default: 0] += 1
+                }
+                pendings[loop].publish(into: registry.loops[loop].stats)
+            }
+            if batch % 7 == 0 { taken.merge(registry.takeClicks(), uniquingKeysWith: +) }
+        }
+        taken.merge(registry.takeClicks(), uniquingKeysWith: +)
+        #expect(taken == expected)
+        #expect(registry.takeClicks().isEmpty)
+    }
+
+    @Test("The click writer holds what the store could not take, bounded by kinds of click; beyond the bound, dropped and counted")
+    func clickWriterBound() {
+        var writer = ClickWriter()
+        var batch: [LoopStats.ClickKey: Int] = [:]
+        for index in 0..<ClickWriter.keyLimit {
+            batch[LoopStats.ClickKey(domain: "go.example.com", suffix: "s\(index)", visitor: "desktop", outcome: "web", head: false)] = 1
+        }
+        writer.add(batch)
+        let known = LoopStats.ClickKey(domain: "go.example.com", suffix: "s0", visitor: "desktop", outcome: "web", head: false)
+        let new = LoopStats.ClickKey(domain: "go.example.com", suffix: "new", visitor: "desktop", outcome: "web", head: false)
+        writer.add([known: 2, new: 5])
+        #expect(writer.waiting.count == ClickWriter.keyLimit && writer.waiting[known] == 3)
+        #expect(writer.dropped == 5, "a new kind over the bound is dropped and counted; a known one still adds up")
+    }
 }

@@ -242,6 +242,55 @@ struct StoredLinkServingTests {
         }
     }
 
+    @Test(
+        "Clicks: counted per class by the server, crawlers and HEAD apart, written on shutdown, shown by `links stats` and FDL's linkStats"
+    )
+    func clicks() throws {
+        let config = Self.config.replacingOccurrences(
+            of: #""admin": "off""#,
+            with: #""admin": "127.0.0.1:0", "adminTokenFile": "admin.token""#
+        )
+        let server = try ServerProcess(config: config, files: ["admin.token": Self.token + "\n"])
+        defer { server.stop() }
+        let directory = server.directory
+        #expect(
+            try Self.links(["create", "--domain", "go.example.com", "--link", "https://example.com/s", "--alias", "s"], directory).status
+                == 0
+        )
+        // Exactly one desktop click answers the wait (those before the link existed were 404s, not clicks).
+        #expect(waitUntil(3) { (try? Self.click("/s", port: server.port)) == "302 https://example.com/s" })
+        func get(_ agent: String, times: Int, head: Bool = false) throws {
+            for _ in 0..<times {
+                _ = try runTool(
+                    ["curl", "-s", "-o", "/dev/null"] + (head ? ["-I"] : []) + [
+                        "-H", "Host: go.example.com", "-A", agent, "http://127.0.0.1:\(server.port)/s",
+                    ]
+                )
+            }
+        }
+        try get(LinkServingTests.desktop, times: 3)
+        try get(LinkServingTests.iPhone, times: 2)
+        try get(LinkServingTests.slack, times: 1)
+        try get(LinkServingTests.desktop, times: 1, head: true)
+        server.signal(SIGTERM)
+        #expect(server.waitForExit() == 0)
+
+        let stats = try Self.links(["stats", "go.example.com/s", "--days", "1"], directory)
+        let lines = stats.out.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(lines.count == 4 && lines[1] == "day iphone ipad android desktop in-app crawler HEAD", "\(stats.out)")
+        #expect(lines.last == "total 2 0 0 4 0 1 1", "\(stats.out)")
+
+        let restarted = try ServerProcess(config: config, command: ["serve", "--config", directory + "/config.json"])
+        defer { restarted.stop() }
+        let fdl = try Self.api("GET", "/v1/https%3A%2F%2Fgo.example.com%2Fs/linkStats?durationDays=1", port: restarted.adminPort)
+        #expect(
+            fdl.body.trimmingCharacters(in: .whitespacesAndNewlines)
+                == #"{"linkEventStats":[{"platform":"IOS","count":"2","event":"CLICK"},"#
+                + #"{"platform":"DESKTOP","count":"4","event":"CLICK"},{"platform":"DESKTOP","count":"4","event":"REDIRECT"}]}"#,
+            "\(fdl)"
+        )
+    }
+
     @Test("Without server.stateDirectory the command says where links are kept, and exits 2")
     func needsStateDirectory() throws {
         try withTemporaryDirectory { directory in

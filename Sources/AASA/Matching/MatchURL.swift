@@ -197,6 +197,6 @@ func percentDecode<Bytes: Collection<UInt8>>(_ source: Bytes) -> String? {
     return String(validating: bytes, as: UTF8.self)
 }
 
-func percentDecode(_ text: String) -> String {
+public func percentDecode(_ text: String) -> String {
     percentDecode(text.utf8) ?? text
 }

@@ -24,6 +24,7 @@ enum LinksCommand {
                        [--description TEXT] [--image URL] [--parameter NAME=VALUE]... [--config FILE] [--json]
                    aasa-server links list [HOST] [--config FILE] [--json]
                    aasa-server links show|disable|enable|delete SHORT_LINK [--config FILE] [--json]
+                   aasa-server links stats SHORT_LINK [--days N] [--config FILE] [--json]
                    aasa-server links export [HOST] [--config FILE]
                    aasa-server links import (--takeout FILE.csv [--domain HOST] | FILE.jsonl) [--dry-run]
                        [--config FILE] [--json]
@@ -32,6 +33,9 @@ enum LinksCommand {
             17 characters) unless --alias names it or --short asks for the shortest free one (at least 4).
             disable makes the link answer 410 Gone; enable brings it back; delete frees its path. Every change is
             recorded; show prints the link and its history. SHORT_LINK is https://HOST/SUFFIX or HOST/SUFFIX.
+
+            stats prints a link's clicks per day and visitor class for the last N days (default 7), people
+            apart from crawlers and HEAD requests; a running server writes them every 5 seconds.
 
             export prints every live link as JSON lines; import reads them back, or Google Takeout's CSV of
             Firebase Dynamic Links (--takeout: each short link's path on --domain, or on its own host). An
@@ -58,6 +62,7 @@ enum LinksCommand {
                                   Any other FDL parameter (efr, amv, ct, pt, at, mt, ibi, isi, apn); repeatable.
               --takeout FILE.csv  With import: Google Takeout's export of Firebase Dynamic Links.
               --dry-run           With import: check and report, write nothing.
+              --days N            With stats: how many days back, today included (default 7).
               --json              Print JSON: {"shortLink", "domain", "suffix", "state", "parameters", "created",
                                   "updated"} (list: an array of them; import: {"imported", "unchanged",
                                   "skipped": [{"line", "link", "reason"}]}).
@@ -70,7 +75,7 @@ enum LinksCommand {
         spec: ArgumentSpec(
             options: [
                 "--config", "--domain", "--link", "--alias", "--ios-fallback", "--ipad-fallback", "--android-fallback", "--web",
-                "--title", "--description", "--image", "--takeout",
+                "--title", "--description", "--image", "--takeout", "--days",
             ],
             repeatableOptions: ["--parameter"],
             flags: ["--short", "--json", "--dry-run"],
@@ -126,6 +131,39 @@ enum LinksCommand {
                     }
                 }
                 return ExitStatus.success
+            case "stats":
+                guard arguments.positionals.count == 2, let (domain, suffix) = StoredLink.locate(arguments.positionals[1]) else {
+                    return CommandLineTool.usageError("write: links stats https://HOST/SUFFIX", console: console, usage: usage)
+                }
+                let days = arguments.value("--days").map { Int($0) ?? 0 } ?? 7
+                guard days >= 1, days <= ShortLinkAPI.statsDayLimit else {
+                    return CommandLineTool.usageError(
+                        "--days takes a number of days from 1 to \(ShortLinkAPI.statsDayLimit)",
+                        console: console,
+                        usage: usage
+                    )
+                }
+                guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
+                    throw LinkStoreError.notFound(domain: domain, suffix: suffix)
+                }
+                let first = String(CivilTime(unixSeconds: Int(now) - (days - 1) * 86_400).isoSecond.prefix(10))
+                let rows = try database.clicks(domain: domain, suffix: suffix, from: first)
+                if json {
+                    let objects: [JSONOutput] = rows.map {
+                        .object([
+                            ("day", .string($0.day)), ("visitor", .string($0.visitor)), ("outcome", .string($0.outcome)),
+                            ("head", .bool($0.head)),
+                            ("count", .int($0.count)),
+                        ])
+                    }
+                    console.out(
+                        JSONWriter.string(.object([("shortLink", .string(link.shortLink)), ("clicks", .array(objects))]), pretty: true)
+                            + "\n"
+                    )
+                } else {
+                    console.out(statsText(link, rows, days: days))
+                }
+                return ExitStatus.success
             case "export":
                 let domain = arguments.positionals.dropFirst().first?.lowercased()
                 for link in try database.list(domain: domain) { console.out(JSONWriter.string(ShortLinkAPI.linkJSON(link)) + "\n") }
@@ -159,7 +197,7 @@ enum LinksCommand {
                 return ExitStatus.success
             default:
                 return CommandLineTool.usageError(
-                    "unknown action '\(action)'; the actions are create, list, show, disable, enable, delete, export and import",
+                    "unknown action '\(action)'; the actions are create, list, show, disable, enable, delete, stats, export and import",
                     console: console,
                     usage: usage
                 )
@@ -328,6 +366,33 @@ enum LinksCommand {
             )
         }
         return skipped.isEmpty ? ExitStatus.success : ExitStatus.failure
+    }
+
+    static let statsColumns = ["iphone", "ipad", "android", "desktop", "in-app", "crawler"]
+
+    /// Clicks per day and class, HEAD requests in a column of their own.
+    static func statsText(
+        _ link: StoredLink,
+        _ rows: [(day: String, visitor: String, outcome: String, head: Bool, count: Int)],
+        days: Int
+    )
+        -> String
+    {
+        var text = "\(link.shortLink): clicks in the last \(days) day\(days == 1 ? "" : "s") (UTC)\n"
+        guard !rows.isEmpty else { return text + "no clicks\n" }
+        let header = ["day"] + statsColumns + ["HEAD"]
+        func line(_ cells: [String]) -> String { (cells.dropLast().map { $0.padding(11) } + [cells.last ?? ""]).joined() + "\n" }
+        text += line(header)
+        var byDay: [String: [String: Int]] = [:]
+        for row in rows { byDay[row.day, default: [:]][row.head ? "HEAD" : row.visitor, default: 0] += row.count }
+        var total: [String: Int] = [:]
+        for day in byDay.keys.sorted() {
+            let counts = byDay[day] ?? [:]
+            text += line([day] + (statsColumns + ["HEAD"]).map { String(counts[$0] ?? 0) })
+            total.merge(counts, uniquingKeysWith: +)
+        }
+        text += line(["total"] + (statsColumns + ["HEAD"]).map { String(total[$0] ?? 0) })
+        return text
     }
 
     static func text(_ link: StoredLink, history: [(at: Int64, change: String, parameters: [String: String])]) -> String {

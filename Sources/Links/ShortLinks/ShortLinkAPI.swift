@@ -12,7 +12,13 @@ public enum ShortLinkAPI {
         case read(domain: String, suffix: String)
         /// `POST /v1/links/<domain>/<suffix>/disable` or `/enable`, `DELETE /v1/links/<domain>/<suffix>`.
         case change(domain: String, suffix: String, StoredLink.State)
+        /// FDL's `GET /v1/<URL-encoded short link>/linkStats?durationDays=N`, or
+        /// `GET /v1/links/<domain>/<suffix>/linkStats?durationDays=N`.
+        case stats(domain: String, suffix: String, days: Int)
     }
+
+    /// FDL's default when `durationDays` is missing is an error; a week is asked most.
+    public static let statsDayLimit = 3_650
 
     /// A refusal: its status, a title, what exactly is wrong, and where in the request body when it is there.
     public struct Problem: Error, Sendable, Equatable {
@@ -42,11 +48,32 @@ public enum ShortLinkAPI {
 
     /// The call a method and path (under ``prefix``) make; nil: no such resource. A known resource with the
     /// wrong method is a 405 problem.
-    public static func call(method: String, path: String) -> Result<Call, Problem>? {
+    public static func call(method: String, path: String, query: String? = nil) -> Result<Call, Problem>? {
         guard path.hasPrefix(prefix) else { return nil }
         let parts = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         func wrongMethod(_ allowed: String) -> Result<Call, Problem> {
             .failure(Problem(status: 405, title: "Method not allowed", detail: "\(path) answers \(allowed)"))
+        }
+        if parts.last == "linkStats" {
+            let link: (domain: String, suffix: String)?
+            switch parts.count {
+            case 2: link = StoredLink.locate(percentDecode(parts[0]))
+            case 4 where parts[0] == "links" && !parts[1].isEmpty && !parts[2].isEmpty: link = (parts[1].lowercased(), parts[2])
+            default: link = nil
+            }
+            guard let link else { return nil }
+            guard method == "GET" || method == "HEAD" else { return wrongMethod("GET") }
+            let given = (query ?? "").split(separator: "&").first { $0.hasPrefix("durationDays=") }?.dropFirst("durationDays=".count)
+            guard let given, let days = Int(given), days >= 1, days <= statsDayLimit else {
+                return .failure(
+                    Problem(
+                        status: 400,
+                        title: "Invalid durationDays",
+                        detail: "durationDays must be a whole number of days from 1 to \(statsDayLimit)"
+                    )
+                )
+            }
+            return .success(.stats(domain: link.domain, suffix: link.suffix, days: days))
         }
         switch parts.count {
         case 1 where parts[0] == "shortLinks":
@@ -112,6 +139,50 @@ public enum ShortLinkAPI {
         JSONWriter.string(
             .object([("shortLink", .string(link.shortLink)), ("previewLink", .string(link.shortLink + "?d=1")), ("warning", .array([]))])
         )
+    }
+
+    /// One row of a link's clicks: a day (YYYY-MM-DD), the visitor class, the outcome, HEAD or not.
+    public struct ClickRow: Sendable, Equatable {
+        public var day: String
+        public var visitor: String
+        public var outcome: String
+        public var head: Bool
+        public var count: Int
+
+        public init(day: String, visitor: String, outcome: String, head: Bool, count: Int) {
+            self.day = day
+            self.visitor = visitor
+            self.outcome = outcome
+            self.head = head
+            self.count = count
+        }
+    }
+
+    /// FDL's `linkStats` answer: `{"linkEventStats": [{"platform", "count", "event"}]}`, counts as strings as
+    /// FDL wrote them. A CLICK is every GET by a person (crawlers and HEAD requests are counted apart, not
+    /// here); a REDIRECT is a click sent on to a store, a fallback or the web. Installs and opens are not
+    /// recorded yet, so those events are absent, not zero.
+    public static func linkStatsJSON(_ rows: [ClickRow]) -> String {
+        var counts: [String: [String: Int]] = [:]
+        for row in rows where !row.head && row.visitor != "crawler" {
+            let platform: String
+            switch row.visitor {
+            case "iphone", "ipad": platform = "IOS"
+            case "android": platform = "ANDROID"
+            case "desktop": platform = "DESKTOP"
+            default: platform = "OTHER"
+            }
+            counts[platform, default: [:]]["CLICK", default: 0] += row.count
+            if ["store", "fallback", "web"].contains(row.outcome) { counts[platform, default: [:]]["REDIRECT", default: 0] += row.count }
+        }
+        var stats: [JSONOutput] = []
+        for platform in ["ANDROID", "IOS", "DESKTOP", "OTHER"] {
+            for event in ["CLICK", "REDIRECT"] {
+                guard let count = counts[platform]?[event] else { continue }
+                stats.append(.object([("platform", .string(platform)), ("count", .string(String(count))), ("event", .string(event))]))
+            }
+        }
+        return JSONWriter.string(.object([("linkEventStats", .array(stats))]))
     }
 
     /// A stored link as the native API and `links --json` write it.

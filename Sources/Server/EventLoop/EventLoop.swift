@@ -338,6 +338,17 @@ final class EventLoop {
             record(connection, head, status: answer.response.status, bytes: bytes, site: site, pathClass: .link)
             if answer.outcome != "-" {
                 pendingStats.countLink(LoopStats.LinkKey(site: site, visitor: answer.visitor, outcome: answer.outcome))
+                if let stored = answer.stored {
+                    pendingStats.countClick(
+                        LoopStats.ClickKey(
+                            domain: stored.domain,
+                            suffix: stored.suffix,
+                            visitor: answer.visitor,
+                            outcome: answer.outcome,
+                            head: head.method == .head
+                        )
+                    )
+                }
             }
         case .respond(let response, let site, let pathClass):
             let bytes = connection.machine.respond(response)

@@ -148,7 +148,7 @@ public enum HTTPServer {
             "serving \(sites) site\(sites == 1 ? "" : "s") with \(threadCount) event loop\(threadCount == 1 ? "" : "s") "
                 + "(\(loopsReason); config generation 1)"
         )
-        state.storedLinks?.start()
+        state.storedLinks?.start(takeClicks: { registry.takeClicks() })
         let loopHandles = loops.map(\.handle)
         state.linkAPI?.start(
             config: { [state] in state.current.config },
@@ -158,13 +158,14 @@ public enum HTTPServer {
         supervisor.announceReady()
         supervisor.run()
         state.linkAPI?.stop()
-        state.storedLinks?.stop()
 
         for loop in loops {
             loop.stopped.store(true, ordering: .releasing)
             loop.epoll.wake()
         }
         for thread in threads { thread.join() }
+        // After the loops: their last clicks are written before the process ends.
+        state.storedLinks?.stop()
         acme?.stop()
         supervisor.closeListeners()
         if let admin = bound.admin { Posix.close(admin.fd) }

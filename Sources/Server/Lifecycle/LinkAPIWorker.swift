@@ -3,6 +3,7 @@ import HTTP1
 import LinkStore
 import Links
 import Posix
+import Support
 import Synchronization
 
 /// Carries out the link API's calls on a thread of its own, so no event loop waits on the database: a
@@ -107,8 +108,10 @@ final class LinkAPIWorker: Sendable {
     }
 
     private func changes(_ call: ShortLinkAPI.Call) -> Bool {
-        if case .read = call { return false }
-        return true
+        switch call {
+        case .create, .change: return true
+        case .read, .stats: return false
+        }
     }
 
     private func answer(
@@ -162,6 +165,17 @@ final class LinkAPIWorker: Sendable {
                 }
                 throw LinkStoreError.database(SQLiteError(code: 5, message: "no free suffix after 8 tries"))
             }
+        case .stats(let domain, let suffix, let days):
+            guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
+                return AdminResponses.problem(
+                    ShortLinkAPI.Problem(status: 404, title: "No such link", detail: "no link https://\(domain)/\(suffix)")
+                )
+            }
+            let first = String(CivilTime(unixSeconds: Int(now) - (days - 1) * 86_400).isoSecond.prefix(10))
+            let rows = try database.clicks(domain: link.domain, suffix: link.suffix, from: first).map {
+                ShortLinkAPI.ClickRow(day: $0.day, visitor: $0.visitor, outcome: $0.outcome, head: $0.head, count: $0.count)
+            }
+            return StandardResponses.json(status: 200, ShortLinkAPI.linkStatsJSON(rows))
         case .read(let domain, let suffix):
             guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
                 return AdminResponses.problem(

@@ -50,14 +50,38 @@ final class StoredLinkWatcher: Sendable {
         }
     }
 
-    func start() {
-        let started = try? Posix.Thread { [self] in watch() }
+    /// How often the loops' clicks are written to the store.
+    static let clickMilliseconds: Int64 = 5_000
+
+    /// `takeClicks` gives the clicks the loops counted since it was last called.
+    func start(takeClicks: @escaping @Sendable () -> [LoopStats.ClickKey: Int] = { [:] }) {
+        let started = try? Posix.Thread { [self] in watch(takeClicks) }
         thread.withLock { $0 = started }
     }
 
-    private func watch() {
+    private func watch(_ takeClicks: @Sendable () -> [LoopStats.ClickKey: Int]) {
         var database: LinkDatabase?
         var failing = false
+        var clicks = ClickWriter()
+        var clicksWrittenAt = Posix.monotonicMilliseconds()
+        var reportedDropped = 0
+        func writeClicks(_ database: LinkDatabase?) {
+            clicks.add(takeClicks())
+            clicksWrittenAt = Posix.monotonicMilliseconds()
+            if clicks.dropped > reportedDropped {
+                Log.error(
+                    "short links: \(clicks.dropped - reportedDropped) clicks dropped: over \(ClickWriter.keyLimit) kinds waiting for the store"
+                )
+                reportedDropped = clicks.dropped
+            }
+            guard let database else { return }
+            do throws(LinkStoreError) {
+                try clicks.write(to: database, unixSeconds: Int(Posix.unixTime()))
+            } catch {
+                Log.error("short links: cannot write clicks to \(path) (\(error)); \(clicks.waiting.count) kinds wait for it")
+            }
+        }
+        defer { writeClicks(database ?? (try? LinkDatabase(path: path, create: false))) }
         while !stopped.load(ordering: .acquiring) {
             if let wakeup {
                 _ = Posix.waitReadable([wakeup.fd], timeoutMilliseconds: Int32(Self.interval))
@@ -70,11 +94,14 @@ final class StoredLinkWatcher: Sendable {
                 if !failing { Log.error("short links: cannot read \(path); the links loaded so far keep answering") }
                 failing = true
                 database = nil
+                // The loops' clicks move here, where what waits is bounded, until the store is back.
+                if Posix.monotonicMilliseconds() - clicksWrittenAt >= Self.clickMilliseconds { writeClicks(nil) }
                 continue
             }
             if failing { Log.info("short links: \(path) readable again") }
             failing = false
             if next !== table { published.withLock { $0 = next } }
+            if Posix.monotonicMilliseconds() - clicksWrittenAt >= Self.clickMilliseconds { writeClicks(database) }
         }
     }
 

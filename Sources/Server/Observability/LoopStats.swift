@@ -16,8 +16,19 @@ struct LoopStats {
         var outcome: String
     }
 
+    /// Clicks on stored short links (docs/short-links.md), written to the link store by its watcher:
+    /// by link, visitor class, outcome and whether it was a HEAD.
+    struct ClickKey: Hashable, Sendable {
+        var domain: String
+        var suffix: String
+        var visitor: String
+        var outcome: String
+        var head: Bool
+    }
+
     var requests: [RequestKey: Int] = [:]
     var links: [LinkKey: Int] = [:]
+    var clicks: [ClickKey: Int] = [:]
     var responseBytes = 0
     var botFetches: [String: Int] = [:]
     var botLastFetch: [String: Double] = [:]
@@ -36,6 +47,7 @@ struct LoopStats {
     mutating func merge(_ other: LoopStats) {
         requests.merge(other.requests, uniquingKeysWith: +)
         links.merge(other.links, uniquingKeysWith: +)
+        clicks.merge(other.clicks, uniquingKeysWith: +)
         responseBytes += other.responseBytes
         botFetches.merge(other.botFetches, uniquingKeysWith: +)
         botLastFetch.merge(other.botLastFetch, uniquingKeysWith: max)
@@ -53,6 +65,9 @@ struct LoopStats {
 /// Counts keys that mostly come in runs (one client's requests in a row): a key equal to the last one
 /// costs a comparison; a new key moves the finished run into a dictionary (kept allocated between batches).
 struct RunCounter<Key: Hashable> {
+    /// Whether `drain` may remember where its key sits: only when nobody else removes keys from the
+    /// dictionary drained into (an index into a changed dictionary traps).
+    let remembersIndex: Bool
     private(set) var last: Key?
     private(set) var lastCount = 0
     private(set) var others: [Key: Int] = [:]
@@ -60,6 +75,8 @@ struct RunCounter<Key: Hashable> {
     /// valid until a key is added, so a batch that was one run (a keep-alive client's requests) adds its
     /// count without hashing the key. Forget it whenever that dictionary may have changed shape.
     private var drainedIndex: Dictionary<Key, Int>.Index?
+
+    init(remembersIndex: Bool = true) { self.remembersIndex = remembersIndex }
 
     mutating func count(_ key: Key) {
         if key == last {
@@ -73,7 +90,7 @@ struct RunCounter<Key: Hashable> {
 
     /// Adds every run counted to `counts` and starts over (the last key is kept: the next run often repeats it).
     mutating func drain(into counts: inout [Key: Int]) {
-        if others.isEmpty, let last, lastCount > 0 {
+        if remembersIndex, others.isEmpty, let last, lastCount > 0 {
             if let index = drainedIndex, counts.keys[index] == last {
                 counts.values[index] += lastCount
             } else {
@@ -108,6 +125,8 @@ struct PendingStats {
     private var lastKeyCount = 0
     private var otherRequests: [LoopStats.RequestKey: Int] = [:]
     private var links = RunCounter<LoopStats.LinkKey>()
+    /// The link store's writer takes these away, so no index into them is remembered.
+    private var clicks = RunCounter<LoopStats.ClickKey>(remembersIndex: false)
     /// Rare counters: timeouts, evictions, fetches by Apple's CDN.
     private var rare: LoopStats?
     /// Where the last request key sits in the shared dictionary: only this loop changes that dictionary,
@@ -130,6 +149,9 @@ struct PendingStats {
     /// A link answer: like requests, the same key in a row costs a comparison.
     mutating func countLink(_ key: LoopStats.LinkKey) { links.count(key) }
 
+    /// A click on a stored short link.
+    mutating func countClick(_ key: LoopStats.ClickKey) { clicks.count(key) }
+
     mutating func add(_ change: (inout LoopStats) -> Void) {
         var stats = rare ?? LoopStats()
         change(&stats)
@@ -139,7 +161,8 @@ struct PendingStats {
     /// Folds what was counted into `stats` and starts over; false when nothing was counted.
     @discardableResult
     mutating func publish(into shared: borrowing Mutex<LoopStats>) -> Bool {
-        guard responseBytes > 0 || connectionsAccepted > 0 || lastKeyCount > 0 || links.lastCount > 0 || rare != nil else {
+        guard responseBytes > 0 || connectionsAccepted > 0 || lastKeyCount > 0 || links.lastCount > 0 || clicks.lastCount > 0 || rare != nil
+        else {
             return false
         }
         shared.withLock { stats in
@@ -159,6 +182,7 @@ struct PendingStats {
                 }
             }
             links.drain(into: &stats.links)
+            clicks.drain(into: &stats.clicks)
             if let rare {
                 links.forgetDrainedIndex()
                 stats.merge(rare)
@@ -193,6 +217,19 @@ final class StatsRegistry: Sendable {
                     taken += stats.fetches
                     stats.fetches = []
                 }
+            }
+        }
+        return taken
+    }
+
+    /// The clicks every loop counted since the last call, summed (the link store's writer takes them).
+    func takeClicks() -> [LoopStats.ClickKey: Int] {
+        var taken: [LoopStats.ClickKey: Int] = [:]
+        for loop in loops {
+            loop.stats.withLock { stats in
+                guard !stats.clicks.isEmpty else { return }
+                taken.merge(stats.clicks, uniquingKeysWith: +)
+                stats.clicks = [:]
             }
         }
         return taken

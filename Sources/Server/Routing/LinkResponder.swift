@@ -39,10 +39,14 @@ final class LinkAnswer: Sendable {
     /// ``LinkOutcome``'s raw value, "refused" (a 400), or "-".
     let outcome: String
 
-    init(response: PreparedResponse, visitor: String, outcome: String) {
+    /// The stored short link answered (its clicks are written to the link store); nil for config rules.
+    let stored: (domain: String, suffix: String)?
+
+    init(response: PreparedResponse, visitor: String, outcome: String, stored: (domain: String, suffix: String)? = nil) {
         self.response = response
         self.visitor = visitor
         self.outcome = outcome
+        self.stored = stored
     }
 }
 
@@ -134,7 +138,8 @@ enum LinkResponder {
             return LinkAnswer(
                 response: html(status: 410, LinkPages.gone(), policy: pagePolicy),
                 visitor: request.visitor.label,
-                outcome: "gone"
+                outcome: "gone",
+                stored: (stored.domain, stored.suffix)
             )
         }
         // `?d=1`, FDL's preview link: the link's flow per visitor as a page.
@@ -143,7 +148,13 @@ enum LinkResponder {
             parsed.debug = request.query == "d=1"
             return parsed
         }
-        return routed(parsed, request, links)
+        let answer = routed(parsed, request, links)
+        return LinkAnswer(
+            response: answer.response,
+            visitor: answer.visitor,
+            outcome: answer.outcome,
+            stored: (stored.domain, stored.suffix)
+        )
     }
 
     static func firebaseLongLink(_ query: String, _ request: LinkRequest, _ links: CompiledLinks, ownHosts: Set<String>) -> LinkAnswer {

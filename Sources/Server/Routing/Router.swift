@@ -308,7 +308,11 @@ enum Router {
             )
         }
         let pathText = String(decoding: path, as: UTF8.self)
-        switch ShortLinkAPI.call(method: head.method.name, path: pathText) {
+        let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
+        let query = target.firstIndex(of: UInt8(ascii: "?")).map {
+            String(decoding: UnsafeBufferPointer(rebasing: target[($0 + 1)...]), as: UTF8.self)
+        }
+        switch ShortLinkAPI.call(method: head.method.name, path: pathText, query: query) {
         case nil:
             return problem(ShortLinkAPI.Problem(status: 404, title: "Not found", detail: "the link API has no \(pathText)"))
         case .failure(let refusal)?:
