@@ -110,12 +110,15 @@ struct StoredLinkServingTests {
         return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
     }
 
+    /// The config with the admin listener on and the API's token.
+    static let apiConfig = config.replacingOccurrences(
+        of: #""admin": "off""#,
+        with: #""admin": "127.0.0.1:0", "adminTokenFile": "admin.token""#
+    )
+
     @Test("The API: FDL's shortLinks bodies create links that answer at once; read, disable, delete; refusals as problems")
     func api() throws {
-        let config = Self.config.replacingOccurrences(
-            of: #""admin": "off""#,
-            with: #""admin": "127.0.0.1:0", "adminTokenFile": "admin.token""#
-        )
+        let config = Self.apiConfig
         let server = try ServerProcess(config: config, files: ["admin.token": Self.token + "\n"])
         defer { server.stop() }
         let admin = server.adminPort
@@ -246,10 +249,7 @@ struct StoredLinkServingTests {
         "Clicks: counted per class by the server, crawlers and HEAD apart, written on shutdown, shown by `links stats` and FDL's linkStats"
     )
     func clicks() throws {
-        let config = Self.config.replacingOccurrences(
-            of: #""admin": "off""#,
-            with: #""admin": "127.0.0.1:0", "adminTokenFile": "admin.token""#
-        )
+        let config = Self.apiConfig
         let server = try ServerProcess(config: config, files: ["admin.token": Self.token + "\n"])
         defer { server.stop() }
         let directory = server.directory
