@@ -291,6 +291,35 @@ struct StoredLinkServingTests {
         )
     }
 
+    @Test("validate names a stored link that a config rule naming its path hides, at the rule; a wildcard rule hides none")
+    func shadowed() throws {
+        try withTemporaryDirectory { directory in
+            let config = Self.config.replacingOccurrences(
+                of: #"[{"/": "/p/*", "web": "https://example.com/item/{1}"}]"#,
+                with: #"[{"/": "/fixed", "web": "https://example.com/config"}, {"/": "/*", "web": "https://example.com{path}"}]"#
+            )
+            try write(config, to: directory + "/config.json")
+            let clean = try runTool([TestPaths.serverExecutable, "validate", "--config", directory + "/config.json", "--strict"])
+            #expect(clean.status == 0, "\(clean.stderr)")
+            for alias in ["fixed", "other"] {
+                let created = try Self.links(
+                    ["create", "--domain", "go.example.com", "--link", "https://example.com/\(alias)", "--alias", alias],
+                    directory
+                )
+                #expect(created.status == 0)
+            }
+            let result = try runTool([TestPaths.serverExecutable, "validate", "--config", directory + "/config.json"])
+            let output = String(decoding: result.stdout, as: UTF8.self) + result.stderr
+            #expect(result.status == 0, "a warning: \(output)")
+            #expect(output.contains("links.stored-shadowed"), "\(output)")
+            #expect(output.contains("https://go.example.com/fixed is also a short link"), "\(output)")
+            #expect(output.contains("config.json:3:"), "at the rule's line: \(output)")
+            #expect(!output.contains("https://go.example.com/other is also"), "a wildcard rule hides nothing")
+            let strict = try runTool([TestPaths.serverExecutable, "validate", "--config", directory + "/config.json", "--strict"])
+            #expect(strict.status == 1)
+        }
+    }
+
     @Test("Without server.stateDirectory the command says where links are kept, and exits 2")
     func needsStateDirectory() throws {
         try withTemporaryDirectory { directory in

@@ -1,4 +1,6 @@
 import AASA
+import LinkStore
+import Links
 import Posix
 import Server
 
@@ -10,7 +12,9 @@ enum ValidateCommand {
             OVERVIEW: Check a config, a hosted AASA file or an app's Associated Domains entitlement.
 
             Every finding has a rule id, a severity, the file with line:column, the JSON path and a fix.
-            A config is checked whole: every site's generated or hosted document, all reported together.
+            A config is checked whole: every site's generated or hosted document, all reported together —
+            and, when its server.stateDirectory holds a link store, the stored short links a rule of the
+            config hides (links.stored-shadowed).
 
             USAGE: aasa-server validate (--config FILE | --file AASA_FILE | --entitlements FILE) [options]
 
@@ -51,6 +55,14 @@ enum ValidateCommand {
     /// `--file` reads files far over Apple's 128 KB, so the size finding can name the biggest parts.
     static let fileReadLimit = 16 << 20
 
+    /// Stored short links a config rule hides, when the config's state directory holds a link store.
+    static func storedLinkFindings(_ loaded: Generation.Candidate) -> [Diagnostic] {
+        guard let directory = loaded.config.config?.server.stateDirectory else { return [] }
+        let path = ConfigLoader.resolve(directory, relativeTo: loaded.configPath) + "/" + LinkDatabase.fileName
+        guard Posix.fileExists(path), let links = try? LinkDatabase(path: path, create: false).list() else { return [] }
+        return StoredLinkShadows.findings(loaded.config, storedLinks: links).inFile(loaded.configPath)
+    }
+
     static func run(_ arguments: ParsedArguments, _ console: any Console) -> Int32 {
         let config = arguments.value("--config")
         let file = arguments.value("--file")
@@ -82,6 +94,7 @@ enum ValidateCommand {
             loadedConfig = loaded.config
             sources.merge(loaded.sources) { first, _ in first }
             findings += loaded.diagnostics
+            findings += storedLinkFindings(loaded)
         }
         var fileBytes: [UInt8]?
         if let file {
