@@ -167,6 +167,32 @@ public final class LinkDatabase {
         try link(domain: domain, suffix: suffix).map { $0.state != .deleted } ?? false
     }
 
+    /// A suffix for a new link on `domain`, from the system's random source: unguessable (96 bits), or with
+    /// `short` the shortest this store does not hold yet. The caller still creates it, and draws again on a
+    /// conflict (another writer may take the same path first).
+    public func newSuffix(domain: String, short: Bool) throws(LinkStoreError) -> String {
+        var generator = SystemRandomNumberGenerator()
+        guard short else {
+            return ShortLinkSuffix.unguessable(
+                (0..<ShortLinkSuffix.unguessableBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            )
+        }
+        var failure: LinkStoreError?
+        let suffix = ShortLinkSuffix.short(
+            random: { generator.next() },
+            isTaken: { candidate in
+                do throws(LinkStoreError) {
+                    return try isTaken(domain: domain, suffix: candidate)
+                } catch {
+                    failure = error
+                    return false
+                }
+            }
+        )
+        if let failure { throw failure }
+        return suffix
+    }
+
     /// Stores a new link; `.conflict` with the existing one when its path is taken.
     @discardableResult
     public func create(_ link: StoredLink, now: Int64) throws(LinkStoreError) -> StoredLink {

@@ -260,24 +260,8 @@ enum LinksCommand {
                 return ExitStatus.failure
             }
             suffix = alias
-        } else if arguments.has("--short") {
-            var generator = SystemRandomNumberGenerator()
-            var failure: LinkStoreError?
-            let isTaken = { (candidate: String) -> Bool in
-                do throws(LinkStoreError) {
-                    return try database.isTaken(domain: domain, suffix: candidate)
-                } catch {
-                    failure = error
-                    return false
-                }
-            }
-            suffix = ShortLinkSuffix.short(random: { generator.next() }, isTaken: isTaken)
-            if let failure { throw failure }
         } else {
-            var generator = SystemRandomNumberGenerator()
-            suffix = ShortLinkSuffix.unguessable(
-                (0..<ShortLinkSuffix.unguessableBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            )
+            suffix = try database.newSuffix(domain: domain, short: arguments.has("--short"))
         }
         let link = try database.create(StoredLink(domain: domain, suffix: suffix, parameters: parameters), now: now)
         console.out(arguments.has("--json") ? JSONWriter.string(ShortLinkAPI.linkJSON(link), pretty: true) + "\n" : link.shortLink + "\n")

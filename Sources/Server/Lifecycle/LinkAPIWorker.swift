@@ -74,7 +74,6 @@ final class LinkAPIWorker: Sendable {
 
     private func run() {
         var database: LinkDatabase?
-        var generator = SystemRandomNumberGenerator()
         while !stopped.load(ordering: .acquiring) {
             _ = Posix.waitReadable([wakeup.fd], timeoutMilliseconds: 1_000)
             wakeup.event.drain()
@@ -86,7 +85,7 @@ final class LinkAPIWorker: Sendable {
                 let response: PreparedResponse
                 do throws(LinkStoreError) {
                     if database == nil { database = try LinkDatabase(path: path) }
-                    response = try answer(job, database!, random: &generator)
+                    response = try answer(job, database!)
                 } catch {
                     // The database is unreadable or busy: nothing was stored; the client may retry.
                     database = nil
@@ -114,11 +113,7 @@ final class LinkAPIWorker: Sendable {
         }
     }
 
-    private func answer(
-        _ job: Job,
-        _ database: LinkDatabase,
-        random: inout SystemRandomNumberGenerator
-    ) throws(LinkStoreError) -> PreparedResponse {
+    private func answer(_ job: Job, _ database: LinkDatabase) throws(LinkStoreError) -> PreparedResponse {
         let now = Int64(Posix.unixTime())
         switch job.call {
         case .create:
@@ -131,27 +126,7 @@ final class LinkAPIWorker: Sendable {
             case .success(let creation):
                 // A suffix drawn twice is a conflict: draw again (an alias would come from the request body).
                 for _ in 0..<8 {
-                    let suffix: String
-                    switch creation.suffix {
-                    case .unguessable:
-                        suffix = ShortLinkSuffix.unguessable(
-                            (0..<ShortLinkSuffix.unguessableBytes).map { _ in UInt8.random(in: 0...255, using: &random) }
-                        )
-                    case .short:
-                        var taken: LinkStoreError?
-                        suffix = ShortLinkSuffix.short(
-                            random: { random.next() },
-                            isTaken: { candidate in
-                                do throws(LinkStoreError) {
-                                    return try database.isTaken(domain: creation.domain, suffix: candidate)
-                                } catch {
-                                    taken = error
-                                    return false
-                                }
-                            }
-                        )
-                        if let taken { throw taken }
-                    }
+                    let suffix = try database.newSuffix(domain: creation.domain, short: creation.suffix == .short)
                     do throws(LinkStoreError) {
                         let link = try database.create(
                             StoredLink(domain: creation.domain, suffix: suffix, parameters: creation.parameters),
