@@ -36,6 +36,8 @@ let package = Package(
         .target(name: "HTTP1", dependencies: ["Support"], swiftSettings: strictSettings),
         // Link domains: who is asking, where each visitor goes, and the pages they see (pure).
         .target(name: "Links", dependencies: ["AASA", "Support"], swiftSettings: strictSettings),
+        // QR codes for URLs, as text, SVG and PNG: pure (PNG's compression is handed in).
+        .target(name: "QRCode", swiftSettings: strictSettings),
 
         // Thin: the only code that makes system calls (Posix) or calls zlib (Gzip).
         .target(name: "Posix", dependencies: ["CLinux", "Support"], swiftSettings: strictSettings),
@@ -48,7 +50,8 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "AASA", "ACME", "ConsolePages", "FetchRecords", "HTTP1", "Links", "LinkStore", "Posix", "Gzip", "TLS", "Support",
+                "AASA", "ACME", "ConsolePages", "FetchRecords", "HTTP1", "Links", "LinkStore", "Posix", "Gzip", "QRCode", "TLS",
+                "Support",
             ],
             swiftSettings: serverSettings
         ),
@@ -71,7 +74,10 @@ let package = Package(
         // Command line: argument parsing, help, file I/O at the edge, output formatting.
         .target(
             name: "CLI",
-            dependencies: ["AASA", "ACME", "FetchRecords", "HTTP1", "Links", "LinkStore", "Server", "Check", "Posix", "TLS", "Support"],
+            dependencies: [
+                "AASA", "ACME", "FetchRecords", "HTTP1", "Links", "LinkStore", "Server", "Check", "Posix", "QRCode", "TLS", "Gzip",
+                "Support",
+            ],
             swiftSettings: strictSettings,
             plugins: ["BuildInfo"]
         ),
@@ -104,6 +110,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "Gzip", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "LinkStoreTests", dependencies: ["LinkStore", "Links", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "Support", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(

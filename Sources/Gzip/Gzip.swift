@@ -11,9 +11,18 @@ public struct ZlibError: Error, Sendable, CustomStringConvertible {
 /// so the best compression level costs nothing at serving time.
 public enum Gzip {
     public static func compress(_ input: [UInt8], level: Int32 = 9) throws(ZlibError) -> [UInt8] {
-        var stream = z_stream()
         // 15 + 16: a gzip wrapper rather than zlib's (what Content-Encoding: gzip means).
-        let initResult = CZlib_deflateInit2(&stream, level, 15 + 16)
+        try deflate(input, level: level, windowBits: 15 + 16)
+    }
+
+    /// A zlib stream (RFC 1950), as PNG's image data is.
+    public static func zlibStream(_ input: [UInt8], level: Int32 = 9) throws(ZlibError) -> [UInt8] {
+        try deflate(input, level: level, windowBits: 15)
+    }
+
+    private static func deflate(_ input: [UInt8], level: Int32, windowBits: Int32) throws(ZlibError) -> [UInt8] {
+        var stream = z_stream()
+        let initResult = CZlib_deflateInit2(&stream, level, windowBits)
         guard initResult == Z_OK else { throw ZlibError(call: "deflateInit2", code: initResult) }
         defer { deflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 32)
@@ -24,7 +33,7 @@ public enum Gzip {
                 stream.avail_in = uInt(source.count)
                 stream.next_out = destination.baseAddress
                 stream.avail_out = uInt(destination.count)
-                return deflate(&stream, Z_FINISH)
+                return CZlib.deflate(&stream, Z_FINISH)
             }
         }
         guard result == Z_STREAM_END else { throw ZlibError(call: "deflate", code: result) }

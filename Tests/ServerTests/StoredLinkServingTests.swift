@@ -330,4 +330,59 @@ struct StoredLinkServingTests {
             #expect(usage.status == 2)
         }
     }
+
+    @Test("QR codes: /_/qr/SUFFIX.png and .svg for an active link only, decoded by zbarimg; the CLI writes the same PNG, never over a file")
+    func qrCodes() throws {
+        let server = try ServerProcess(config: Self.config)
+        defer { server.stop() }
+        let directory = server.directory
+        #expect(
+            try Self.links(["create", "--domain", "go.example.com", "--link", "https://example.com/s", "--alias", "spring"], directory)
+                .status == 0
+        )
+        func fetch(_ path: String, method: String = "GET", to file: String = "/dev/null") throws -> String {
+            let result = try runTool([
+                "curl", "-s", "-X", method, "-o", file, "-w", "%{http_code} %{content_type}", "-H", "Host: go.example.com",
+                "http://127.0.0.1:\(server.port)\(path)",
+            ])
+            return String(decoding: result.stdout, as: UTF8.self)
+        }
+        func decode(_ file: String) throws -> String {
+            let result = try runTool(["zbarimg", "--quiet", "--raw", "-Sqrcode.enable", file])
+            return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .newlines)
+        }
+        #expect(waitUntil(3) { (try? fetch("/_/qr/spring.png")) == "200 image/png" }, "\(server.stderr)")
+        #expect(try fetch("/_/qr/spring.png", to: directory + "/served.png") == "200 image/png")
+        #expect(try decode(directory + "/served.png") == "https://go.example.com/spring")
+        #expect(try fetch("/_/qr/spring.svg", to: directory + "/served.svg") == "200 image/svg+xml")
+        let svg = try String(contentsOfFile: directory + "/served.svg", encoding: .utf8)
+        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.contains("<path"))
+        let headers = try runTool(["curl", "-sI", "-H", "Host: go.example.com", "http://127.0.0.1:\(server.port)/_/qr/spring.svg"])
+        let headerText = String(decoding: headers.stdout, as: UTF8.self).lowercased()
+        #expect(
+            headerText.contains("cache-control: public, max-age=86400")
+                && headerText.contains("content-security-policy: default-src 'none'")
+        )
+
+        #expect(try fetch("/_/qr/nothing.png").hasPrefix("404"), "no link, no code: the path draws no arbitrary text")
+        #expect(try fetch("/_/qr/spring.gif").hasPrefix("404"))
+        #expect(try fetch("/_/qr/spring.png", method: "POST").hasPrefix("405"))
+
+        let written = try Self.links(["qr", "https://go.example.com/spring", "--output", directory + "/cli.png"], directory)
+        #expect(written.status == 0, "\(written)")
+        #expect(try decode(directory + "/cli.png") == "https://go.example.com/spring")
+        #expect(
+            FileManager.default.contents(atPath: directory + "/cli.png") == FileManager.default.contents(atPath: directory + "/served.png"),
+            "the CLI's PNG is the server's"
+        )
+        let again = try Self.links(["qr", "go.example.com/spring", "--output", directory + "/cli.png"], directory)
+        #expect(again.status == 1 && again.err.contains("exists"), "\(again)")
+        let text = try Self.links(["qr", "go.example.com/spring"], directory)
+        #expect(try PrintedQR.decode(PrintedQR.modules(fromText: text.out), in: directory) == "https://go.example.com/spring")
+        #expect(try Self.links(["qr", "go.example.com/nothing"], directory).status == 1)
+        #expect(try Self.links(["qr", "go.example.com/spring", "--output", directory + "/code.gif"], directory).status == 2)
+
+        #expect(try Self.links(["disable", "go.example.com/spring"], directory).status == 0)
+        #expect(waitUntil(3) { (try? fetch("/_/qr/spring.png"))?.hasPrefix("410") == true }, "a disabled link has no code")
+    }
 }

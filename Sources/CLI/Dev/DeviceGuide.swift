@@ -1,5 +1,6 @@
 import AASA
 import Posix
+import QRCode
 
 /// What `dev` prints once it listens: the entitlement lines, where the phone can reach this machine, the
 /// device steps in order, a curl command that works against what was actually bound, and warnings for

@@ -1,7 +1,9 @@
 import AASA
+import Gzip
 import LinkStore
 import Links
 import Posix
+import QRCode
 import Server
 import Support
 
@@ -11,7 +13,7 @@ import Support
 enum LinksCommand {
     static let subcommand = CommandLineTool.Subcommand(
         name: "links",
-        abstract: "Create, list, show, disable, enable and delete the short links of the config's link domains.",
+        abstract: "Create, list, change, count, export and import the short links of the config's link domains; draw their QR codes.",
         help: """
             OVERVIEW: Short links on your own link domains (a site with "links"), kept in links.sqlite in
             server.stateDirectory. A running server with the same config reads changes from that file within a
@@ -25,6 +27,7 @@ enum LinksCommand {
                    aasa-server links list [HOST] [--config FILE] [--json]
                    aasa-server links show|disable|enable|delete SHORT_LINK [--config FILE] [--json]
                    aasa-server links stats SHORT_LINK [--days N] [--config FILE] [--json]
+                   aasa-server links qr SHORT_LINK [--output FILE.svg|FILE.png] [--config FILE]
                    aasa-server links export [HOST] [--config FILE]
                    aasa-server links import (--takeout FILE.csv [--domain HOST] | FILE.jsonl) [--dry-run]
                        [--config FILE] [--json]
@@ -36,6 +39,9 @@ enum LinksCommand {
 
             stats prints a link's clicks per day and visitor class for the last N days (default 7), people
             apart from crawlers and HEAD requests; a running server writes them every 5 seconds.
+
+            qr draws the link's QR code in the terminal, or writes it to a new --output file, SVG or PNG — the
+            image a running server gives at https://HOST/_/qr/SUFFIX.svg and .png.
 
             export prints every live link as JSON lines; import reads them back, or Google Takeout's CSV of
             Firebase Dynamic Links (--takeout: each short link's path on --domain, or on its own host). An
@@ -63,6 +69,7 @@ enum LinksCommand {
               --takeout FILE.csv  With import: Google Takeout's export of Firebase Dynamic Links.
               --dry-run           With import: check and report, write nothing.
               --days N            With stats: how many days back, today included (default 7).
+              --output FILE       With qr: a new .svg or .png file to write the code to (never overwritten).
               --json              Print JSON: {"shortLink", "domain", "suffix", "state", "parameters", "created",
                                   "updated"} (list: an array of them; import: {"imported", "unchanged",
                                   "skipped": [{"line", "link", "reason"}]}).
@@ -75,7 +82,7 @@ enum LinksCommand {
         spec: ArgumentSpec(
             options: [
                 "--config", "--domain", "--link", "--alias", "--ios-fallback", "--ipad-fallback", "--android-fallback", "--web",
-                "--title", "--description", "--image", "--takeout", "--days",
+                "--title", "--description", "--image", "--takeout", "--days", "--output",
             ],
             repeatableOptions: ["--parameter"],
             flags: ["--short", "--json", "--dry-run"],
@@ -88,7 +95,7 @@ enum LinksCommand {
         let usage = subcommand.help
         guard let action = arguments.positionals.first else {
             return CommandLineTool.usageError(
-                "name an action: create, list, show, disable, enable or delete",
+                "name an action: create, list, show, disable, enable, delete, stats, qr, export or import",
                 console: console,
                 usage: usage
             )
@@ -132,9 +139,7 @@ enum LinksCommand {
                 }
                 return ExitStatus.success
             case "stats":
-                guard arguments.positionals.count == 2, let (domain, suffix) = StoredLink.locate(arguments.positionals[1]) else {
-                    return CommandLineTool.usageError("write: links stats https://HOST/SUFFIX", console: console, usage: usage)
-                }
+                guard let (domain, suffix) = namedLink(arguments, "stats", console: console) else { return ExitStatus.usage }
                 let days = arguments.value("--days").map { Int($0) ?? 0 } ?? 7
                 guard days >= 1, days <= ShortLinkAPI.statsDayLimit else {
                     return CommandLineTool.usageError(
@@ -143,9 +148,7 @@ enum LinksCommand {
                         usage: usage
                     )
                 }
-                guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
-                    throw LinkStoreError.notFound(domain: domain, suffix: suffix)
-                }
+                let link = try liveLink(database, domain, suffix)
                 let first = String(CivilTime(unixSeconds: Int(now) - (days - 1) * 86_400).isoSecond.prefix(10))
                 let rows = try database.clicks(domain: domain, suffix: suffix, from: first)
                 if json {
@@ -170,17 +173,14 @@ enum LinksCommand {
                 return ExitStatus.success
             case "import":
                 return try importLinks(arguments, loaded.config, database, now: now, console: console)
+            case "qr":
+                guard let (domain, suffix) = namedLink(arguments, "qr", console: console) else { return ExitStatus.usage }
+                return qrCode(try liveLink(database, domain, suffix), output: arguments.value("--output"), console: console)
             case "show", "disable", "enable", "delete":
-                guard arguments.positionals.count == 2, let (domain, suffix) = StoredLink.locate(arguments.positionals[1]) else {
-                    return CommandLineTool.usageError("write: links \(action) https://HOST/SUFFIX", console: console, usage: usage)
-                }
+                guard let (domain, suffix) = namedLink(arguments, action, console: console) else { return ExitStatus.usage }
                 let link: StoredLink
                 switch action {
-                case "show":
-                    guard let found = try database.link(domain: domain, suffix: suffix), found.state != .deleted else {
-                        throw LinkStoreError.notFound(domain: domain, suffix: suffix)
-                    }
-                    link = found
+                case "show": link = try liveLink(database, domain, suffix)
                 case "disable": link = try database.setState(domain: domain, suffix: suffix, .disabled, now: now)
                 case "enable": link = try database.setState(domain: domain, suffix: suffix, .active, now: now)
                 default: link = try database.setState(domain: domain, suffix: suffix, .deleted, now: now)
@@ -197,7 +197,7 @@ enum LinksCommand {
                 return ExitStatus.success
             default:
                 return CommandLineTool.usageError(
-                    "unknown action '\(action)'; the actions are create, list, show, disable, enable, delete, stats, export and import",
+                    "unknown action '\(action)'; the actions are create, list, show, disable, enable, delete, stats, qr, export and import",
                     console: console,
                     usage: usage
                 )
@@ -206,6 +206,64 @@ enum LinksCommand {
             console.err("error: \(error)\n")
             return ExitStatus.failure
         }
+    }
+
+    /// The SHORT_LINK an action names; nil once the usage error is said.
+    private static func namedLink(_ arguments: ParsedArguments, _ action: String, console: any Console) -> (String, String)? {
+        guard arguments.positionals.count == 2, let named = StoredLink.locate(arguments.positionals[1]) else {
+            _ = CommandLineTool.usageError("write: links \(action) https://HOST/SUFFIX", console: console, usage: subcommand.help)
+            return nil
+        }
+        return named
+    }
+
+    /// The link, unless it does not exist or was deleted.
+    private static func liveLink(_ database: LinkDatabase, _ domain: String, _ suffix: String) throws(LinkStoreError) -> StoredLink {
+        guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
+            throw LinkStoreError.notFound(domain: domain, suffix: suffix)
+        }
+        return link
+    }
+
+    /// The link's QR code: drawn in the terminal, or written to a new SVG or PNG file (never over one that
+    /// exists) — the same image the server gives at /_/qr/SUFFIX.svg and .png.
+    private static func qrCode(_ link: StoredLink, output: String?, console: any Console) -> Int32 {
+        guard let code = QRCode(link.shortLink) else {
+            console.err("error: \(link.shortLink) is too long for a QR code\n")
+            return ExitStatus.failure
+        }
+        guard let output else {
+            console.out(code.text(ansi: console.stdoutIsTerminal))
+            return ExitStatus.success
+        }
+        let bytes: [UInt8]
+        if output.hasSuffix(".svg") {
+            bytes = Array(code.svg().utf8)
+        } else if output.hasSuffix(".png") {
+            do throws(ZlibError) {
+                bytes = try code.png(zlib: { input throws(ZlibError) in try Gzip.zlibStream(input) })
+            } catch {
+                console.err("error: \(error)\n")
+                return ExitStatus.failure
+            }
+        } else {
+            return CommandLineTool.usageError(
+                "--output names a .svg or a .png file, not '\(output)'",
+                console: console,
+                usage: subcommand.help
+            )
+        }
+        do throws(SystemError) {
+            guard try Posix.createExclusively(bytes, at: output) else {
+                console.err("error: \(output) exists; the QR code is written only to a new file\n")
+                return ExitStatus.failure
+            }
+        } catch {
+            console.err("error: \(error)\n")
+            return ExitStatus.usage
+        }
+        console.out("\(output): the QR code of \(link.shortLink)\n")
+        return ExitStatus.success
     }
 
     /// The FDL parameter each option sets.

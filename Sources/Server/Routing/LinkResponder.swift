@@ -71,6 +71,26 @@ enum LinkResponder {
             }
             return LinkAnswer(response: stylesheet, visitor: "-", outcome: "-")
         }
+        if path.count > ShortLinkQRCodes.prefix.count,
+            Router.equal(UnsafeBufferPointer(rebasing: path[..<ShortLinkQRCodes.prefix.count]), ShortLinkQRCodes.prefix)
+        {
+            guard head.method == .get || head.method == .head else {
+                return LinkAnswer(response: methodNotAllowed, visitor: "-", outcome: "-")
+            }
+            // The same image for every visitor: one cache entry, and no User-Agent read.
+            let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
+            if let cached = cache?.answer(links: links, storedLinks: storedLinks, visitor: .desktop, host: host, target: target) {
+                return cached
+            }
+            let name = String(decoding: UnsafeBufferPointer(rebasing: path[ShortLinkQRCodes.prefix.count...]), as: UTF8.self)
+            let answer = LinkAnswer(
+                response: ShortLinkQRCodes.answer(name, host: host, storedLinks: storedLinks),
+                visitor: "-",
+                outcome: "-"
+            )
+            cache?.store(answer, links: links, storedLinks: storedLinks, visitor: .desktop, host: host, target: target)
+            return answer
+        }
         let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
         let visitor =
             head.userAgentRange.map { range in

@@ -1,14 +1,14 @@
 /// A QR code (ISO/IEC 18004) for a short text such as a URL: byte mode, error correction level M, the
-/// smallest version (1–40) that holds it, the mask with the lowest penalty. Pure; `dev` prints one so a
-/// phone's camera opens the address instead of someone typing it.
-struct QRCode {
+/// smallest version (1–40) that holds it, the mask with the lowest penalty. Pure: `dev` prints one so a
+/// phone's camera opens the address instead of someone typing it, and every short link has one as SVG and PNG.
+public struct QRCode: Sendable {
     /// `modules[y][x]`, true for dark.
-    let modules: [[Bool]]
-    let version: Int
-    var size: Int { modules.count }
+    public let modules: [[Bool]]
+    public let version: Int
+    public var size: Int { modules.count }
 
     /// Nil when the text is longer than a version 40 code holds at level M (2,331 bytes).
-    init?(_ text: String) {
+    public init?(_ text: String) {
         let bytes = Array(text.utf8)
         guard let version = (1...40).first(where: { Self.dataCapacityBits($0) >= Self.encodedBits(bytes.count, version: $0) }) else {
             return nil
@@ -288,73 +288,5 @@ struct QRCode {
             let k = (abs(dark * 20 - cells * 10) + cells - 1) / cells - 1
             return total + max(0, k) * 10
         }
-    }
-
-    // MARK: - Rendering
-
-    /// Two module rows per text line with half blocks, a quiet zone of four modules. `dark` is how a dark
-    /// module must look: in a terminal, ANSI colours make it black on white whatever the theme; elsewhere
-    /// (a file, a log) a block character is the dark module.
-    func text(ansi: Bool) -> String {
-        let quiet = 4
-        let span = size + 2 * quiet
-        func dark(_ x: Int, _ y: Int) -> Bool {
-            let (mx, my) = (x - quiet, y - quiet)
-            return (0..<size).contains(mx) && (0..<size).contains(my) && modules[my][mx]
-        }
-        var out = ""
-        for row in stride(from: 0, to: span, by: 2) {
-            if ansi { out += "\u{1B}[30;47m" }
-            for column in 0..<span {
-                let top = dark(column, row)
-                let bottom = row + 1 < span && dark(column, row + 1)
-                switch (top, bottom) {
-                case (true, true): out += "█"
-                case (true, false): out += "▀"
-                case (false, true): out += "▄"
-                case (false, false): out += " "
-                }
-            }
-            if ansi { out += "\u{1B}[0m" }
-            out += "\n"
-        }
-        return out
-    }
-}
-
-/// Reed-Solomon over GF(256) with the QR polynomial x⁸+x⁴+x³+x²+1.
-enum ReedSolomon {
-    static func multiply(_ a: UInt8, _ b: UInt8) -> UInt8 {
-        var result = 0
-        for shift in stride(from: 7, through: 0, by: -1) {
-            result = (result << 1) ^ ((result >> 7) * 0x11D)
-            result ^= ((Int(b) >> shift) & 1) * Int(a)
-        }
-        return UInt8(result & 0xFF)
-    }
-
-    /// The generator polynomial's coefficients (highest first, leading 1 left out).
-    static func generator(degree: Int) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: degree)
-        result[degree - 1] = 1
-        var root: UInt8 = 1
-        for _ in 0..<degree {
-            for index in 0..<degree {
-                result[index] = multiply(result[index], root)
-                if index + 1 < degree { result[index] ^= result[index + 1] }
-            }
-            root = multiply(root, 0x02)
-        }
-        return result
-    }
-
-    static func remainder(_ data: [UInt8], divisor: [UInt8]) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: divisor.count)
-        for byte in data {
-            let factor = byte ^ result.removeFirst()
-            result.append(0)
-            for index in 0..<divisor.count { result[index] ^= multiply(divisor[index], factor) }
-        }
-        return result
     }
 }
