@@ -67,6 +67,12 @@ public final class LinkDatabase {
             PRIMARY KEY (link, day, visitor, outcome, head)
         ) WITHOUT ROWID;
         """,
+        """
+        CREATE TABLE disabled_domains (
+            domain TEXT PRIMARY KEY,
+            at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
     public static var schemaVersion: Int64 { Int64(migrations.count) }
     public static let fileName = "links.sqlite"
@@ -286,6 +292,37 @@ public final class LinkDatabase {
             var links: [StoredLink] = []
             while try statement.step() { links.append(Self.read(statement)) }
             return links
+        }
+    }
+
+    /// The kill switch of a link domain: while it is off, every stored link on it answers 410 Gone (the
+    /// links themselves are kept as they are, and come back with it). True when the state changed.
+    @discardableResult
+    public func setDomain(_ domain: String, disabled: Bool, now: Int64) throws(LinkStoreError) -> Bool {
+        try wrap { () throws(SQLiteError) in
+            if disabled {
+                let statement = try connection.prepare(
+                    "INSERT INTO disabled_domains (domain, at) VALUES (?1, ?2) ON CONFLICT (domain) DO NOTHING"
+                )
+                try statement.bind(1, domain)
+                try statement.bind(2, now)
+                _ = try statement.step()
+            } else {
+                let statement = try connection.prepare("DELETE FROM disabled_domains WHERE domain = ?1")
+                try statement.bind(1, domain)
+                _ = try statement.step()
+            }
+            return try connection.integer("SELECT changes()") > 0
+        }
+    }
+
+    /// Link domains switched off, with the Unix time each was.
+    public func disabledDomains() throws(LinkStoreError) -> [String: Int64] {
+        try wrap { () throws(SQLiteError) in
+            let statement = try connection.prepare("SELECT domain, at FROM disabled_domains")
+            var domains: [String: Int64] = [:]
+            while try statement.step() { domains[statement.text(0)] = statement.integer(1) }
+            return domains
         }
     }
 

@@ -60,6 +60,22 @@ struct LinkDatabaseTests {
         }
     }
 
+    @Test("A domain's kill switch: on and off, said once when it changes, seen by another connection; the links are kept")
+    func domainSwitch() throws {
+        try withTemporaryDirectory { directory in
+            let database = try LinkDatabase(path: directory + "/links.sqlite")
+            let link = try database.create(Self.link("a"), now: 10)
+            #expect(try database.disabledDomains().isEmpty)
+            #expect(try database.setDomain("go.example.com", disabled: true, now: 20))
+            #expect(try !database.setDomain("go.example.com", disabled: true, now: 30), "already off: the first time is kept")
+            #expect(try LinkDatabase(path: directory + "/links.sqlite", create: false).disabledDomains() == ["go.example.com": 20])
+            #expect(try database.list() == [link], "the links are not touched")
+            #expect(try database.setDomain("go.example.com", disabled: false, now: 40))
+            #expect(try !database.setDomain("go.example.com", disabled: false, now: 50))
+            #expect(try database.disabledDomains().isEmpty)
+        }
+    }
+
     @Test("Quotes, semicolons and SQL in every field are stored as text and read back unchanged")
     func sqlMetacharacters() throws {
         try withTemporaryDirectory { directory in

@@ -51,6 +51,24 @@ struct ShortLinkTableTests {
         #expect(later.revision == 7 && later.count == 1 && later.link(domain: "go.example.com", path: "/a") != nil)
     }
 
+    @Test("Switching domains off makes a new table with the same links; the same set keeps the table; changes keep the set")
+    func disabling() {
+        let table = ShortLinkTable.empty.applying(
+            [StoredLink(domain: "go.example.com", suffix: "a", parameters: ["link": "https://e.com"], revision: 1)],
+            revision: 1
+        )
+        let off = table.disabling(["go.example.com"])
+        #expect(off !== table && off.disabledDomains == ["go.example.com"] && off.link(domain: "go.example.com", path: "/a") != nil)
+        #expect(off.disabling(["go.example.com"]) === off)
+        let changed = off.applying(
+            [StoredLink(domain: "go.example.com", suffix: "b", parameters: ["link": "https://e.com"], revision: 2)],
+            revision: 2
+        )
+        #expect(changed.disabledDomains == ["go.example.com"] && changed.count == 2)
+        #expect(changed.applying([], revision: 3).disabledDomains == ["go.example.com"])
+        #expect(changed.disabling([]).disabledDomains.isEmpty)
+    }
+
     @Test("Short links as written: with and without a scheme; none without a host or with more than one path segment")
     func locate() {
         #expect(StoredLink.locate("https://Go.Example.com/Abc")! == ("go.example.com", "Abc"))

@@ -1,6 +1,7 @@
 import AASA
-import Links
 import Testing
+
+@testable import Links
 
 /// The link API's pure side: which call a request is, what a creation request may store (a link domain of
 /// the config, destinations on its allowlist, the site's own app), and the JSON of its answers.
@@ -45,8 +46,19 @@ struct ShortLinkAPITests {
             ShortLinkAPI.call(method: "POST", path: "/v1/links/go.example.com/abc/enable")
                 == .success(.change(domain: "go.example.com", suffix: "abc", .active))
         )
+        #expect(ShortLinkAPI.call(method: "POST", path: "/v1/links") == .success(.createNative))
+        #expect(ShortLinkAPI.call(method: "GET", path: "/v1/domains/Go.Example.com") == .success(.domainState(domain: "go.example.com")))
+        #expect(
+            ShortLinkAPI.call(method: "POST", path: "/v1/domains/go.example.com/disable")
+                == .success(.domainSwitch(domain: "go.example.com", disabled: true))
+        )
+        #expect(
+            ShortLinkAPI.call(method: "POST", path: "/v1/domains/go.example.com/enable")
+                == .success(.domainSwitch(domain: "go.example.com", disabled: false))
+        )
         for (method, path) in [
             ("GET", "/v1/shortLinks"), ("PUT", "/v1/links/go.example.com/abc"), ("GET", "/v1/links/go.example.com/abc/disable"),
+            ("GET", "/v1/links"), ("DELETE", "/v1/domains/go.example.com"), ("GET", "/v1/domains/go.example.com/disable"),
         ] {
             guard case .failure(let problem)? = ShortLinkAPI.call(method: method, path: path) else {
                 Issue.record("\(method) \(path) is not a 405")
@@ -55,7 +67,8 @@ struct ShortLinkAPITests {
             #expect(problem.status == 405, "\(method) \(path)")
         }
         for path in [
-            "/v1/", "/v1/links", "/v1/links/go.example.com", "/v1/links//abc", "/v1/links/go.example.com/abc/rename", "/v2/shortLinks",
+            "/v1/", "/v1/domains", "/v1/domains/", "/v1/domains/go.example.com/off", "/v1/links/go.example.com", "/v1/links//abc",
+            "/v1/links/go.example.com/abc/rename", "/v2/shortLinks",
             "/metrics",
         ] {
             #expect(ShortLinkAPI.call(method: "GET", path: path) == nil, "\(path)")
@@ -101,6 +114,70 @@ struct ShortLinkAPITests {
             #"{"dynamicLinkInfo": {"domainUriPrefix": "https://go.example.com", "link": "https://example.com/a", "iosInfo": {"iosFallbakLink": "x"}}}"#
         )
         #expect(typo?.path == "$.dynamicLinkInfo.iosInfo.iosFallbakLink")
+    }
+
+    @Test("The API's own body: an alias, the shortest free suffix or an unguessable one; every other shape refused at its path")
+    func nativeBodies() throws {
+        func creation(_ body: String) -> Result<ShortLinkAPI.Creation, ShortLinkAPI.Problem> {
+            ShortLinkAPI.creation(body: Array(body.utf8), config: Self.config, native: true)
+        }
+        let alias = try creation(
+            #"{"domain": "Go.Example.com", "suffix": "spring-sale", "parameters": {"link": "https://example.com/a", "st": "Hi"}}"#
+        ).get()
+        #expect(
+            alias
+                == ShortLinkAPI.Creation(
+                    domain: "go.example.com",
+                    parameters: ["link": "https://example.com/a", "st": "Hi"],
+                    suffix: .alias("spring-sale")
+                )
+        )
+        #expect(
+            try creation(#"{"domain": "go.example.com", "short": true, "parameters": {"link": "https://example.com/a"}}"#).get().suffix
+                == .short
+        )
+        #expect(
+            try creation(#"{"domain": "go.example.com", "parameters": {"link": "https://example.com/a"}}"#).get().suffix == .unguessable
+        )
+        for (body, path, words) in [
+            (#"{"domain": "go.example.com", "parameters": {"link": "https://example.com/a"}, "ttl": 1}"#, "$.ttl", "not a field"),
+            (#"{"parameters": {"link": "https://example.com/a"}}"#, "$.domain", "required"),
+            (#"{"domain": "go.example.com"}"#, "$.parameters", "required"),
+            (#"{"domain": "go.example.com", "parameters": {"st": "x"}}"#, "$.parameters.link", "required"),
+            (#"{"domain": "go.example.com", "parameters": {"link": 3}}"#, "$.parameters.link", "must be a string"),
+            (
+                #"{"domain": "go.example.com", "suffix": "a/b", "parameters": {"link": "https://example.com/a"}}"#, "$.suffix",
+                "letters, digits"
+            ),
+            (
+                #"{"domain": "go.example.com", "suffix": "favicon", "parameters": {"link": "https://example.com/a"}}"#, "$.suffix",
+                "reserved"
+            ),
+            (
+                #"{"domain": "go.example.com", "suffix": "x", "short": true, "parameters": {"link": "https://example.com/a"}}"#, "$.short",
+                "send one"
+            ),
+            (#"{"domain": "go.example.com", "short": "yes", "parameters": {"link": "https://example.com/a"}}"#, "$.short", "true or false"),
+            (#"{"domain": "go.example.com", "parameters": {"link": "https://evil.example/a"}}"#, "$.parameters.link", "links.allow"),
+            (#"{"domain": "open.example.com", "parameters": {"link": "https://example.com/a"}}"#, "$.domain", "not a link domain"),
+            (#"{"domain": "go.example.com", "domain": "x", "parameters": {}}"#, "$", "not valid JSON"),
+            ("[]", "$", "JSON object"),
+        ] {
+            guard case .failure(let problem) = creation(body) else {
+                Issue.record("accepted: \(body)")
+                continue
+            }
+            #expect(problem.status == 400 && problem.path == path && problem.detail.contains(words), "\(body): \(problem)")
+        }
+    }
+
+    @Test("A domain's kill switch as JSON: since when, only while it is off")
+    func domainState() {
+        #expect(ShortLinkAPI.domainJSON("go.example.com", disabledSince: nil) == #"{"domain":"go.example.com","disabled":false}"#)
+        #expect(
+            ShortLinkAPI.domainJSON("go.example.com", disabledSince: 1_764_806_400)
+                == #"{"domain":"go.example.com","disabled":true,"since":"2025-12-04T00:00:00Z"}"#
+        )
     }
 
     @Test("Answers: FDL's shortLinks shape, the native link, and RFC 9457 problems")

@@ -185,6 +185,117 @@ struct StoredLinkServingTests {
         #expect(try Self.links(["list"], server.directory).out.split(separator: "\n").count == (sql.status == 200 ? 2 : 1))
     }
 
+    @Test(
+        "The API's own body: an alias (409 naming the link that has it), 201 with Location; the link token is not an admin token; creations limited per token; a domain's kill switch"
+    )
+    func nativeTokensAndKillSwitch() throws {
+        let linkToken = "link-api-token-fedcba9876543210"
+        let config = Self.apiConfig.replacingOccurrences(
+            of: #""adminTokenFile": "admin.token""#,
+            with: #""adminTokenFile": "admin.token", "linkAPI": {"tokenFile": "link.token", "creationsPerSecond": 1}"#
+        )
+        let server = try ServerProcess(config: config, files: ["admin.token": Self.token + "\n", "link.token": linkToken])
+        defer { server.stop() }
+        let admin = server.adminPort
+        func native(
+            _ alias: String,
+            _ link: String = "https://example.com/n",
+            token: String = linkToken
+        ) throws -> (status: Int, body: String) {
+            try Self.api(
+                "POST",
+                "/v1/links",
+                port: admin,
+                body: #"{"domain": "go.example.com", "suffix": "\#(alias)", "parameters": {"link": "\#(link)", "st": "Spring"}}"#,
+                token: token
+            )
+        }
+        let created = try native("spring", "https://example.com/spring")
+        #expect(created.status == 201, "\(created) \(server.stderr)")
+        #expect(created.body.contains(#""shortLink":"https://go.example.com/spring""#) && created.body.contains(#""st":"Spring""#))
+        #expect(waitUntil(1) { (try? Self.click("/spring", port: server.port)) == "302 https://example.com/spring" }, "\(server.stderr)")
+        let location = try runTool([
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %header{location}", "-H", "Authorization: Bearer \(linkToken)", "-H",
+            "Content-Type: application/json", "--data-binary",
+            #"{"domain": "go.example.com", "short": true, "parameters": {"link": "https://example.com/s"}}"#,
+            "http://127.0.0.1:\(admin)/v1/links",
+        ])
+        #expect(
+            String(decoding: location.stdout, as: UTF8.self).range(
+                of: #"^201 /v1/links/go\.example\.com/[0-9A-Za-z]{4}$"#,
+                options: .regularExpression
+            )
+                != nil,
+            "\(String(decoding: location.stdout, as: UTF8.self))"
+        )
+        let taken = try native("spring", "https://example.com/other")
+        #expect(
+            taken.status == 409 && taken.body.contains("https://go.example.com/spring already exists")
+                && taken.body.contains("https://example.com/spring") && taken.body.contains(#""path":"$.suffix""#),
+            "\(taken)"
+        )
+        let badAlias = try native("_x")
+        #expect(badAlias.status == 400 && badAlias.body.contains("$.suffix"), "\(badAlias)")
+        let unknown = try Self.api(
+            "POST",
+            "/v1/links",
+            port: admin,
+            body: #"{"domain": "go.example.com", "parameters": {"link": "https://example.com/n"}, "expiry": 3}"#,
+            token: linkToken
+        )
+        #expect(unknown.status == 400 && unknown.body.contains(#""path":"$.expiry""#), "\(unknown)")
+
+        // The link token opens the link API only.
+        let reload = try runTool([
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(linkToken)",
+            "http://127.0.0.1:\(admin)/reload",
+        ])
+        #expect(String(decoding: reload.stdout, as: UTF8.self) == "401", "the link API token cannot reload")
+
+        // One a second, ten at once: every creation call counts, refused ones too, so five of the ten are spent.
+        var statuses: [Int] = []
+        var limitedHeaders = ""
+        for index in 0..<12 {
+            let result = try runTool([
+                "curl", "-s", "-D", "-", "-o", "/dev/null", "-H", "Authorization: Bearer \(linkToken)", "-H",
+                "Content-Type: application/json", "--data-binary",
+                #"{"domain": "go.example.com", "suffix": "burst\#(index)", "parameters": {"link": "https://example.com/n"}}"#,
+                "http://127.0.0.1:\(admin)/v1/links",
+            ])
+            let headers = String(decoding: result.stdout, as: UTF8.self).lowercased()
+            statuses.append(Int(headers.dropFirst("http/1.1 ".count).prefix(3)) ?? 0)
+            if statuses.last == 429 {
+                limitedHeaders = headers
+                break
+            }
+        }
+        #expect(statuses.count >= 6 && statuses.count <= 9 && statuses.dropLast().allSatisfy { $0 == 201 }, "\(statuses)")
+        #expect(limitedHeaders.contains("retry-after: 1\r\n"), "\(limitedHeaders)")
+        #expect(try native("other-token", token: Self.token).status == 201, "the admin token has a budget of its own")
+
+        // The kill switch: every stored link of the domain answers 410, its codes too; a config rule still answers.
+        let off = try Self.api("POST", "/v1/domains/go.example.com/disable", port: admin, token: linkToken)
+        #expect(off.status == 200 && off.body.contains(#""disabled":true"#) && off.body.contains(#""since":"#), "\(off)")
+        #expect(waitUntil(1) { (try? Self.click("/spring", port: server.port))?.hasPrefix("410") == true })
+        #expect(try Self.click("/other-token", port: server.port).hasPrefix("410"))
+        #expect(try Self.click("/p/1", port: server.port) == "302 https://example.com/item/1", "config rules are not stored links")
+        let qr = try runTool([
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: go.example.com",
+            "http://127.0.0.1:\(server.port)/_/qr/spring.svg",
+        ])
+        #expect(String(decoding: qr.stdout, as: UTF8.self) == "410")
+        #expect(try Self.links(["list", "go.example.com"], server.directory).out.contains("go.example.com is disabled since"))
+        #expect(try Self.api("GET", "/v1/domains/go.example.com", port: admin, token: linkToken).body.contains(#""disabled":true"#))
+        #expect(try Self.api("POST", "/v1/domains/open.example.com/disable", port: admin, token: linkToken).status == 404)
+        let on = try Self.links(["enable-domain", "go.example.com"], server.directory)
+        #expect(on.status == 0 && on.out == "go.example.com enabled\n", "\(on)")
+        #expect(waitUntil(3) { (try? Self.click("/spring", port: server.port)) == "302 https://example.com/spring" })
+        #expect(
+            try Self.api("GET", "/v1/domains/go.example.com", port: admin, token: linkToken).body
+                == #"{"domain":"go.example.com","disabled":false}"# + "\n"
+        )
+    }
+
     @Test("Import: Takeout's CSV (5,000 links) and exported JSON lines; dry run writes nothing, a second run changes nothing")
     func importAndExport() throws {
         try withTemporaryDirectory { directory in

@@ -103,4 +103,18 @@ struct DigestTests {
         #expect(Base64.encode([0xFB, 0xFF]) == "+/8=")
         #expect(Base64.encode(SHA256.digest(Array("body{color:red}".utf8))) == "FcQqt3aNlV7AZnGV4zkQRVeCeJOxbMPnQSx258L803E=")
     }
+
+    @Test("A token bucket: a burst at once, then the rate; the wait until the next token; a new rate keeps what is held")
+    func tokenBucket() {
+        var bucket = TokenBucket(rate: 2, burst: 4)
+        #expect((0..<4).allSatisfy { _ in bucket.take(now: 100) == nil }, "the burst")
+        #expect(bucket.take(now: 100) == 0.5, "half a second to the next token at 2 a second")
+        #expect(bucket.take(now: 100.5) == nil && bucket.take(now: 100.5) != nil)
+        #expect(bucket.take(now: 200) == nil, "a quiet spell refills up to the burst, not beyond")
+        #expect((0..<3).allSatisfy { _ in bucket.take(now: 200) == nil } && bucket.take(now: 200) != nil)
+        #expect(bucket.take(now: 150) != nil, "a clock that goes back adds nothing")
+        var slower = TokenBucket(rate: 10, burst: 100)
+        slower.set(rate: 1, burst: 2)
+        #expect(slower.take(now: 0) == nil && slower.take(now: 0) == nil && slower.take(now: 0) == 1)
+    }
 }

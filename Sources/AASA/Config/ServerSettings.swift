@@ -37,6 +37,11 @@ public struct ServerSettings: Sendable, Equatable {
     /// A file holding the bearer token that admin requests other than `/healthz` and `/readyz` must
     /// carry (relative to the config).
     public var adminTokenFile: String?
+    /// The link API's own bearer token (a backend that creates links then holds no admin power), relative
+    /// to the config; the admin token works as well.
+    public var linkAPITokenFile: String?
+    /// Links each token may create per second through the API; a burst of ten seconds' worth is allowed.
+    public var linkAPICreationsPerSecond = 100
     /// Event-loop threads; nil means one per CPU core.
     public var threads: Int?
     public var maxConnections = 10_000
@@ -134,8 +139,9 @@ extension ServerSettings {
         "limits", "timeouts", "cacheControl",
         "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "fetchHosts",
         "fetchHostsPerWildcard", "fetcherNetworks",
-        "acme", "comment",
+        "acme", "linkAPI", "comment",
     ]
+    static let linkAPIKeys = ["tokenFile", "creationsPerSecond", "comment"]
     static let fetcherNetworkKeys = ["apple", "google", "comment"]
     static let reloadKeys = ["watch", "pollSeconds"]
     static let listenerKeys = ["address", "port", "proxyProtocol", "tls", "comment"]
@@ -381,6 +387,17 @@ extension ConfigDecoder {
                             origin: Provenance(item.location, itemPath)
                         )
                     )
+                }
+            case "linkAPI":
+                for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.linkAPIKeys, context: "linkAPI") {
+                    switch field.key {
+                    case "tokenFile":
+                        let message = "\"tokenFile\" is empty; name the file holding the link API's token"
+                        settings.linkAPITokenFile = nonEmpty(field.value, fieldPath, rule: "server.admin-token", message)
+                    case "creationsPerSecond":
+                        settings.linkAPICreationsPerSecond = positiveInt(field.value, fieldPath) ?? settings.linkAPICreationsPerSecond
+                    default: break
+                    }
                 }
             case "reload":
                 for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.reloadKeys, context: "reload") {

@@ -28,6 +28,7 @@ enum LinksCommand {
                    aasa-server links show|disable|enable|delete SHORT_LINK [--config FILE] [--json]
                    aasa-server links stats SHORT_LINK [--days N] [--config FILE] [--json]
                    aasa-server links qr SHORT_LINK [--output FILE.svg|FILE.png] [--config FILE]
+                   aasa-server links disable-domain|enable-domain HOST [--config FILE] [--json]
                    aasa-server links export [HOST] [--config FILE]
                    aasa-server links import (--takeout FILE.csv [--domain HOST] | FILE.jsonl) [--dry-run]
                        [--config FILE] [--json]
@@ -36,6 +37,8 @@ enum LinksCommand {
             17 characters) unless --alias names it or --short asks for the shortest free one (at least 4).
             disable makes the link answer 410 Gone; enable brings it back; delete frees its path. Every change is
             recorded; show prints the link and its history. SHORT_LINK is https://HOST/SUFFIX or HOST/SUFFIX.
+            disable-domain is the kill switch of a whole link domain: every stored link on it answers 410 Gone
+            (the links are kept) until enable-domain.
 
             stats prints a link's clicks per day and visitor class for the last N days (default 7), people
             apart from crawlers and HEAD requests; a running server writes them every 5 seconds.
@@ -95,7 +98,7 @@ enum LinksCommand {
         let usage = subcommand.help
         guard let action = arguments.positionals.first else {
             return CommandLineTool.usageError(
-                "name an action: create, list, show, disable, enable, delete, stats, qr, export or import",
+                "name an action: create, list, show, disable, enable, delete, stats, qr, export, import, disable-domain or enable-domain",
                 console: console,
                 usage: usage
             )
@@ -128,6 +131,14 @@ enum LinksCommand {
             case "list":
                 let domain = arguments.positionals.dropFirst().first?.lowercased()
                 let links = try database.list(domain: domain)
+                let switchedOff = try database.disabledDomains().filter { domain == nil || $0.key == domain }
+                if !json {
+                    for (host, since) in switchedOff.sorted(by: { $0.key < $1.key }) {
+                        console.out(
+                            "\(host) is disabled since \(CivilTime(unixSeconds: Int(since)).isoSecond)Z: its links answer 410 Gone\n"
+                        )
+                    }
+                }
                 if json {
                     console.out(JSONWriter.string(.array(links.map(ShortLinkAPI.linkJSON)), pretty: true) + "\n")
                 } else if links.isEmpty {
@@ -173,6 +184,24 @@ enum LinksCommand {
                 return ExitStatus.success
             case "import":
                 return try importLinks(arguments, loaded.config, database, now: now, console: console)
+            case "disable-domain", "enable-domain":
+                guard arguments.positionals.count == 2 else {
+                    return CommandLineTool.usageError("write: links \(action) HOST", console: console, usage: usage)
+                }
+                let domain = arguments.positionals[1].lowercased()
+                guard loaded.config.site(forHost: domain)?.site.links != nil else {
+                    console.err("error: \(domain) is not a link domain of the config (no site with \"links\" serves it)\n")
+                    return ExitStatus.failure
+                }
+                let disabled = action == "disable-domain"
+                try database.setDomain(domain, disabled: disabled, now: now)
+                let since = try database.disabledDomains()[domain]
+                if json {
+                    console.out(ShortLinkAPI.domainJSON(domain, disabledSince: since) + "\n")
+                } else {
+                    console.out(disabled ? "\(domain) disabled: every stored link on it answers 410 Gone\n" : "\(domain) enabled\n")
+                }
+                return ExitStatus.success
             case "qr":
                 guard let (domain, suffix) = namedLink(arguments, "qr", console: console) else { return ExitStatus.usage }
                 return qrCode(try liveLink(database, domain, suffix), output: arguments.value("--output"), console: console)
@@ -197,7 +226,7 @@ enum LinksCommand {
                 return ExitStatus.success
             default:
                 return CommandLineTool.usageError(
-                    "unknown action '\(action)'; the actions are create, list, show, disable, enable, delete, stats, qr, export and import",
+                    "unknown action '\(action)'; the actions are create, list, show, disable, enable, delete, stats, qr, export, import, disable-domain and enable-domain",
                     console: console,
                     usage: usage
                 )

@@ -46,7 +46,9 @@ public struct FirebaseShortLinkRequest: Sendable, Equatable {
         "analyticsInfo.itunesConnectAnalytics": ["at": "at", "ct": "ct", "mt": "mt", "pt": "pt"],
     ]
 
-    public static func decode(_ body: [UInt8]) -> Result<FirebaseShortLinkRequest, Problem> {
+    /// A creation body's JSON object, or why it is none: over the limit, not JSON (where), a duplicate
+    /// key, not an object (`expected` says what it must hold).
+    static func object(_ body: [UInt8], expected: String) -> Result<(root: JSONNode, members: [JSONMember]), Problem> {
         guard body.count <= bodyLimit else { return .failure(Problem(path: "$", reason: "is over \(bodyLimit) bytes")) }
         let parsed = JSONParser.parse(body, duplicateKeys: .error)
         if let first = parsed.diagnostics.first(where: { $0.severity == .error }) {
@@ -54,7 +56,17 @@ public struct FirebaseShortLinkRequest: Sendable, Equatable {
             return .failure(Problem(path: "$", reason: "is not valid JSON\(position): \(first.message)"))
         }
         guard let root = parsed.root, let members = root.objectValue else {
-            return .failure(Problem(path: "$", reason: "must be a JSON object with \"longDynamicLink\" or \"dynamicLinkInfo\""))
+            return .failure(Problem(path: "$", reason: "must be a JSON object with \(expected)"))
+        }
+        return .success((root, members))
+    }
+
+    public static func decode(_ body: [UInt8]) -> Result<FirebaseShortLinkRequest, Problem> {
+        let root: JSONNode
+        let members: [JSONMember]
+        switch object(body, expected: "\"longDynamicLink\" or \"dynamicLinkInfo\"") {
+        case .failure(let problem): return .failure(problem)
+        case .success(let object): (root, members) = object
         }
         for member in members where !["longDynamicLink", "dynamicLinkInfo", "suffix"].contains(member.key) {
             return .failure(Problem(path: "$.\(member.key)", reason: "is not a field of FDL's shortLinks request"))

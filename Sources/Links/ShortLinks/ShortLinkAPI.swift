@@ -1,4 +1,5 @@
 public import AASA
+import Support
 
 /// The link API on the admin listener (docs/short-links.md), as pure functions: which call a request is,
 /// whether a creation request may be stored (the domain is a link domain of the config, every destination
@@ -8,6 +9,8 @@ public enum ShortLinkAPI {
     public enum Call: Sendable, Equatable {
         /// `POST /v1/shortLinks` with FDL's request body.
         case create
+        /// `POST /v1/links` with the API's own body (``NativeLinkRequest``).
+        case createNative
         /// `GET /v1/links/<domain>/<suffix>`.
         case read(domain: String, suffix: String)
         /// `POST /v1/links/<domain>/<suffix>/disable` or `/enable`, `DELETE /v1/links/<domain>/<suffix>`.
@@ -15,6 +18,11 @@ public enum ShortLinkAPI {
         /// FDL's `GET /v1/<URL-encoded short link>/linkStats?durationDays=N`, or
         /// `GET /v1/links/<domain>/<suffix>/linkStats?durationDays=N`.
         case stats(domain: String, suffix: String, days: Int)
+        /// `GET /v1/domains/<domain>`: whether the domain's kill switch is off.
+        case domainState(domain: String)
+        /// `POST /v1/domains/<domain>/disable` or `/enable`: every stored link of the domain answers 410
+        /// Gone, or answers again.
+        case domainSwitch(domain: String, disabled: Bool)
     }
 
     /// FDL's default when `durationDays` is missing is an error; a week is asked most.
@@ -78,6 +86,13 @@ public enum ShortLinkAPI {
         switch parts.count {
         case 1 where parts[0] == "shortLinks":
             return method == "POST" ? .success(.create) : wrongMethod("POST")
+        case 1 where parts[0] == "links":
+            return method == "POST" ? .success(.createNative) : wrongMethod("POST")
+        case 2 where parts[0] == "domains" && !parts[1].isEmpty:
+            return method == "GET" || method == "HEAD" ? .success(.domainState(domain: parts[1].lowercased())) : wrongMethod("GET")
+        case 3 where parts[0] == "domains" && !parts[1].isEmpty && (parts[2] == "disable" || parts[2] == "enable"):
+            guard method == "POST" else { return wrongMethod("POST") }
+            return .success(.domainSwitch(domain: parts[1].lowercased(), disabled: parts[2] == "disable"))
         case 3 where parts[0] == "links" && !parts[1].isEmpty && !parts[2].isEmpty:
             switch method {
             case "GET", "HEAD": return .success(.read(domain: parts[1].lowercased(), suffix: parts[2]))
@@ -92,46 +107,82 @@ public enum ShortLinkAPI {
         }
     }
 
+    /// How a new link's suffix is chosen.
+    public enum SuffixChoice: Sendable, Equatable {
+        /// 96 random bits (FDL's UNGUESSABLE), the default.
+        case unguessable
+        /// The shortest free suffix, at least 4 characters (FDL's SHORT).
+        case short
+        /// The one the request names.
+        case alias(String)
+    }
+
     /// What a creation request asks for, checked against the config.
     public struct Creation: Sendable, Equatable {
         public var domain: String
         public var parameters: [String: String]
-        public var suffix: FirebaseShortLinkRequest.SuffixOption
+        public var suffix: SuffixChoice
     }
 
-    /// FDL's request body, read and checked: a link domain of `config` (a site with `links`), and
-    /// parameters its allowlist and app accept — the same check a long link and the command line get.
-    public static func creation(body: [UInt8], config: LoadedConfig) -> Result<Creation, Problem> {
-        let request: FirebaseShortLinkRequest
-        switch FirebaseShortLinkRequest.decode(body) {
-        case .failure(let problem):
-            return .failure(
-                Problem(status: 400, title: "Invalid request body", detail: "\(problem.path) \(problem.reason)", path: problem.path)
-            )
-        case .success(let decoded): request = decoded
+    /// A creation body — FDL's (`native` false) or the API's own — read and checked: a link domain of
+    /// `config` (a site with `links`), and parameters its allowlist and app accept: the same check a long
+    /// link and the command line get.
+    public static func creation(body: [UInt8], config: LoadedConfig, native: Bool = false) -> Result<Creation, Problem> {
+        let creation: Creation
+        let domainPath: String
+        let parameterPath: (String) -> String
+        func invalid(_ problem: FirebaseShortLinkRequest.Problem) -> Result<Creation, Problem> {
+            .failure(Problem(status: 400, title: "Invalid request body", detail: "\(problem.path) \(problem.reason)", path: problem.path))
         }
-        guard let site = config.site(forHost: request.domain), let links = site.site.links else {
+        if native {
+            switch NativeLinkRequest.decode(body) {
+            case .failure(let problem): return invalid(problem)
+            case .success(let request): creation = Creation(domain: request.domain, parameters: request.parameters, suffix: request.suffix)
+            }
+            domainPath = "$.domain"
+            parameterPath = { "$.parameters.\($0)" }
+        } else {
+            switch FirebaseShortLinkRequest.decode(body) {
+            case .failure(let problem): return invalid(problem)
+            case .success(let request):
+                creation = Creation(
+                    domain: request.domain,
+                    parameters: request.parameters,
+                    suffix: request.suffix == .short ? .short : .unguessable
+                )
+                domainPath = request.fromLongLink ? "$.longDynamicLink" : "$.dynamicLinkInfo.domainUriPrefix"
+                parameterPath = { request.fromLongLink ? "$.longDynamicLink" : FirebaseShortLinkRequest.path(of: $0) }
+            }
+        }
+        guard let site = config.site(forHost: creation.domain), let links = site.site.links else {
             return .failure(
                 Problem(
                     status: 400,
                     title: "Not a link domain",
-                    detail: "\(request.domain) is not a link domain of this server (no site with \"links\" serves it)",
-                    path: request.fromLongLink ? "$.longDynamicLink" : "$.dynamicLinkInfo.domainUriPrefix"
+                    detail: "\(creation.domain) is not a link domain of this server (no site with \"links\" serves it)",
+                    path: domainPath
                 )
             )
         }
-        let ownHosts = Set(site.site.hosts.map(\.value.description)).union([request.domain])
-        if case .failure(let refusal) = FirebaseLongLink.rule(request.parameters, links: links, ownHosts: ownHosts) {
+        let ownHosts = Set(site.site.hosts.map(\.value.description)).union([creation.domain])
+        if case .failure(let refusal) = FirebaseLongLink.rule(creation.parameters, links: links, ownHosts: ownHosts) {
             return .failure(
                 Problem(
                     status: 400,
                     title: "Link refused",
                     detail: "\(refusal.parameter) \(refusal.reason)",
-                    path: request.fromLongLink ? "$.longDynamicLink" : FirebaseShortLinkRequest.path(of: refusal.parameter)
+                    path: parameterPath(refusal.parameter)
                 )
             )
         }
-        return .success(Creation(domain: request.domain, parameters: request.parameters, suffix: request.suffix))
+        return .success(creation)
+    }
+
+    /// A link domain's kill switch: `{"domain", "disabled", "since"}` (`since` only while disabled).
+    public static func domainJSON(_ domain: String, disabledSince: Int64?) -> String {
+        var members: [(String, JSONOutput)] = [("domain", .string(domain)), ("disabled", .bool(disabledSince != nil))]
+        if let disabledSince { members.append(("since", .string(CivilTime(unixSeconds: Int(disabledSince)).isoSecond + "Z"))) }
+        return JSONWriter.string(.object(members))
     }
 
     /// FDL's answer to `shortLinks`: the link, its preview (the flow page, `?d=1`) and no warnings.

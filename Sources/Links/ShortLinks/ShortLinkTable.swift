@@ -16,13 +16,26 @@ public final class ShortLinkTable: Sendable {
     /// The store's revision this table reflects: the watcher asks for changes after it.
     public let revision: Int64
     public let count: Int
+    /// Link domains whose kill switch is off: their stored links answer 410 Gone.
+    public let disabledDomains: Set<String>
 
-    public static let empty = ShortLinkTable(shards: [Shard](repeating: Shard([:]), count: shardCount), revision: 0, count: 0)
+    public static let empty = ShortLinkTable(
+        shards: [Shard](repeating: Shard([:]), count: shardCount),
+        revision: 0,
+        count: 0,
+        disabledDomains: []
+    )
 
-    private init(shards: [Shard], revision: Int64, count: Int) {
+    private init(shards: [Shard], revision: Int64, count: Int, disabledDomains: Set<String>) {
         self.shards = shards
         self.revision = revision
         self.count = count
+        self.disabledDomains = disabledDomains
+    }
+
+    /// This table with `domains` switched off (itself when that is already so).
+    public func disabling(_ domains: Set<String>) -> ShortLinkTable {
+        domains == disabledDomains ? self : ShortLinkTable(shards: shards, revision: revision, count: count, disabledDomains: domains)
     }
 
     static func key(domain: String, path: String) -> String { domain + path }
@@ -41,7 +54,8 @@ public final class ShortLinkTable: Sendable {
     /// This table with `changes` applied in order (a deleted link leaves it), at `revision`.
     public func applying(_ changes: [StoredLink], revision: Int64) -> ShortLinkTable {
         guard !changes.isEmpty else {
-            return revision == self.revision ? self : ShortLinkTable(shards: shards, revision: revision, count: count)
+            return revision == self.revision
+                ? self : ShortLinkTable(shards: shards, revision: revision, count: count, disabledDomains: disabledDomains)
         }
         var touched: [Int: [String: StoredLink]] = [:]
         var count = self.count
@@ -61,6 +75,6 @@ public final class ShortLinkTable: Sendable {
         }
         var shards = self.shards
         for (index, links) in touched { shards[index] = Shard(links) }
-        return ShortLinkTable(shards: shards, revision: max(revision, self.revision), count: count)
+        return ShortLinkTable(shards: shards, revision: max(revision, self.revision), count: count, disabledDomains: disabledDomains)
     }
 }

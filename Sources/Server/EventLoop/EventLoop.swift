@@ -311,7 +311,7 @@ final class EventLoop {
             let response = answer.map(StandardResponses.acmeChallenge) ?? StandardResponses.notFound
             let bytes = connection.machine.respond(response)
             record(connection, head, status: response.status, bytes: bytes, site: "-", pathClass: .other)
-        case .linkAPI(let call):
+        case .linkAPI(let call, let token):
             guard let worker = state.linkAPI else {
                 let off = ShortLinkAPI.Problem(
                     status: 404,
@@ -323,7 +323,7 @@ final class EventLoop {
             }
             let body = connection.machine.keptBody.map { Array(connection.machine.input[$0]) } ?? []
             let ticket = ReloadMailbox.Ticket(loop: index, slot: connection.slot, serial: connection.serial)
-            if worker.submit(LinkAPIWorker.Job(ticket: ticket, call: call, body: body)) {
+            if worker.submit(LinkAPIWorker.Job(ticket: ticket, call: call, token: token, body: body)) {
                 connection.machine.respondLater()
             } else {
                 let busy = ShortLinkAPI.Problem(

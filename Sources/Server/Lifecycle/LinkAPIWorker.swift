@@ -16,6 +16,7 @@ final class LinkAPIWorker: Sendable {
     struct Job: Sendable {
         var ticket: ReloadMailbox.Ticket
         var call: ShortLinkAPI.Call
+        var token: APIToken
         var body: [UInt8]
     }
 
@@ -72,6 +73,22 @@ final class LinkAPIWorker: Sendable {
         }
     }
 
+    /// Creations per token: only this thread takes from them.
+    private let budgets = Mutex<[APIToken: TokenBucket]>([:])
+
+    /// Nil when `token` may create a link now; else the whole seconds to wait. The rate is the config's in
+    /// force, so a reload that changes it applies to the next call.
+    private func creationWait(_ token: APIToken, rate: Int) -> Int? {
+        let now = Double(Posix.monotonicMicroseconds()) / 1_000_000
+        let (rate, burst) = (Double(rate), Double(rate) * 10)
+        return budgets.withLock { budgets in
+            var bucket = budgets[token] ?? TokenBucket(rate: rate, burst: burst)
+            if bucket.rate != rate { bucket.set(rate: rate, burst: burst) }
+            defer { budgets[token] = bucket }
+            return bucket.take(now: now).map { Int($0.rounded(.up)) }
+        }
+    }
+
     private func run() {
         var database: LinkDatabase?
         while !stopped.load(ordering: .acquiring) {
@@ -99,46 +116,85 @@ final class LinkAPIWorker: Sendable {
                         extraHeaders: [("Retry-After", "5")]
                     )
                 }
-                if changes(job.call), response.status == 200 { server.withLock { $0 }?.changed() }
+                if changes(job.call), response.status == 200 || response.status == 201 { server.withLock { $0 }?.changed() }
                 answers.withLock { $0.append((job.ticket, response)) }
                 server.withLock { $0 }?.wakeLoop(job.ticket.loop)
             }
         }
     }
 
+    /// An alias is stored or refused as taken; a drawn suffix that is taken is drawn again.
+    private func create(_ creation: ShortLinkAPI.Creation, _ database: LinkDatabase, now: Int64) throws(LinkStoreError) -> StoredLink {
+        let short: Bool
+        switch creation.suffix {
+        case .alias(let alias):
+            return try database.create(StoredLink(domain: creation.domain, suffix: alias, parameters: creation.parameters), now: now)
+        case .short: short = true
+        case .unguessable: short = false
+        }
+        for _ in 0..<8 {
+            let suffix = try database.newSuffix(domain: creation.domain, short: short)
+            do throws(LinkStoreError) {
+                return try database.create(StoredLink(domain: creation.domain, suffix: suffix, parameters: creation.parameters), now: now)
+            } catch {
+                if case .conflict = error { continue }
+                throw error
+            }
+        }
+        throw LinkStoreError.database(SQLiteError(code: 5, message: "no free suffix after 8 tries"))
+    }
+
     private func changes(_ call: ShortLinkAPI.Call) -> Bool {
         switch call {
-        case .create, .change: return true
-        case .read, .stats: return false
+        case .create, .createNative, .change, .domainSwitch: return true
+        case .read, .stats, .domainState: return false
         }
     }
 
     private func answer(_ job: Job, _ database: LinkDatabase) throws(LinkStoreError) -> PreparedResponse {
         let now = Int64(Posix.unixTime())
         switch job.call {
-        case .create:
+        case .create, .createNative:
             guard let config = server.withLock({ $0 })?.config() else {
                 throw LinkStoreError.database(SQLiteError(code: 1, message: "the server is not running"))
             }
-            switch ShortLinkAPI.creation(body: job.body, config: config) {
+            let native = job.call == .createNative
+            let rate = config.config?.server.linkAPICreationsPerSecond ?? ServerSettings().linkAPICreationsPerSecond
+            if let wait = creationWait(job.token, rate: rate) {
+                return AdminResponses.problem(
+                    ShortLinkAPI.Problem(
+                        status: 429,
+                        title: "Too many links",
+                        detail: "this token may create \(rate) links a second (server.linkAPI.creationsPerSecond); nothing was stored"
+                    ),
+                    extraHeaders: [("Retry-After", String(max(1, wait)))]
+                )
+            }
+            switch ShortLinkAPI.creation(body: job.body, config: config, native: native) {
             case .failure(let problem):
                 return AdminResponses.problem(problem)
             case .success(let creation):
-                // A suffix drawn twice is a conflict: draw again (an alias would come from the request body).
-                for _ in 0..<8 {
-                    let suffix = try database.newSuffix(domain: creation.domain, short: creation.suffix == .short)
-                    do throws(LinkStoreError) {
-                        let link = try database.create(
-                            StoredLink(domain: creation.domain, suffix: suffix, parameters: creation.parameters),
-                            now: now
+                let link: StoredLink
+                do throws(LinkStoreError) {
+                    link = try create(creation, database, now: now)
+                } catch {
+                    guard case .conflict(let existing) = error else { throw error }
+                    return AdminResponses.problem(
+                        ShortLinkAPI.Problem(
+                            status: 409,
+                            title: "Suffix taken",
+                            detail:
+                                "\(existing.shortLink) already exists (\(existing.state.rawValue), to \(existing.parameters["link"] ?? "?"))",
+                            path: "$.suffix"
                         )
-                        return StandardResponses.json(status: 200, ShortLinkAPI.createdJSON(link))
-                    } catch {
-                        if case .conflict = error { continue }
-                        throw error
-                    }
+                    )
                 }
-                throw LinkStoreError.database(SQLiteError(code: 5, message: "no free suffix after 8 tries"))
+                guard native else { return StandardResponses.json(status: 200, ShortLinkAPI.createdJSON(link)) }
+                return StandardResponses.json(
+                    status: 201,
+                    JSONWriter.string(ShortLinkAPI.linkJSON(link)),
+                    extraHeaders: [("Location", "/v1/links/\(link.domain)/\(link.suffix)")]
+                )
             }
         case .stats(let domain, let suffix, let days):
             guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
@@ -151,6 +207,17 @@ final class LinkAPIWorker: Sendable {
                 ShortLinkAPI.ClickRow(day: $0.day, visitor: $0.visitor, outcome: $0.outcome, head: $0.head, count: $0.count)
             }
             return StandardResponses.json(status: 200, ShortLinkAPI.linkStatsJSON(rows))
+        case .domainState(let domain), .domainSwitch(let domain, _):
+            guard let config = server.withLock({ $0 })?.config(), config.site(forHost: domain)?.site.links != nil else {
+                return AdminResponses.problem(
+                    ShortLinkAPI.Problem(status: 404, title: "Not a link domain", detail: "\(domain) is not a link domain of this server")
+                )
+            }
+            if case .domainSwitch(_, let disabled) = job.call { try database.setDomain(domain, disabled: disabled, now: now) }
+            return StandardResponses.json(
+                status: 200,
+                ShortLinkAPI.domainJSON(domain, disabledSince: try database.disabledDomains()[domain])
+            )
         case .read(let domain, let suffix):
             guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
                 return AdminResponses.problem(

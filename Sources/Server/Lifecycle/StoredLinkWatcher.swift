@@ -35,10 +35,12 @@ final class StoredLinkWatcher: Sendable {
         }
     }
 
-    /// The table with every change after its revision (nil when the store cannot be read).
+    /// The table with every change after its revision and the domains switched off now (nil when the
+    /// store cannot be read). The switches are a handful of rows, read whole each time.
     private static func advance(_ table: ShortLinkTable, _ database: LinkDatabase) -> ShortLinkTable? {
         var table = table
         do {
+            table = table.disabling(Set(try database.disabledDomains().keys))
             while true {
                 let changes = try database.changes(after: table.revision, limit: batch)
                 guard let last = changes.last else { return table }

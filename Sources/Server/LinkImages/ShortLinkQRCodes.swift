@@ -28,7 +28,7 @@ enum ShortLinkQRCodes {
         guard let (suffix, format) = parse(name), !suffix.isEmpty, !suffix.contains("/"),
             let link = storedLinks?.link(domain: host, path: "/" + suffix)
         else { return notFound }
-        guard link.state == .active else { return gone }
+        guard link.state == .active, storedLinks?.disabledDomains.contains(link.domain) != true else { return gone }
         guard let code = QRCode(link.shortLink) else { return notFound }
         switch format {
         case .svg:

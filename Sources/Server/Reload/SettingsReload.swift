@@ -55,6 +55,8 @@ enum SettingsReload {
             .applied("server.logFormat", \.logFormat),
             .applied("server.adminExposed", \.adminExposed),
             .applied("server.adminTokenFile", \.adminTokenFile),
+            .applied("server.linkAPI.tokenFile", \.linkAPITokenFile),
+            .applied("server.linkAPI.creationsPerSecond", \.linkAPICreationsPerSecond),
             .applied("dev's published files", \.publishedFiles),
             .applied("server.listen (given or defaulted)", \.listenersConfigured),
         ]

@@ -143,7 +143,13 @@ enum LinkResponder {
             !links.literalPaths.contains(pathText)
         {
             guard head.method == .get || head.method == .head else { return refused }
-            return storedLink(stored, request, links, ownHosts: Set(siteHosts().map(\.description)))
+            return storedLink(
+                stored,
+                request,
+                links,
+                ownHosts: Set(siteHosts().map(\.description)),
+                domainDisabled: storedLinks.disabledDomains.contains(stored.domain)
+            )
         }
         guard let found = links.matcher.match(path: pathText, query: query) else { return nil }
         guard head.method == .get || head.method == .head else { return refused }
@@ -152,9 +158,15 @@ enum LinkResponder {
     }
 
     /// A stored short link: its FDL parameters routed as a long link with them would be — checked against
-    /// the site's allowlist as it is now — or 410 Gone when it was disabled.
-    static func storedLink(_ stored: StoredLink, _ request: LinkRequest, _ links: CompiledLinks, ownHosts: Set<String>) -> LinkAnswer {
-        guard stored.state == .active else {
+    /// the site's allowlist as it is now — or 410 Gone when it, or its whole domain, was disabled.
+    static func storedLink(
+        _ stored: StoredLink,
+        _ request: LinkRequest,
+        _ links: CompiledLinks,
+        ownHosts: Set<String>,
+        domainDisabled: Bool = false
+    ) -> LinkAnswer {
+        guard stored.state == .active, !domainDisabled else {
             return LinkAnswer(
                 response: html(status: 410, LinkPages.gone(), policy: pagePolicy),
                 visitor: request.visitor.label,

@@ -46,7 +46,7 @@ enum Route {
     /// A link path's answer, counted by visitor class and outcome.
     case link(LinkAnswer, site: String)
     /// A call of the link API on the admin listener: answered by its worker, off the loop.
-    case linkAPI(ShortLinkAPI.Call)
+    case linkAPI(ShortLinkAPI.Call, token: APIToken)
 }
 
 /// What the admin routes report, read only when an admin request asks for it.
@@ -288,21 +288,28 @@ enum Router {
         func problem(_ problem: ShortLinkAPI.Problem, _ extra: [(String, String)] = []) -> Route {
             .respond(AdminResponses.problem(problem, extraHeaders: extra), site: "-", pathClass: .admin)
         }
-        guard let token = policy.token else {
+        guard policy.token != nil || policy.linkAPIToken != nil else {
             return problem(
                 ShortLinkAPI.Problem(
                     status: 403,
                     title: "No API token",
-                    detail: "the link API needs a token: set server.adminTokenFile and send Authorization: Bearer <its token>"
+                    detail:
+                        "the link API needs a token: set server.linkAPI.tokenFile (or adminTokenFile) and send Authorization: Bearer <its token>"
                 )
             )
         }
-        guard bearerMatches(head.authorizationRange.map { UnsafeBufferPointer(rebasing: buffer[$0]) }, token) else {
+        let authorization = head.authorizationRange.map { UnsafeBufferPointer(rebasing: buffer[$0]) }
+        let token: APIToken
+        if let linkAPIToken = policy.linkAPIToken, bearerMatches(authorization, linkAPIToken) {
+            token = .linkAPI
+        } else if let adminToken = policy.token, bearerMatches(authorization, adminToken) {
+            token = .admin
+        } else {
             return problem(
                 ShortLinkAPI.Problem(
                     status: 401,
                     title: "Unauthorized",
-                    detail: "send Authorization: Bearer <the token in adminTokenFile>"
+                    detail: "send Authorization: Bearer <the token in server.linkAPI.tokenFile or adminTokenFile>"
                 ),
                 [("WWW-Authenticate", "Bearer realm=\"aasa-server admin\"")]
             )
@@ -318,7 +325,7 @@ enum Router {
         case .failure(let refusal)?:
             return problem(refusal)
         case .success(let call)?:
-            if case .create = call {
+            if call == .create || call == .createNative {
                 let type = head.contentTypeRange.map { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
                 guard let type, type.lowercased().hasPrefix("application/json") else {
                     return problem(
@@ -339,7 +346,7 @@ enum Router {
                     )
                 }
             }
-            return .linkAPI(call)
+            return .linkAPI(call, token: token)
         }
     }
 
