@@ -73,6 +73,18 @@ public final class LinkDatabase {
             at INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        """
+        CREATE TABLE secrets (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE claims (
+            code TEXT PRIMARY KEY,
+            link INTEGER NOT NULL REFERENCES links (id),
+            at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX claims_by_time ON claims (at);
+        """,
     ]
     public static var schemaVersion: Int64 { Int64(migrations.count) }
     public static let fileName = "links.sqlite"
@@ -323,6 +335,71 @@ public final class LinkDatabase {
             var domains: [String: Int64] = [:]
             while try statement.step() { domains[statement.text(0)] = statement.integer(1) }
             return domains
+        }
+    }
+
+    /// The key claim codes are signed with: made once, from the system's random source, the first time it
+    /// is asked for, and the same for every server that shares this store.
+    public func claimKey() throws(LinkStoreError) -> [UInt8] {
+        func stored() throws(SQLiteError) -> [UInt8]? {
+            let statement = try connection.prepare("SELECT value FROM secrets WHERE name = 'claim-key'")
+            return try statement.step() ? Self.bytes(hex: statement.text(0)) : nil
+        }
+        return try wrap { () throws(SQLiteError) -> [UInt8] in
+            if let key = try stored(), key.count == 32 { return key }
+            var generator = SystemRandomNumberGenerator()
+            let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let insert = try connection.prepare("INSERT INTO secrets (name, value) VALUES ('claim-key', ?1) ON CONFLICT (name) DO NOTHING")
+            try insert.bind(1, key.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())
+            _ = try insert.step()
+            // Another process may have made it first: theirs is the key.
+            guard let key = try stored(), key.count == 32 else { throw SQLiteError(code: 1, message: "the claim key could not be stored") }
+            return key
+        }
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+
+    public enum Claim: Sendable, Equatable {
+        /// The first claim of the code: the link it names, as it is now.
+        case claimed(StoredLink)
+        /// Claimed before, at this Unix time: a code works once.
+        case alreadyClaimed(at: Int64)
+        /// The link is gone or switched off.
+        case noLink
+    }
+
+    /// Claims `code` for the link at `domain`/`suffix` (the caller checked the code's signature and age).
+    /// Claims older than `keepSeconds` are forgotten meanwhile: their codes have expired anyway.
+    public func claim(code: String, domain: String, suffix: String, now: Int64, keepSeconds: Int64) throws(LinkStoreError) -> Claim {
+        try wrap { () throws(SQLiteError) -> Claim in
+            try connection.transaction { () throws(SQLiteError) -> Claim in
+                let forget = try connection.prepare("DELETE FROM claims WHERE at < ?1")
+                try forget.bind(1, now - keepSeconds)
+                _ = try forget.step()
+                let earlier = try connection.prepare("SELECT at FROM claims WHERE code = ?1")
+                try earlier.bind(1, code)
+                if try earlier.step() { return .alreadyClaimed(at: earlier.integer(0)) }
+                guard let link = try find(domain: domain, suffix: suffix), link.state == .active else { return .noLink }
+                let insert = try connection.prepare(
+                    "INSERT INTO claims (code, link, at) SELECT ?1, id, ?4 FROM links WHERE domain = ?2 AND suffix = ?3"
+                )
+                try insert.bind(1, code)
+                try insert.bind(2, domain)
+                try insert.bind(3, suffix)
+                try insert.bind(4, now)
+                _ = try insert.step()
+                return .claimed(link)
+            }
         }
     }
 

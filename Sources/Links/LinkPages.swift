@@ -17,8 +17,34 @@ public enum LinkPages {
         let origins = Set(shown + (custom ? imageOrigins : [])).sorted()
         let images = origins.isEmpty ? "'none'" : origins.joined(separator: " ")
         let styles = (["'self'"] + (custom ? template?.styleHashes ?? [] : [])).joined(separator: " ")
-        return "default-src 'none'; style-src \(styles); img-src \(images); base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        // The claim button's script, by its hash, and the one request it makes: nothing else may run.
+        let script = !content.copiesClaim ? "" : "script-src '\(claimScriptHash)'; connect-src 'self'; "
+        return "default-src 'none'; \(script)style-src \(styles); img-src \(images); base-uri 'none'; form-action 'none'; "
+            + "frame-ancestors 'none'"
     }
+
+    /// The only script a link page ever has, on a stored link's page with an App Store button: on the tap,
+    /// it asks the server for a one-time claim URL, writes it to the clipboard (inside the tap, as the
+    /// Clipboard API requires: the item is a promise of the text), then opens the store. Without the
+    /// Clipboard API, or if anything fails, the button is a plain link to the store.
+    public static let claimScript = """
+        document.querySelectorAll("a[data-claim]").forEach(function (button) {
+          button.addEventListener("click", function (event) {
+            if (!navigator.clipboard || !window.ClipboardItem) return;
+            event.preventDefault();
+            var text = fetch(button.dataset.claim, {method: "POST"}).then(function (response) {
+              if (!response.ok) throw new Error("claim " + response.status);
+              return response.text();
+            }).then(function (url) { return new Blob([url], {type: "text/plain"}); });
+            navigator.clipboard.write([new ClipboardItem({"text/plain": text})])
+              .catch(function () {})
+              .finally(function () { window.location.href = button.href; });
+          });
+        });
+        """
+
+    /// `'sha256-…'`, the script's hash source for Content-Security-Policy.
+    public static let claimScriptHash = "sha256-" + Base64.encode(SHA256.digest(Array(claimScript.utf8)))
 
     /// A site's template, when it has one, replaces the built-in landing and in-app pages; link previews
     /// keep the built-in page (crawlers read only its tags).
@@ -64,11 +90,23 @@ public enum LinkPages {
     static func buttons(_ content: LinkPageContent) -> String {
         guard !content.buttons.isEmpty else { return "" }
         var html = "<nav class=\"actions\">\n"
+        var claims = false
         for button in content.buttons {
             let style = button.primary ? "button primary" : "button"
-            html += "<a class=\"\(style)\" href=\"\(Markup.escape(button.url))\">\(Markup.escape(button.label))</a>\n"
+            var claim = ""
+            if let path = content.claimPath, button.url.hasPrefix(StoreLinks.appStorePrefix) {
+                claim = " data-claim=\"\(Markup.escape(path))\""
+                claims = true
+            }
+            html += "<a class=\"\(style)\" href=\"\(Markup.escape(button.url))\"\(claim)>\(Markup.escape(button.label))</a>\n"
         }
-        return html + "</nav>\n"
+        html += "</nav>\n"
+        guard claims else { return html }
+        // Said plainly, as the clipboard is the person's: what the button copies and why.
+        let app = content.app?.title ?? "the app"
+        html += "<p class=\"note\">The App Store button also copies a one-time link to your clipboard, so that \(Markup.escape(app)) "
+        html += "can open this page's link when you first open it. Nothing else is copied or kept.</p>\n"
+        return html + "<script>\(claimScript)</script>\n"
     }
 
     /// The tags link previews read (Open Graph, X's card, Meta's App Links), and a plain body.

@@ -66,6 +66,12 @@ public struct LinkPageContent: Sendable, Equatable {
     public var smartBanner: Bool
     public var web: String?
     public var buttons: [Button]
+    /// A stored short link's deferred deep link: the path the App Store button asks for a claim code
+    /// (`/_/c/<suffix>`), copied to the clipboard on the tap before the store opens; nil for other pages.
+    public var claimPath: String? = nil
+
+    /// The page has an App Store button that copies a claim URL (and so the script that does it).
+    public var copiesClaim: Bool { claimPath != nil && buttons.contains { $0.url.hasPrefix(StoreLinks.appStorePrefix) } }
 }
 
 /// A link rule with its destination templates parsed once, when the config loads. A class: a request
@@ -201,6 +207,8 @@ public enum LinkRouting {
 
 /// The store and intent URLs, in the forms Apple, Google and Chrome document.
 public enum StoreLinks {
+    public static let appStorePrefix = "https://apps.apple.com/app/id"
+
     /// `https://apps.apple.com/app/id<ID>` with the campaign (`ct`) and provider (`pt`) tokens.
     public static func appStore(_ app: LinkApp, _ route: IOSRoute) -> String? {
         guard let id = app.appStoreID else { return nil }
@@ -210,7 +218,7 @@ public enum StoreLinks {
         ] {
             if let value { items.append(name + "=" + URLText.queryValue(value)) }
         }
-        return "https://apps.apple.com/app/id\(id)" + (items.isEmpty ? "" : "?" + items.joined(separator: "&"))
+        return appStorePrefix + "\(id)" + (items.isEmpty ? "" : "?" + items.joined(separator: "&"))
     }
 
     /// The Play Store page with the deep link as the install referrer (read once by the installed app

@@ -76,6 +76,44 @@ struct LinkDatabaseTests {
         }
     }
 
+    @Test("Claims: the key is made once and shared; a code is claimed once; a switched-off link has none; old claims are forgotten")
+    func claims() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/links.sqlite"
+            let database = try LinkDatabase(path: path)
+            let key = try database.claimKey()
+            #expect(key.count == 32 && Set(key).count > 8)
+            #expect(try LinkDatabase(path: path, create: false).claimKey() == key, "every server of the store signs alike")
+            let link = try database.create(Self.link("spring"), now: 10)
+            let day: Int64 = 86_400
+            #expect(
+                try database.claim(code: "spring.a", domain: "go.example.com", suffix: "spring", now: 100, keepSeconds: 8 * day)
+                    == .claimed(link)
+            )
+            #expect(
+                try database.claim(code: "spring.a", domain: "go.example.com", suffix: "spring", now: 200, keepSeconds: 8 * day)
+                    == .alreadyClaimed(at: 100)
+            )
+            #expect(try database.claim(code: "x.b", domain: "go.example.com", suffix: "x", now: 200, keepSeconds: 8 * day) == .noLink)
+            try database.setState(domain: "go.example.com", suffix: "spring", .disabled, now: 300)
+            #expect(
+                try database.claim(code: "spring.c", domain: "go.example.com", suffix: "spring", now: 400, keepSeconds: 8 * day) == .noLink
+            )
+            try database.setState(domain: "go.example.com", suffix: "spring", .active, now: 500)
+            // Nine days on, the first claim is forgotten (its code has long expired and is refused before this).
+            if case .claimed = try database.claim(
+                code: "spring.a",
+                domain: "go.example.com",
+                suffix: "spring",
+                now: 100 + 9 * day,
+                keepSeconds: 8 * day
+            ) {
+            } else {
+                Issue.record("an expired claim's row is kept beyond keepSeconds")
+            }
+        }
+    }
+
     @Test("Quotes, semicolons and SQL in every field are stored as text and read back unchanged")
     func sqlMetacharacters() throws {
         try withTemporaryDirectory { directory in

@@ -1,3 +1,4 @@
+import Support
 import Testing
 
 @testable import AASA
@@ -28,6 +29,27 @@ struct LinkPagesTests {
             web: "https://shop.example.com/\"><u>",
             buttons: [.init(label: hostile, url: "https://apps.apple.com/app/id123?\"><s>", primary: true)]
         )
+    }
+
+    @Test("A stored link's App Store button copies a claim: its one script, named by hash in the policy, and a note saying so")
+    func claimButton() throws {
+        var content = Self.content(.landing)
+        #expect(!LinkPages.render(content).contains("<script") && !LinkPages.contentSecurityPolicy(for: content).contains("script-src"))
+        content.claimPath = "/_/c/spring"
+        let html = LinkPages.render(content)
+        #expect(html.contains(#"data-claim="/_/c/spring">"#) && html.contains("copies a one-time link to your clipboard"))
+        let script = try #require(
+            html.firstRange(of: "<script>").flatMap { start in
+                html[start.upperBound...].firstRange(of: "</script>").map { String(html[start.upperBound..<$0.lowerBound]) }
+            }
+        )
+        let hash = "sha256-" + Base64.encode(SHA256.digest(Array(script.utf8)))
+        let policy = LinkPages.contentSecurityPolicy(for: content)
+        #expect(policy.contains("script-src '\(hash)'; connect-src 'self';") && hash == LinkPages.claimScriptHash, "\(policy)")
+        #expect(html.ranges(of: "<script").count == 1, "one script, the claim's")
+        // No App Store button (a fallback, an Android page): no script, no note.
+        content.buttons = [.init(label: "Get it on Google Play", url: "https://play.google.com/store/apps/details?id=x", primary: true)]
+        #expect(!LinkPages.render(content).contains("<script") && !LinkPages.contentSecurityPolicy(for: content).contains("script-src"))
     }
 
     @Test("Every value from the config or the request is escaped, on every kind of page")

@@ -230,12 +230,19 @@ struct ShortLinkAPITests {
             ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "desktop", outcome: "web", head: true, count: 9),
             ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "crawler", outcome: "preview", head: false, count: 5),
             ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "in-app", outcome: "in-app", head: false, count: 1),
+            // What apps claimed and reported: FDL's app events, never clicks.
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "android", outcome: "install", head: false, count: 1),
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "ios", outcome: "install", head: false, count: 1),
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "ios", outcome: "first-open", head: false, count: 4),
+            ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "other", outcome: "re-open", head: false, count: 5),
         ]
         #expect(
             ShortLinkAPI.linkStatsJSON(rows)
                 == #"{"linkEventStats":[{"platform":"ANDROID","count":"2","event":"CLICK"},{"platform":"ANDROID","count":"2","event":"REDIRECT"},"#
+                + #"{"platform":"ANDROID","count":"1","event":"APP_INSTALL"},"#
                 + #"{"platform":"IOS","count":"5","event":"CLICK"},{"platform":"IOS","count":"1","event":"REDIRECT"},"#
-                + #"{"platform":"OTHER","count":"1","event":"CLICK"}]}"#
+                + #"{"platform":"IOS","count":"1","event":"APP_INSTALL"},{"platform":"IOS","count":"4","event":"APP_FIRST_OPEN"},"#
+                + #"{"platform":"OTHER","count":"1","event":"CLICK"},{"platform":"OTHER","count":"5","event":"APP_RE_OPEN"}]}"#
         )
         #expect(ShortLinkAPI.linkStatsJSON([]) == #"{"linkEventStats":[]}"#)
     }

@@ -296,6 +296,100 @@ struct StoredLinkServingTests {
         )
     }
 
+    @Test(
+        "Deferred deep links: Play's referrer and the App Store button carry one-time claim URLs (chromium); the app claims once; opens reported; all in the numbers"
+    )
+    func deferredDeepLinks() throws {
+        let config = Self.config.replacingOccurrences(
+            of: #""apple": "ABCDE12345.com.example.shop","#,
+            with:
+                #""apple": "ABCDE12345.com.example.shop", "android": {"package": "com.example.shop", "sha256": ["\#(LinkServingTests.fingerprint)"]},"#
+        )
+        let server = try ServerProcess(config: config)
+        defer { server.stop() }
+        let directory = server.directory
+        #expect(
+            try Self.links(
+                ["create", "--domain", "go.example.com", "--link", "https://example.com/spring", "--alias", "spring"],
+                directory
+            ).status == 0
+        )
+        func request(_ arguments: [String], _ path: String) throws -> String {
+            let result = try runTool(
+                ["curl", "-s", "-o", "-", "-w", "\n%{http_code} %{redirect_url}", "-H", "Host: go.example.com"] + arguments
+                    + ["http://127.0.0.1:\(server.port)\(path)"]
+            )
+            return String(decoding: result.stdout, as: UTF8.self)
+        }
+        #expect(
+            waitUntil(3) { (try? request(["-A", LinkServingTests.android], "/spring"))?.contains("302 https://play.google.com") == true }
+        )
+
+        // Android: every store redirect carries a claim URL of its own as the install referrer.
+        var codes: [String] = []
+        for _ in 0..<2 {
+            let answer = try request(["-A", LinkServingTests.android], "/spring")
+            let location = try #require(answer.split(separator: " ").last.map(String.init), "\(answer)")
+            #expect(location.hasPrefix("https://play.google.com/store/apps/details?id=com.example.shop&referrer="), "\(location)")
+            let referrer = String(location.split(separator: "referrer=").last ?? "").removingPercentEncoding ?? ""
+            let code = try #require(
+                referrer.firstMatch(of: /^https:\/\/go\.example\.com\/_\/c\/(spring\.[A-Za-z0-9_-]{32})$/)?.1,
+                "\(referrer)"
+            )
+            codes.append(String(code))
+        }
+        #expect(codes[0] != codes[1], "one code per click")
+
+        // The app claims: the deep link, once; a made-up code, never.
+        let claimed = try request(["-A", "okhttp/4.12.0"], "/_/claim/\(codes[0])")
+        #expect(
+            claimed.hasPrefix(#"{"link":"https://example.com/spring","shortLink":"https://go.example.com/spring""#)
+                && claimed.hasSuffix("\n200 "),
+            "\(claimed)"
+        )
+        let again = try request(["-A", "okhttp/4.12.0"], "/_/claim/\(codes[0])")
+        #expect(again.contains("Already claimed") && again.hasSuffix("\n410 "), "\(again)")
+        var forged = Array(codes[1].utf8)
+        forged[forged.count - 3] = forged[forged.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        #expect(try request([], "/_/claim/" + String(decoding: forged, as: UTF8.self)).hasSuffix("\n404 "))
+        #expect(try request(["-X", "POST"], "/_/claim/\(codes[1])").hasSuffix("\n405 "))
+        // Followed in a browser, a claim URL is the link itself, and the code stays unclaimed.
+        #expect(try request([], "/_/c/\(codes[1])").hasSuffix("\n302 https://go.example.com/spring"))
+
+        // iOS: the landing page's App Store button copies a claim URL, in a real browser, under the page's policy.
+        let page = try request(["-A", LinkServingTests.iPhone], "/spring")
+        #expect(page.contains("data-claim=\"/_/c/spring\"") && page.contains("script-src") == false, "the policy is a header")
+        let browser = try runTool(
+            [
+                "flock", "-w", "180", TestPaths.chromiumLock, TestPaths.repositoryRoot + "/.ci/venv/bin/python",
+                TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/claim-browser.py",
+                "\(server.port)", "/spring",
+            ],
+            timeout: 240
+        )
+        let copied = String(decoding: browser.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(browser.status == 0, "\(copied) \(browser.stderr)")
+        let iosCode = String(copied.dropFirst("https://go.example.com/_/c/".count))
+        #expect(try request(["-A", "Shop/1.0 CFNetwork/1494.0.7 Darwin/23.4.0"], "/_/claim/\(iosCode)").hasSuffix("\n200 "), "\(copied)")
+
+        // The app reports opens; a link this host does not have, or another event, is refused.
+        #expect(
+            try request(["-X", "POST"], "/_/open?link=https%3A%2F%2Fgo.example.com%2Fspring&event=first-open&platform=ios").hasSuffix(
+                "\n204 "
+            )
+        )
+        #expect(try request(["-X", "POST", "-A", "okhttp/4.12.0"], "/_/open?link=spring&event=re-open").hasSuffix("\n204 "))
+        #expect(try request(["-X", "POST"], "/_/open?link=nothing&event=first-open").hasSuffix("\n404 "))
+        #expect(try request(["-X", "POST"], "/_/open?link=spring&event=install").hasSuffix("\n400 "))
+        #expect(try request([], "/_/open?link=spring&event=first-open").hasSuffix("\n405 "))
+
+        server.signal(SIGTERM)
+        #expect(server.waitForExit() == 0, "the opens are written when the server stops")
+        let stats = try Self.links(["stats", "go.example.com/spring"], directory)
+        #expect(stats.out.contains("installs (claims): 2 (android 1, ios 1)"), "\(stats.out)")
+        #expect(stats.out.contains("first opens: 1 (ios 1)") && stats.out.contains("re-opens: 1 (android 1)"), "\(stats.out)")
+    }
+
     @Test("Import: Takeout's CSV (5,000 links) and exported JSON lines; dry run writes nothing, a second run changes nothing")
     func importAndExport() throws {
         try withTemporaryDirectory { directory in

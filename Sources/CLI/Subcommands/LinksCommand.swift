@@ -450,7 +450,21 @@ enum LinksCommand {
         -> String
     {
         var text = "\(link.shortLink): clicks in the last \(days) day\(days == 1 ? "" : "s") (UTC)\n"
-        guard !rows.isEmpty else { return text + "no clicks\n" }
+        let appOutcomes = Set(ShortLinkAPI.appEvents.map(\.0))
+        let events = rows.filter { appOutcomes.contains($0.outcome) }
+        let rows = rows.filter { !appOutcomes.contains($0.outcome) }
+        // What the app said happened after the click: below the clicks, by event and platform.
+        var appText = ""
+        for (outcome, _) in ShortLinkAPI.appEvents {
+            let counted = events.filter { $0.outcome == outcome }
+            guard !counted.isEmpty else { continue }
+            var byPlatform: [String: Int] = [:]
+            for row in counted { byPlatform[row.visitor, default: 0] += row.count }
+            let parts = byPlatform.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            let name = ["install": "installs (claims)", "first-open": "first opens", "re-open": "re-opens"][outcome] ?? outcome
+            appText += "\(name): \(counted.reduce(0) { $0 + $1.count }) (\(parts))\n"
+        }
+        guard !rows.isEmpty else { return text + "no clicks\n" + appText }
         let header = ["day"] + statsColumns + ["HEAD"]
         func line(_ cells: [String]) -> String { (cells.dropLast().map { $0.padding(11) } + [cells.last ?? ""]).joined() + "\n" }
         text += line(header)
@@ -463,7 +477,7 @@ enum LinksCommand {
             total.merge(counts, uniquingKeysWith: +)
         }
         text += line(["total"] + (statsColumns + ["HEAD"]).map { String(total[$0] ?? 0) })
-        return text
+        return text + appText
     }
 
     static func text(_ link: StoredLink, history: [(at: Int64, change: String, parameters: [String: String])]) -> String {

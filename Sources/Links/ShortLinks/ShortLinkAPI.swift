@@ -23,6 +23,8 @@ public enum ShortLinkAPI {
         /// `POST /v1/domains/<domain>/disable` or `/enable`: every stored link of the domain answers 410
         /// Gone, or answers again.
         case domainSwitch(domain: String, disabled: Bool)
+        /// `GET /_/claim/<code>` on a link domain (no token: the app calls it): the deep link, once.
+        case claim(code: String, domain: String, platform: String)
     }
 
     /// FDL's default when `durationDays` is missing is an error; a week is asked most.
@@ -185,6 +187,16 @@ public enum ShortLinkAPI {
         return JSONWriter.string(.object(members))
     }
 
+    /// A claimed code's answer to the app: the deep link it opens, the short link and its parameters.
+    public static func claimJSON(_ link: StoredLink) -> String {
+        JSONWriter.string(
+            .object([
+                ("link", .string(link.parameters["link"] ?? link.shortLink)), ("shortLink", .string(link.shortLink)),
+                ("parameters", .object(link.parameters.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+            ])
+        )
+    }
+
     /// FDL's answer to `shortLinks`: the link, its preview (the flow page, `?d=1`) and no warnings.
     public static func createdJSON(_ link: StoredLink) -> String {
         JSONWriter.string(
@@ -209,26 +221,34 @@ public enum ShortLinkAPI {
         }
     }
 
+    /// What the app reports or claims, by the outcome its row is counted under, and FDL's event for it.
+    public static let appEvents = [("install", "APP_INSTALL"), ("first-open", "APP_FIRST_OPEN"), ("re-open", "APP_RE_OPEN")]
+
     /// FDL's `linkStats` answer: `{"linkEventStats": [{"platform", "count", "event"}]}`, counts as strings as
     /// FDL wrote them. A CLICK is every GET by a person (crawlers and HEAD requests are counted apart, not
-    /// here); a REDIRECT is a click sent on to a store, a fallback or the web. Installs and opens are not
-    /// recorded yet, so those events are absent, not zero.
+    /// here); a REDIRECT is a click sent on to a store, a fallback or the web; APP_INSTALL is a claim code
+    /// redeemed (a deferred deep link that reached the installed app), APP_FIRST_OPEN and APP_RE_OPEN what
+    /// the app reported with `POST /_/open`.
     public static func linkStatsJSON(_ rows: [ClickRow]) -> String {
         var counts: [String: [String: Int]] = [:]
         for row in rows where !row.head && row.visitor != "crawler" {
             let platform: String
             switch row.visitor {
-            case "iphone", "ipad": platform = "IOS"
+            case "iphone", "ipad", "ios": platform = "IOS"
             case "android": platform = "ANDROID"
             case "desktop": platform = "DESKTOP"
             default: platform = "OTHER"
+            }
+            if let event = appEvents.first(where: { $0.0 == row.outcome })?.1 {
+                counts[platform, default: [:]][event, default: 0] += row.count
+                continue
             }
             counts[platform, default: [:]]["CLICK", default: 0] += row.count
             if ["store", "fallback", "web"].contains(row.outcome) { counts[platform, default: [:]]["REDIRECT", default: 0] += row.count }
         }
         var stats: [JSONOutput] = []
         for platform in ["ANDROID", "IOS", "DESKTOP", "OTHER"] {
-            for event in ["CLICK", "REDIRECT"] {
+            for event in ["CLICK", "REDIRECT"] + appEvents.map(\.1) {
                 guard let count = counts[platform]?[event] else { continue }
                 stats.append(.object([("platform", .string(platform)), ("count", .string(String(count))), ("event", .string(event))]))
             }

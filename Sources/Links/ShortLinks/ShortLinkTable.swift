@@ -18,24 +18,49 @@ public final class ShortLinkTable: Sendable {
     public let count: Int
     /// Link domains whose kill switch is off: their stored links answer 410 Gone.
     public let disabledDomains: Set<String>
+    /// The store's key for claim codes (``ClaimCode``); nil until it is read.
+    public let claimKey: [UInt8]?
 
     public static let empty = ShortLinkTable(
         shards: [Shard](repeating: Shard([:]), count: shardCount),
         revision: 0,
         count: 0,
-        disabledDomains: []
+        disabledDomains: [],
+        claimKey: nil
     )
 
-    private init(shards: [Shard], revision: Int64, count: Int, disabledDomains: Set<String>) {
+    private init(shards: [Shard], revision: Int64, count: Int, disabledDomains: Set<String>, claimKey: [UInt8]?) {
         self.shards = shards
         self.revision = revision
         self.count = count
         self.disabledDomains = disabledDomains
+        self.claimKey = claimKey
+    }
+
+    private func with(
+        shards: [Shard]? = nil,
+        revision: Int64? = nil,
+        count: Int? = nil,
+        disabledDomains: Set<String>? = nil,
+        claimKey: [UInt8]? = nil
+    ) -> ShortLinkTable {
+        ShortLinkTable(
+            shards: shards ?? self.shards,
+            revision: revision ?? self.revision,
+            count: count ?? self.count,
+            disabledDomains: disabledDomains ?? self.disabledDomains,
+            claimKey: claimKey ?? self.claimKey
+        )
     }
 
     /// This table with `domains` switched off (itself when that is already so).
     public func disabling(_ domains: Set<String>) -> ShortLinkTable {
-        domains == disabledDomains ? self : ShortLinkTable(shards: shards, revision: revision, count: count, disabledDomains: domains)
+        domains == disabledDomains ? self : with(disabledDomains: domains)
+    }
+
+    /// This table signing claim codes with `key` (itself when it already does).
+    public func signing(with key: [UInt8]) -> ShortLinkTable {
+        key == claimKey ? self : with(claimKey: key)
     }
 
     static func key(domain: String, path: String) -> String { domain + path }
@@ -54,8 +79,7 @@ public final class ShortLinkTable: Sendable {
     /// This table with `changes` applied in order (a deleted link leaves it), at `revision`.
     public func applying(_ changes: [StoredLink], revision: Int64) -> ShortLinkTable {
         guard !changes.isEmpty else {
-            return revision == self.revision
-                ? self : ShortLinkTable(shards: shards, revision: revision, count: count, disabledDomains: disabledDomains)
+            return revision == self.revision ? self : with(revision: revision)
         }
         var touched: [Int: [String: StoredLink]] = [:]
         var count = self.count
@@ -75,6 +99,6 @@ public final class ShortLinkTable: Sendable {
         }
         var shards = self.shards
         for (index, links) in touched { shards[index] = Shard(links) }
-        return ShortLinkTable(shards: shards, revision: max(revision, self.revision), count: count, disabledDomains: disabledDomains)
+        return with(shards: shards, revision: max(revision, self.revision), count: count)
     }
 }

@@ -312,30 +312,15 @@ final class EventLoop {
             let bytes = connection.machine.respond(response)
             record(connection, head, status: response.status, bytes: bytes, site: "-", pathClass: .other)
         case .linkAPI(let call, let token):
-            guard let worker = state.linkAPI else {
-                let off = ShortLinkAPI.Problem(
-                    status: 404,
-                    title: "No short links here",
-                    detail: "short links need server.stateDirectory and a site with \"links\" in the config the server started with"
-                )
-                connection.machine.respond(AdminResponses.problem(off))
+            handToLinkWorker(connection, call: call, token: token)
+        case .link(let answer, let site):
+            if case .redeem(let code, let domain, let platform)? = answer.claim {
+                handToLinkWorker(connection, call: .claim(code: code, domain: domain, platform: platform), token: .none)
                 return
             }
-            let body = connection.machine.keptBody.map { Array(connection.machine.input[$0]) } ?? []
-            let ticket = ReloadMailbox.Ticket(loop: index, slot: connection.slot, serial: connection.serial)
-            if worker.submit(LinkAPIWorker.Job(ticket: ticket, call: call, token: token, body: body)) {
-                connection.machine.respondLater()
-            } else {
-                let busy = ShortLinkAPI.Problem(
-                    status: 503,
-                    title: "Busy",
-                    detail: "\(LinkAPIWorker.queueLimit) link API calls are waiting; retry"
-                )
-                connection.machine.respond(AdminResponses.problem(busy, extraHeaders: [("Retry-After", "1")]))
-            }
-        case .link(let answer, let site):
-            let bytes = connection.machine.respond(answer.response)
-            record(connection, head, status: answer.response.status, bytes: bytes, site: site, pathClass: .link)
+            let response = answer.claim.flatMap { claimResponse($0, key: storedLinks?.claimKey) } ?? answer.response
+            let bytes = connection.machine.respond(response)
+            record(connection, head, status: response.status, bytes: bytes, site: site, pathClass: .link)
             if answer.outcome != "-" {
                 pendingStats.countLink(LoopStats.LinkKey(site: site, visitor: answer.visitor, outcome: answer.outcome))
                 if let stored = answer.stored {

@@ -123,6 +123,53 @@ final class LinkAPIWorker: Sendable {
         }
     }
 
+    /// A claim code redeemed: checked (signature, age), recorded as claimed (a second claim is 410), and
+    /// counted as an install of the link; the answer is the deep link.
+    private func claim(
+        _ text: String,
+        domain: String,
+        platform: String,
+        _ database: LinkDatabase,
+        now: Int64
+    ) throws(LinkStoreError) -> PreparedResponse {
+        func refuse(_ status: Int, _ title: String, _ detail: String) -> PreparedResponse {
+            AdminResponses.problem(ShortLinkAPI.Problem(status: status, title: title, detail: detail))
+        }
+        let code: ClaimCode
+        switch ClaimCode.read(text, domain: domain, key: try database.claimKey(), nowMinutes: UInt32(now / 60)) {
+        case .success(let read): code = read
+        case .failure(.expired): return refuse(410, "Claim expired", "claim codes work for \(ClaimCode.lifetimeMinutes / 1440) days")
+        case .failure: return refuse(404, "No such claim", "no claim code \(text) on \(domain)")
+        }
+        let keep = Int64(ClaimCode.lifetimeMinutes) * 60 + 86_400
+        switch try database.claim(code: text, domain: domain, suffix: code.suffix, now: now, keepSeconds: keep) {
+        case .alreadyClaimed(let at):
+            return refuse(
+                410,
+                "Already claimed",
+                "this code was claimed at \(CivilTime(unixSeconds: Int(at)).isoSecond)Z; a code works once"
+            )
+        case .noLink:
+            return refuse(404, "No such link", "https://\(domain)/\(code.suffix) is gone or switched off")
+        case .claimed(let link):
+            let day = String(CivilTime(unixSeconds: Int(now)).isoSecond.prefix(10))
+            _ = try database.addClicks(
+                [
+                    LinkDatabase.ClickCount(
+                        domain: domain,
+                        suffix: code.suffix,
+                        visitor: platform,
+                        outcome: "install",
+                        head: false,
+                        count: 1
+                    )
+                ],
+                day: day
+            )
+            return StandardResponses.json(status: 200, ShortLinkAPI.claimJSON(link))
+        }
+    }
+
     /// An alias is stored or refused as taken; a drawn suffix that is taken is drawn again.
     private func create(_ creation: ShortLinkAPI.Creation, _ database: LinkDatabase, now: Int64) throws(LinkStoreError) -> StoredLink {
         let short: Bool
@@ -147,7 +194,7 @@ final class LinkAPIWorker: Sendable {
     private func changes(_ call: ShortLinkAPI.Call) -> Bool {
         switch call {
         case .create, .createNative, .change, .domainSwitch: return true
-        case .read, .stats, .domainState: return false
+        case .read, .stats, .domainState, .claim: return false
         }
     }
 
@@ -207,6 +254,8 @@ final class LinkAPIWorker: Sendable {
                 ShortLinkAPI.ClickRow(day: $0.day, visitor: $0.visitor, outcome: $0.outcome, head: $0.head, count: $0.count)
             }
             return StandardResponses.json(status: 200, ShortLinkAPI.linkStatsJSON(rows))
+        case .claim(let text, let domain, let platform):
+            return try claim(text, domain: domain, platform: platform, database, now: now)
         case .domainState(let domain), .domainSwitch(let domain, _):
             guard let config = server.withLock({ $0 })?.config(), config.site(forHost: domain)?.site.links != nil else {
                 return AdminResponses.problem(

@@ -40,7 +40,7 @@ final class StoredLinkWatcher: Sendable {
     private static func advance(_ table: ShortLinkTable, _ database: LinkDatabase) -> ShortLinkTable? {
         var table = table
         do {
-            table = table.disabling(Set(try database.disabledDomains().keys))
+            table = table.disabling(Set(try database.disabledDomains().keys)).signing(with: try database.claimKey())
             while true {
                 let changes = try database.changes(after: table.revision, limit: batch)
                 guard let last = changes.last else { return table }

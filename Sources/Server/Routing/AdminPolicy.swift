@@ -15,7 +15,8 @@ struct AdminPolicy: Sendable, Equatable {
     }
 }
 
-/// Which token a link API call came with: each has its own creation budget.
+/// Which token a link API call came with: each has its own creation budget. `none`: a public call on a
+/// link domain (an app claiming a code), which creates nothing.
 enum APIToken: Sendable, Equatable {
-    case admin, linkAPI
+    case admin, linkAPI, none
 }

@@ -41,13 +41,33 @@ final class LinkAnswer: Sendable {
 
     /// The stored short link answered (its clicks are written to the link store); nil for config rules.
     let stored: (domain: String, suffix: String)?
+    /// What the loop does with a claim code instead of sending `response` as it is (``ClaimAction``).
+    let claim: ClaimAction?
 
-    init(response: PreparedResponse, visitor: String, outcome: String, stored: (domain: String, suffix: String)? = nil) {
+    init(
+        response: PreparedResponse,
+        visitor: String,
+        outcome: String,
+        stored: (domain: String, suffix: String)? = nil,
+        claim: ClaimAction? = nil
+    ) {
         self.response = response
         self.visitor = visitor
         self.outcome = outcome
         self.stored = stored
+        self.claim = claim
     }
+}
+
+/// A deferred deep link's step that needs the clock, randomness or the store, which routing has none of:
+/// the event loop carries it out (EventLoop+Claims), the worker for what reads the store.
+enum ClaimAction: Sendable, Equatable {
+    /// A redirect to Google Play whose referrer is a fresh claim URL for the link.
+    case playStore(package: String, domain: String, suffix: String)
+    /// A fresh claim URL as text: the landing page's App Store button asks for it on the tap.
+    case claimURL(domain: String, suffix: String)
+    /// The app claims a code: the store says whether it is the first claim, and the deep link.
+    case redeem(code: String, domain: String, platform: String)
 }
 
 /// Answers the link paths of a site (docs/links.md): the rule that matches, the visitor from the
@@ -90,6 +110,11 @@ enum LinkResponder {
             )
             cache?.store(answer, links: links, storedLinks: storedLinks, visitor: .desktop, host: host, target: target)
             return answer
+        }
+        if path.count > DeferredLinkRoutes.prefix.count,
+            Router.equal(UnsafeBufferPointer(rebasing: path[..<DeferredLinkRoutes.prefix.count]), DeferredLinkRoutes.prefix)
+        {
+            return DeferredLinkRoutes.answer(head, path: path, buffer: buffer, host: host, storedLinks: storedLinks)
         }
         let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
         let visitor =
@@ -148,7 +173,8 @@ enum LinkResponder {
                 request,
                 links,
                 ownHosts: Set(siteHosts().map(\.description)),
-                domainDisabled: storedLinks.disabledDomains.contains(stored.domain)
+                domainDisabled: storedLinks.disabledDomains.contains(stored.domain),
+                claimKey: storedLinks.claimKey
             )
         }
         guard let found = links.matcher.match(path: pathText, query: query) else { return nil }
@@ -164,7 +190,8 @@ enum LinkResponder {
         _ request: LinkRequest,
         _ links: CompiledLinks,
         ownHosts: Set<String>,
-        domainDisabled: Bool = false
+        domainDisabled: Bool = false,
+        claimKey: [UInt8]? = nil
     ) -> LinkAnswer {
         guard stored.state == .active, !domainDisabled else {
             return LinkAnswer(
@@ -180,12 +207,19 @@ enum LinkResponder {
             parsed.debug = request.query == "d=1"
             return parsed
         }
-        let answer = routed(parsed, request, links)
+        let answer = routed(parsed, request, links, claimPath: claimKey == nil ? nil : "/_/c/" + stored.suffix)
+        var claim: ClaimAction?
+        if claimKey != nil, request.visitor == .android, answer.outcome == LinkOutcome.store.rawValue,
+            let package = links.links.app?.androidPackage
+        {
+            claim = .playStore(package: package, domain: stored.domain, suffix: stored.suffix)
+        }
         return LinkAnswer(
             response: answer.response,
             visitor: answer.visitor,
             outcome: answer.outcome,
-            stored: (stored.domain, stored.suffix)
+            stored: (stored.domain, stored.suffix),
+            claim: claim
         )
     }
 
@@ -193,10 +227,12 @@ enum LinkResponder {
         routed(FirebaseLongLink.parse(query: query, links: links.links, ownHosts: ownHosts.union([request.host])), request, links)
     }
 
+    /// `claimPath`: a stored link's, for its page's App Store button (``LinkPageContent/claimPath``).
     private static func routed(
         _ parsed: Result<FirebaseLongLink.Parsed, FirebaseLongLink.Refusal>,
         _ request: LinkRequest,
-        _ links: CompiledLinks
+        _ links: CompiledLinks,
+        claimPath: String? = nil
     ) -> LinkAnswer {
         switch parsed {
         case .failure(let refusal):
@@ -215,7 +251,11 @@ enum LinkResponder {
                 let page = html(status: 200, LinkPages.flow(link: request.url, rows: rows), policy: pagePolicy)
                 return LinkAnswer(response: page, visitor: request.visitor.label, outcome: "-")
             }
-            let decision = LinkRouting.decide(parsed.rule, captures: [], links: links.links, request: request)
+            var decision = LinkRouting.decide(parsed.rule, captures: [], links: links.links, request: request)
+            if let claimPath, case .page(var content, let outcome) = decision {
+                content.claimPath = claimPath
+                decision = .page(content, outcome)
+            }
             return LinkAnswer(response: response(decision, links), visitor: request.visitor.label, outcome: decision.outcome.rawValue)
         }
     }
