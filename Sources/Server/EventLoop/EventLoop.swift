@@ -314,11 +314,14 @@ final class EventLoop {
         case .linkAPI(let call, let token):
             handToLinkWorker(connection, call: call, token: token)
         case .link(let answer, let site):
-            if case .redeem(let code, let domain, let platform)? = answer.claim {
-                handToLinkWorker(connection, call: .claim(code: code, domain: domain, platform: platform), token: .none)
-                return
+            var response = answer.response
+            if let claim = answer.claim {
+                if case .redeem(let code, let domain, let platform) = claim {
+                    handToLinkWorker(connection, call: .claim(code: code, domain: domain, platform: platform), token: .none)
+                    return
+                }
+                response = claimResponse(claim, key: storedLinks?.claimKey) ?? response
             }
-            let response = answer.claim.flatMap { claimResponse($0, key: storedLinks?.claimKey) } ?? answer.response
             let bytes = connection.machine.respond(response)
             record(connection, head, status: response.status, bytes: bytes, site: site, pathClass: .link)
             if answer.outcome != "-" {

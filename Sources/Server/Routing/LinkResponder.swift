@@ -85,36 +85,9 @@ enum LinkResponder {
         storedLinks: ShortLinkTable? = nil,
         cache: LinkAnswerCache? = nil
     ) -> LinkAnswer? {
-        if Router.equal(path, stylesheetPath) {
-            guard head.method == .get || head.method == .head else {
-                return LinkAnswer(response: methodNotAllowed, visitor: "-", outcome: "-")
-            }
-            return LinkAnswer(response: stylesheet, visitor: "-", outcome: "-")
-        }
-        if path.count > ShortLinkQRCodes.prefix.count,
-            Router.equal(UnsafeBufferPointer(rebasing: path[..<ShortLinkQRCodes.prefix.count]), ShortLinkQRCodes.prefix)
-        {
-            guard head.method == .get || head.method == .head else {
-                return LinkAnswer(response: methodNotAllowed, visitor: "-", outcome: "-")
-            }
-            // The same image for every visitor: one cache entry, and no User-Agent read.
-            let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
-            if let cached = cache?.answer(links: links, storedLinks: storedLinks, visitor: .desktop, host: host, target: target) {
-                return cached
-            }
-            let name = String(decoding: UnsafeBufferPointer(rebasing: path[ShortLinkQRCodes.prefix.count...]), as: UTF8.self)
-            let answer = LinkAnswer(
-                response: ShortLinkQRCodes.answer(name, host: host, storedLinks: storedLinks),
-                visitor: "-",
-                outcome: "-"
-            )
-            cache?.store(answer, links: links, storedLinks: storedLinks, visitor: .desktop, host: host, target: target)
-            return answer
-        }
-        if path.count > DeferredLinkRoutes.prefix.count,
-            Router.equal(UnsafeBufferPointer(rebasing: path[..<DeferredLinkRoutes.prefix.count]), DeferredLinkRoutes.prefix)
-        {
-            return DeferredLinkRoutes.answer(head, path: path, buffer: buffer, host: host, storedLinks: storedLinks)
+        // One byte test keeps the server's own paths off the cost of every link (links never start with `/_/`).
+        if path.count >= 3, path[1] == UInt8(ascii: "_"), path[2] == UInt8(ascii: "/") {
+            return reserved(head, path: path, buffer: buffer, host: host, links: links, storedLinks: storedLinks, cache: cache)
         }
         let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
         let visitor =
@@ -145,6 +118,47 @@ enum LinkResponder {
         else { return nil }
         if cacheable { cache?.store(answer, links: links, storedLinks: storedLinks, visitor: visitor, host: host, target: target) }
         return answer
+    }
+
+    /// The reserved space `/_/`: the stylesheet, QR codes, claims and app events. Nil: no such path.
+    /// Kept out of line: inlined, its code made every link's answer ~140 instructions dearer.
+    @inline(never)
+    private static func reserved(
+        _ head: RequestHead,
+        path: UnsafeBufferPointer<UInt8>,
+        buffer: UnsafeBufferPointer<UInt8>,
+        host: String,
+        links: CompiledLinks,
+        storedLinks: ShortLinkTable?,
+        cache: LinkAnswerCache?
+    ) -> LinkAnswer? {
+        if Router.equal(path, stylesheetPath) {
+            guard head.method == .get || head.method == .head else {
+                return LinkAnswer(response: methodNotAllowed, visitor: "-", outcome: "-")
+            }
+            return LinkAnswer(response: stylesheet, visitor: "-", outcome: "-")
+        }
+        if path.count > ShortLinkQRCodes.prefix.count,
+            Router.equal(UnsafeBufferPointer(rebasing: path[..<ShortLinkQRCodes.prefix.count]), ShortLinkQRCodes.prefix)
+        {
+            guard head.method == .get || head.method == .head else {
+                return LinkAnswer(response: methodNotAllowed, visitor: "-", outcome: "-")
+            }
+            // The same image for every visitor: one cache entry, and no User-Agent read.
+            let target = UnsafeBufferPointer(rebasing: buffer[head.targetRange])
+            if let cached = cache?.answer(links: links, storedLinks: storedLinks, visitor: .desktop, host: host, target: target) {
+                return cached
+            }
+            let name = String(decoding: UnsafeBufferPointer(rebasing: path[ShortLinkQRCodes.prefix.count...]), as: UTF8.self)
+            let answer = LinkAnswer(
+                response: ShortLinkQRCodes.answer(name, host: host, storedLinks: storedLinks),
+                visitor: "-",
+                outcome: "-"
+            )
+            cache?.store(answer, links: links, storedLinks: storedLinks, visitor: .desktop, host: host, target: target)
+            return answer
+        }
+        return DeferredLinkRoutes.answer(head, path: path, buffer: buffer, host: host, storedLinks: storedLinks)
     }
 
     private static func answer(
