@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "Support", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "AASA", "HTTP1", "Links", "Gzip", "TLS", "Posix", "TestSupport"],
+            dependencies: ["Server", "AASA", "HTTP1", "Links", "Gzip", "TLS", "Posix", "Support", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),

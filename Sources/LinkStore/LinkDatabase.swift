@@ -480,6 +480,18 @@ public final class LinkDatabase {
         }
     }
 
+    /// Deletes the counts of days before `firstKeptDay` (YYYY-MM-DD): the retention limit. Returns how many
+    /// rows went.
+    @discardableResult
+    public func forgetClicks(before firstKeptDay: String) throws(LinkStoreError) -> Int {
+        try wrap { () throws(SQLiteError) -> Int in
+            let statement = try connection.prepare("DELETE FROM link_clicks WHERE day < ?1")
+            try statement.bind(1, firstKeptDay)
+            try statement.step()
+            return connection.changes
+        }
+    }
+
     /// A link's clicks from `firstDay` (YYYY-MM-DD, UTC) on, by day, visitor class, outcome and HEAD.
     public func clicks(
         domain: String,

@@ -114,6 +114,34 @@ struct LinkDatabaseTests {
         }
     }
 
+    @Test("The retention limit deletes the counts of days before the first kept one, every link's, and nothing after")
+    func retention() throws {
+        try withTemporaryDirectory { directory in
+            let database = try LinkDatabase(path: directory + "/links.sqlite")
+            try database.create(Self.link("a"), now: 10)
+            try database.create(Self.link("b"), now: 10)
+            for (day, suffix) in [("2026-10-01", "a"), ("2026-11-30", "b"), ("2026-12-01", "a"), ("2026-12-04", "b")] {
+                _ = try database.addClicks(
+                    [
+                        LinkDatabase.ClickCount(
+                            domain: "go.example.com",
+                            suffix: suffix,
+                            visitor: "iphone",
+                            outcome: "landing",
+                            head: false,
+                            count: 2
+                        )
+                    ],
+                    day: day
+                )
+            }
+            #expect(try database.forgetClicks(before: "2026-12-01") == 2)
+            #expect(try database.clicks(domain: "go.example.com", suffix: "a", from: "2000-01-01").map(\.day) == ["2026-12-01"])
+            #expect(try database.clicks(domain: "go.example.com", suffix: "b", from: "2000-01-01").map(\.day) == ["2026-12-04"])
+            #expect(try database.forgetClicks(before: "2026-12-01") == 0)
+        }
+    }
+
     @Test("Quotes, semicolons and SQL in every field are stored as text and read back unchanged")
     func sqlMetacharacters() throws {
         try withTemporaryDirectory { directory in

@@ -1,5 +1,6 @@
 import Foundation
 import Links
+import Support
 import TestSupport
 import Testing
 
@@ -388,6 +389,37 @@ struct StoredLinkServingTests {
         let stats = try Self.links(["stats", "go.example.com/spring"], directory)
         #expect(stats.out.contains("installs (claims): 2 (android 1, ios 1)"), "\(stats.out)")
         #expect(stats.out.contains("first opens: 1 (ios 1)") && stats.out.contains("re-opens: 1 (android 1)"), "\(stats.out)")
+    }
+
+    @Test("server.clickRetentionDays: the server deletes older days' counts when it starts; the kept days stay")
+    func retention() throws {
+        let config = Self.config.replacingOccurrences(
+            of: #""stateDirectory": "state""#,
+            with: #""stateDirectory": "state", "clickRetentionDays": 30"#
+        )
+        try withTemporaryDirectory { directory in
+            try write(config, to: directory + "/config.json")
+            #expect(
+                try Self.links(["create", "--domain", "go.example.com", "--link", "https://example.com/s", "--alias", "s"], directory)
+                    .status == 0
+            )
+            let database = directory + "/state/links.sqlite"
+            let today = String(CivilTime(unixSeconds: Int(Date().timeIntervalSince1970)).isoSecond.prefix(10))
+            let insert = try runTool([
+                "sqlite3", database,
+                "INSERT INTO link_clicks (link, day, visitor, outcome, head, count) SELECT id, '2020-01-01', 'iphone', 'landing', 0, 7 FROM links; "
+                    + "INSERT INTO link_clicks (link, day, visitor, outcome, head, count) SELECT id, '\(today)', 'desktop', 'web', 0, 3 FROM links;",
+            ])
+            #expect(insert.status == 0, "\(insert.stderr)")
+            let server = try ServerProcess(config: config, command: ["serve", "--config", directory + "/config.json"])
+            defer { server.stop() }
+            func days() throws -> String {
+                String(decoding: try runTool(["sqlite3", database, "SELECT group_concat(day) FROM link_clicks"]).stdout, as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            #expect(waitUntil(5) { (try? days()) == today }, "\((try? days()) ?? "") \(server.stderr)")
+            #expect(server.stderr.contains("counts before") && server.stderr.contains("server.clickRetentionDays 30"), "\(server.stderr)")
+        }
     }
 
     @Test("Import: Takeout's CSV (5,000 links) and exported JSON lines; dry run writes nothing, a second run changes nothing")

@@ -42,6 +42,8 @@ public struct ServerSettings: Sendable, Equatable {
     public var linkAPITokenFile: String?
     /// Links each token may create per second through the API; a burst of ten seconds' worth is allowed.
     public var linkAPICreationsPerSecond = 100
+    /// Days of stored short links' click counts kept (today included); nil keeps them all.
+    public var clickRetentionDays: Int?
     /// Event-loop threads; nil means one per CPU core.
     public var threads: Int?
     public var maxConnections = 10_000
@@ -139,7 +141,7 @@ extension ServerSettings {
         "limits", "timeouts", "cacheControl",
         "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "fetchHosts",
         "fetchHostsPerWildcard", "fetcherNetworks",
-        "acme", "linkAPI", "comment",
+        "acme", "linkAPI", "clickRetentionDays", "comment",
     ]
     static let linkAPIKeys = ["tokenFile", "creationsPerSecond", "comment"]
     static let fetcherNetworkKeys = ["apple", "google", "comment"]
@@ -388,6 +390,7 @@ extension ConfigDecoder {
                         )
                     )
                 }
+            case "clickRetentionDays": settings.clickRetentionDays = positiveInt(value, memberPath) ?? settings.clickRetentionDays
             case "linkAPI":
                 for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.linkAPIKeys, context: "linkAPI") {
                     switch field.key {

@@ -2,6 +2,7 @@ import AASA
 import LinkStore
 import Links
 import Posix
+import Support
 import Synchronization
 
 /// Keeps the server's table of stored short links current: loads the link store at start, then asks it
@@ -22,8 +23,12 @@ final class StoredLinkWatcher: Sendable {
     var table: ShortLinkTable { published.withLock { $0 } }
 
     /// Opens (creating) the store at `path` and loads every link; nil, logged, when it cannot be opened.
-    init?(path: String) {
+    /// Days of counts kept (``ServerSettings/clickRetentionDays``); nil keeps them all.
+    let retentionDays: Int?
+
+    init?(path: String, retentionDays: Int? = nil) {
         self.path = path
+        self.retentionDays = retentionDays
         published = Mutex(.empty)
         wakeup = try? EventFDBox()
         do {
@@ -67,6 +72,21 @@ final class StoredLinkWatcher: Sendable {
         var clicks = ClickWriter()
         var clicksWrittenAt = Posix.monotonicMilliseconds()
         var reportedDropped = 0
+        // The retention limit: at start, then hourly.
+        var forgottenAt: Int64?
+        func forgetOldClicks(_ database: LinkDatabase) {
+            guard let days = retentionDays else { return }
+            let now = Posix.monotonicMilliseconds()
+            if let forgottenAt, now - forgottenAt < 3_600_000 { return }
+            forgottenAt = now
+            let firstKept = String(CivilTime(unixSeconds: Int(Posix.unixTime()) - (days - 1) * 86_400).isoSecond.prefix(10))
+            do throws(LinkStoreError) {
+                let rows = try database.forgetClicks(before: firstKept)
+                if rows > 0 { Log.info("short links: \(rows) counts before \(firstKept) deleted (server.clickRetentionDays \(days))") }
+            } catch {
+                Log.error("short links: cannot delete counts before \(firstKept): \(error)")
+            }
+        }
         func writeClicks(_ database: LinkDatabase?) {
             clicks.add(takeClicks())
             clicksWrittenAt = Posix.monotonicMilliseconds()
@@ -100,6 +120,7 @@ final class StoredLinkWatcher: Sendable {
                 if Posix.monotonicMilliseconds() - clicksWrittenAt >= Self.clickMilliseconds { writeClicks(nil) }
                 continue
             }
+            forgetOldClicks(database)
             if failing { Log.info("short links: \(path) readable again") }
             failing = false
             if next !== table { published.withLock { $0 = next } }
@@ -124,6 +145,6 @@ extension StoredLinkWatcher {
         guard let directory = settings.stateDirectory, config.sites.contains(where: { $0.site.links != nil }) else { return nil }
         let resolved = ConfigLoader.resolve(directory, relativeTo: configPath)
         if !Posix.isDirectory(resolved) { try? Posix.makeDirectories(resolved, mode: 0o700) }
-        return StoredLinkWatcher(path: resolved + "/" + LinkDatabase.fileName)
+        return StoredLinkWatcher(path: resolved + "/" + LinkDatabase.fileName, retentionDays: settings.clickRetentionDays)
     }
 }

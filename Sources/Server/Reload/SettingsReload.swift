@@ -46,6 +46,7 @@ enum SettingsReload {
             .restart("server.fetcherNetworks.apple", \.appleNetworks),
             .restart("server.fetcherNetworks.google", \.googleNetworks),
             .restart("server.acme", \.acme),
+            .restart("server.clickRetentionDays", \.clickRetentionDays),
             .applied("server.cacheControl", \.cacheControl),
             .applied("server.healthPath", \.healthPath),
             .applied("server.certificates", \.certificates),
