@@ -13,6 +13,15 @@ struct LinkDatabaseTests {
         StoredLink(domain: domain, suffix: suffix, parameters: ["link": deep, "st": "Spring sale"])
     }
 
+    /// A new store with links at `suffixes`, created at 10, 11, … .
+    static func withLinks(_ suffixes: [String], _ body: (LinkDatabase) throws -> Void) throws {
+        try withTemporaryDirectory { directory in
+            let database = try LinkDatabase(path: directory + "/links.sqlite")
+            for (index, suffix) in suffixes.enumerated() { try database.create(link(suffix), now: 10 + Int64(index)) }
+            try body(database)
+        }
+    }
+
     @Test("Created links read back exactly; a taken path is a conflict naming the link; the file is private (0600)")
     func createAndRead() throws {
         try withTemporaryDirectory { directory in
@@ -35,10 +44,7 @@ struct LinkDatabaseTests {
 
     @Test("Disable, enable, update and delete: each bumps the revision, is recorded, and a deleted path can be taken again")
     func changes() throws {
-        try withTemporaryDirectory { directory in
-            let database = try LinkDatabase(path: directory + "/links.sqlite")
-            try database.create(Self.link("a"), now: 10)
-            try database.create(Self.link("b"), now: 11)
+        try Self.withLinks(["a", "b"]) { database in
             #expect(try database.setState(domain: "go.example.com", suffix: "a", .disabled, now: 12).revision == 3)
             #expect(
                 try database.update(domain: "go.example.com", suffix: "b", parameters: ["link": "https://example.com/b2"], now: 13).revision
@@ -116,10 +122,7 @@ struct LinkDatabaseTests {
 
     @Test("The retention limit deletes the counts of days before the first kept one, every link's, and nothing after")
     func retention() throws {
-        try withTemporaryDirectory { directory in
-            let database = try LinkDatabase(path: directory + "/links.sqlite")
-            try database.create(Self.link("a"), now: 10)
-            try database.create(Self.link("b"), now: 10)
+        try Self.withLinks(["a", "b"]) { database in
             for (day, suffix) in [("2026-10-01", "a"), ("2026-11-30", "b"), ("2026-12-01", "a"), ("2026-12-04", "b")] {
                 _ = try database.addClicks(
                     [
