@@ -28,9 +28,25 @@ final class LinkAPIWorker: Sendable {
     private let thread = Mutex<Posix.Thread?>(nil)
     /// The config in force (the domain and allowlist a creation is checked against), read per call, and
     /// how to wake the loop holding an answered connection: both known once the server runs.
-    private let server = Mutex<(config: @Sendable () -> LoadedConfig, wakeLoop: @Sendable (Int) -> Void, changed: @Sendable () -> Void)?>(
-        nil
-    )
+    private final class Hooks: Sendable {
+        let config: @Sendable () -> LoadedConfig
+        let wakeLoop: @Sendable (Int) -> Void
+        let changed: @Sendable () -> Void
+
+        init(
+            config: @escaping @Sendable () -> LoadedConfig,
+            wakeLoop: @escaping @Sendable (Int) -> Void,
+            changed: @escaping @Sendable () -> Void
+        ) {
+            self.config = config
+            self.wakeLoop = wakeLoop
+            self.changed = changed
+        }
+    }
+    /// A class, not a tuple of closures: a tuple read out of the Mutex (`withLock { $0 }`, an inout) wrote
+    /// back a closure wrapped in one more reabstraction thunk at every call, until a few thousand calls
+    /// overflowed the worker's stack (found by Benchmarks/short-links.py; LinkAPIWorkerTests holds it).
+    private let server = Mutex<Hooks?>(nil)
 
     init(path: String) throws(SystemError) {
         self.path = path
@@ -43,7 +59,8 @@ final class LinkAPIWorker: Sendable {
         wakeLoop: @escaping @Sendable (Int) -> Void,
         changed: @escaping @Sendable () -> Void
     ) {
-        server.withLock { $0 = (config, wakeLoop, changed) }
+        let hooks = Hooks(config: config, wakeLoop: wakeLoop, changed: changed)
+        server.withLock { $0 = hooks }
         let started = try? Posix.Thread { [self] in run() }
         thread.withLock { $0 = started }
     }
