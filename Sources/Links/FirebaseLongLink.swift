@@ -91,6 +91,7 @@ public enum FirebaseLongLink {
         }
         var rule = LinkRule(component: ReservedPaths.firebaseLongLink)
         rule.webOnly = false
+        rule.literalDestinations = true
         rule.deepLink = Located(linkText)
         rule.web = Located(values["ofl"] ?? linkText)
         rule.ios.fallback = values["ifl"].map { Located($0) }

@@ -95,8 +95,9 @@ public final class PreparedLinkRule: Sendable {
         androidLanding = rule.android.landing
         minVersionCode = rule.android.minVersionCode
         preview = rule.preview
+        let literal = rule.literalDestinations
         func parse(_ template: Located<String>?) -> LinkTemplate? {
-            template.flatMap { try? LinkTemplate.parse($0.value).get() }
+            template.flatMap { literal ? LinkTemplate.literal($0.value) : try? LinkTemplate.parse($0.value).get() }
         }
         deepLink = parse(rule.deepLink)
         web = parse(rule.web)

@@ -13,7 +13,7 @@ import Testing
 /// its stack.
 @Suite("Link API worker")
 struct LinkAPIWorkerTests {
-    @Test("20,000 calls answered in order of submission, every one woken for; the worker's stack stays put")
+    @Test("20,000 calls answered in order of submission, their loop woken for each batch; the worker's stack stays put")
     func manyCalls() throws {
         try withTemporaryDirectory { directory in
             let loaded = ConfigLoader.load(
@@ -58,7 +58,9 @@ struct LinkAPIWorkerTests {
                 if answers.isEmpty { usleep(200) }
             }
             #expect(answered == Array(0..<total), "every call answered once, in order")
-            #expect(woken.load(ordering: .relaxed) == total && configReads.load(ordering: .relaxed) == total / 2)
+            // A loop is woken once per batch of its calls (one transaction each).
+            let wakes = woken.load(ordering: .relaxed)
+            #expect(wakes >= total / LinkAPIWorker.queueLimit && wakes <= total && configReads.load(ordering: .relaxed) == total / 2)
         }
     }
 }

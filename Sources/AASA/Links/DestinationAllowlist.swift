@@ -68,43 +68,64 @@ public struct CheckedURL: Sendable, Equatable {
     public let path: String
 
     public init?(_ text: String) {
-        guard text.utf8.count <= 4096 else { return nil }
-        // Bytes a URL must carry percent-encoded; `{` also keeps the URL from reading as a link template.
-        let refused: Set<UInt8> = Set("\\<>\"`{}|^".utf8)
-        for byte in text.utf8 where byte <= 0x20 || byte >= 0x7F || refused.contains(byte) { return nil }
-        let lower = text.lowercased()
-        let schemeLength = lower.hasPrefix("https://") ? 8 : lower.hasPrefix("http://") ? 7 : 0
-        guard schemeLength > 0 else { return nil }
-        let rest = text.dropFirst(schemeLength)
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        let authority = rest[..<authorityEnd].lowercased()
-        guard !authority.contains("@") else { return nil }
-        var hostText = Substring(authority)
-        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
-            let port = authority[authority.index(after: colon)...]
-            guard !port.isEmpty, port.count <= 5, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber) else { return nil }
-            hostText = authority[..<colon]
+        // Read as bytes: a link's destinations are checked at every click, and every byte is ASCII here.
+        let bytes = Array(text.utf8)
+        guard bytes.count <= 4096 else { return nil }
+        for byte in bytes {
+            guard byte > 0x20, byte < 0x7F else { return nil }
+            // Bytes a URL must carry percent-encoded (\ < > " ` { } | ^); `{` also keeps the URL from reading
+            // as a link template.
+            switch byte {
+            case 0x5C, 0x3C, 0x3E, 0x22, 0x60, 0x7B, 0x7D, 0x7C, 0x5E: return nil
+            default: break
+            }
         }
-        guard Self.isHostName(String(hostText)) || (hostText.hasPrefix("[") && hostText.hasSuffix("]")) else { return nil }
+        func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+        func startsWith(_ prefix: StaticString) -> Bool {
+            prefix.utf8CodeUnitCount <= bytes.count
+                && prefix.withUTF8Buffer { prefix in prefix.indices.allSatisfy { lower(bytes[$0]) == prefix[$0] } }
+        }
+        let schemeLength = startsWith("https://") ? 8 : startsWith("http://") ? 7 : 0
+        guard schemeLength > 0 else { return nil }
+        let slash = UInt8(ascii: "/")
+        let question = UInt8(ascii: "?")
+        let hash = UInt8(ascii: "#")
+        let authorityEnd = bytes[schemeLength...].firstIndex { $0 == slash || $0 == question || $0 == hash } ?? bytes.count
+        let authority = bytes[schemeLength..<authorityEnd].map(lower)
+        guard !authority.contains(UInt8(ascii: "@")) else { return nil }
+        var hostBytes = authority[...]
+        if let colon = authority.lastIndex(of: UInt8(ascii: ":")), authority.last != UInt8(ascii: "]") {
+            let port = authority[(colon + 1)...]
+            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            hostBytes = authority[..<colon]
+        }
+        let hostText = String(decoding: hostBytes, as: UTF8.self)
+        guard Self.isHostName(hostText) || (hostBytes.first == UInt8(ascii: "[") && hostBytes.last == UInt8(ascii: "]")) else {
+            return nil
+        }
         self.text = text
-        scheme = String(lower.prefix(schemeLength - 3))
-        host = String(hostText)
-        let afterAuthority = rest[authorityEnd...]
-        let pathEnd = afterAuthority.firstIndex { $0 == "?" || $0 == "#" } ?? afterAuthority.endIndex
-        let pathPart = afterAuthority[..<pathEnd]
-        path = pathPart.isEmpty ? "/" : String(pathPart)
+        scheme = schemeLength == 8 ? "https" : "http"
+        host = hostText
+        let pathEnd = bytes[authorityEnd...].firstIndex { $0 == question || $0 == hash } ?? bytes.count
+        path = pathEnd == authorityEnd ? "/" : String(decoding: bytes[authorityEnd..<pathEnd], as: UTF8.self)
     }
 
     /// Letters, digits, `-` and dots, labels of 1…63, at most 253 in all (IPv4 literals pass too).
     public static func isHostName(_ text: String) -> Bool {
         guard !text.isEmpty, text.utf8.count <= 253 else { return false }
-        for label in text.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !label.isEmpty, label.utf8.count <= 63,
-                label.utf8.allSatisfy({
-                    ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x2D
-                })
-            else { return false }
+        var label = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard label > 0 else { return false }
+                label = 0
+                continue
+            }
+            guard (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || byte == 0x2D else {
+                return false
+            }
+            label += 1
+            guard label <= 63 else { return false }
         }
-        return true
+        return label > 0
     }
 }

@@ -133,6 +133,9 @@ public struct LinkRule: Sendable {
     public var preview: LinkPreview?
     /// A path the app never opens (no AASA coverage expected): every visitor is routed.
     public var webOnly = false
+    /// The destinations are URLs as they are, not templates (an FDL link's parameters: a `{` in one is a
+    /// character of the URL, and nothing needs parsing per click).
+    public var literalDestinations = false
     public var origin: Provenance = .none
 
     public init(component: Component, origin: Provenance = .none) {

@@ -21,6 +21,9 @@ public struct LinkTemplate: Sendable, Equatable {
         case unclosedBrace
     }
 
+    /// `text` exactly, with no placeholder.
+    public static func literal(_ text: String) -> LinkTemplate { LinkTemplate(source: text, parts: [.literal(text)]) }
+
     public static func parse(_ text: String) -> Result<LinkTemplate, TemplateError> {
         var parts: [Part] = []
         var literal = ""

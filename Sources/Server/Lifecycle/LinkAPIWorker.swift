@@ -115,28 +115,39 @@ final class LinkAPIWorker: Sendable {
                 defer { jobs.removeAll() }
                 return jobs
             }
-            for job in batch {
-                let response: PreparedResponse
-                do throws(LinkStoreError) {
-                    if database == nil { database = try LinkDatabase(path: path) }
-                    response = try answer(job, database!)
-                } catch {
-                    // The database is unreadable or busy: nothing was stored; the client may retry.
-                    database = nil
-                    Log.error("link API: \(error)")
-                    response = AdminResponses.problem(
-                        ShortLinkAPI.Problem(
-                            status: 503,
-                            title: "Link store unavailable",
-                            detail: "\(error); nothing was changed, retry later"
-                        ),
-                        extraHeaders: [("Retry-After", "5")]
-                    )
+            guard !batch.isEmpty else { continue }
+            // Every call waiting is carried out in one transaction, one write to disk for all of them (group
+            // commit): with several clients the API creates many links per fsync, and each answer is sent
+            // only once the transaction holding it is on disk.
+            var responses: [PreparedResponse]
+            do throws(LinkStoreError) {
+                if database == nil { database = try LinkDatabase(path: path) }
+                let store = database!
+                responses = try store.batch { () throws(LinkStoreError) -> [PreparedResponse] in
+                    var responses: [PreparedResponse] = []
+                    for job in batch { responses.append(try answer(job, store)) }
+                    return responses
                 }
-                if changes(job.call), response.status == 200 || response.status == 201 { server.withLock { $0 }?.changed() }
-                answers.withLock { $0.append((job.ticket, response)) }
-                server.withLock { $0 }?.wakeLoop(job.ticket.loop)
+            } catch {
+                // The database is unreadable or busy: nothing was stored; the clients may retry.
+                database = nil
+                Log.error("link API: \(error)")
+                let unavailable = AdminResponses.problem(
+                    ShortLinkAPI.Problem(
+                        status: 503,
+                        title: "Link store unavailable",
+                        detail: "\(error); nothing was changed, retry later"
+                    ),
+                    extraHeaders: [("Retry-After", "5")]
+                )
+                responses = batch.map { _ in unavailable }
             }
+            let hooks = server.withLock { $0 }
+            if zip(batch, responses).contains(where: { changes($0.call) && ($1.status == 200 || $1.status == 201) }) { hooks?.changed() }
+            answers.withLock { answers in
+                for (job, response) in zip(batch, responses) { answers.append((job.ticket, response)) }
+            }
+            for loop in Set(batch.map(\.ticket.loop)) { hooks?.wakeLoop(loop) }
         }
     }
 

@@ -46,12 +46,18 @@ final class StoredLinkWatcher: Sendable {
         var table = table
         do {
             table = table.disabling(Set(try database.disabledDomains().keys)).signing(with: try database.claimKey())
+            // Every change read first, then applied at once: a table copies each shard it touches, so
+            // applying ten million links batch by batch would copy the whole table a thousand times.
+            var pending: [StoredLink] = []
+            var revision = table.revision
             while true {
-                let changes = try database.changes(after: table.revision, limit: batch)
-                guard let last = changes.last else { return table }
-                table = table.applying(changes, revision: last.revision)
-                if changes.count < batch { return table }
+                let changes = try database.changes(after: revision, limit: batch)
+                guard let last = changes.last else { break }
+                pending += changes
+                revision = last.revision
+                if changes.count < batch { break }
             }
+            return pending.isEmpty ? table : table.applying(pending, revision: revision)
         } catch {
             return nil
         }
