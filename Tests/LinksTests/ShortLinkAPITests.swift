@@ -47,6 +47,10 @@ struct ShortLinkAPITests {
                 == .success(.change(domain: "go.example.com", suffix: "abc", .active))
         )
         #expect(ShortLinkAPI.call(method: "POST", path: "/v1/links") == .success(.createNative))
+        #expect(
+            ShortLinkAPI.call(method: "PATCH", path: "/v1/links/Go.example.com/abc")
+                == .success(.update(domain: "go.example.com", suffix: "abc"))
+        )
         #expect(ShortLinkAPI.call(method: "GET", path: "/v1/domains/Go.Example.com") == .success(.domainState(domain: "go.example.com")))
         #expect(
             ShortLinkAPI.call(method: "POST", path: "/v1/domains/go.example.com/disable")

@@ -422,6 +422,54 @@ struct StoredLinkServingTests {
         }
     }
 
+    @Test("Update, from the CLI and the API (a JSON merge patch): checked as a creation, answered at once, in the history")
+    func update() throws {
+        let server = try ServerProcess(config: Self.apiConfig, files: ["admin.token": Self.token + "\n"])
+        defer { server.stop() }
+        let directory = server.directory
+        #expect(
+            try Self.links(["create", "--domain", "go.example.com", "--link", "https://example.com/a", "--alias", "u"], directory).status
+                == 0
+        )
+        let updated = try Self.links(["update", "go.example.com/u", "--web", "https://example.com/desk", "--title", "Spring"], directory)
+        #expect(updated.status == 0 && updated.out == "https://go.example.com/u updated\n", "\(updated)")
+        #expect(waitUntil(3) { (try? Self.click("/u", port: server.port)) == "302 https://example.com/desk" }, "\(server.stderr)")
+        let off = try Self.links(["update", "go.example.com/u", "--web", "https://evil.example/"], directory)
+        #expect(off.status == 1 && off.err.contains("--web (ofl) points at evil.example"), "\(off)")
+        #expect(try Self.links(["update", "go.example.com/u"], directory).status == 2, "nothing to change")
+        #expect(try Self.links(["update", "go.example.com/u", "--remove", "link"], directory).status == 1)
+        #expect(try Self.links(["update", "go.example.com/u", "--remove", "ofl"], directory).status == 0)
+        #expect(waitUntil(3) { (try? Self.click("/u", port: server.port)) == "302 https://example.com/a" })
+
+        let admin = server.adminPort
+        let patched = try Self.api(
+            "PATCH",
+            "/v1/links/go.example.com/u",
+            port: admin,
+            body: #"{"parameters": {"ofl": "https://example.com/api", "st": null}}"#
+        )
+        #expect(
+            patched.status == 200 && patched.body.contains(#""ofl":"https://example.com/api""#) && !patched.body.contains(#""st""#),
+            "\(patched)"
+        )
+        #expect(waitUntil(1) { (try? Self.click("/u", port: server.port)) == "302 https://example.com/api" })
+        let refused = try Self.api(
+            "PATCH",
+            "/v1/links/go.example.com/u",
+            port: admin,
+            body: #"{"parameters": {"ifl": "https://evil.example/"}}"#
+        )
+        #expect(refused.status == 400 && refused.body.contains("links.allow"), "\(refused)")
+        #expect(try Self.api("PATCH", "/v1/links/go.example.com/u", port: admin, body: #"{"parameters": {"link": null}}"#).status == 400)
+        #expect(try Self.api("PATCH", "/v1/links/go.example.com/none", port: admin, body: #"{"parameters": {}}"#).status == 404)
+        #expect(try Self.api("PATCH", "/v1/links/go.example.com/u", port: admin, body: #"{"parameters": {}}"#, token: nil).status == 401)
+        let history = try Self.links(["show", "go.example.com/u"], directory).out
+        #expect(
+            history.components(separatedBy: "updated").count - 1 == 3 && history.contains("ofl = https://example.com/api"),
+            "\(history)"
+        )
+    }
+
     @Test("Import: Takeout's CSV (5,000 links) and exported JSON lines; dry run writes nothing, a second run changes nothing")
     func importAndExport() throws {
         try withTemporaryDirectory { directory in

@@ -26,6 +26,8 @@ enum LinksCommand {
                        [--description TEXT] [--image URL] [--parameter NAME=VALUE]... [--config FILE] [--json]
                    aasa-server links list [HOST] [--config FILE] [--json]
                    aasa-server links show|disable|enable|delete SHORT_LINK [--config FILE] [--json]
+                   aasa-server links update SHORT_LINK [--link URL] [--web URL] [--ios-fallback URL] [--title TEXT] …
+                       [--parameter NAME=VALUE]... [--remove NAME]... [--config FILE] [--json]
                    aasa-server links stats SHORT_LINK [--days N] [--config FILE] [--json]
                    aasa-server links qr SHORT_LINK [--output FILE.svg|FILE.png] [--config FILE]
                    aasa-server links disable-domain|enable-domain HOST [--config FILE] [--json]
@@ -35,8 +37,9 @@ enum LinksCommand {
 
             create stores a new link and prints it: https://HOST/SUFFIX, the suffix unguessable (96 random bits,
             17 characters) unless --alias names it or --short asks for the shortest free one (at least 4).
-            disable makes the link answer 410 Gone; enable brings it back; delete frees its path. Every change is
-            recorded; show prints the link and its history. SHORT_LINK is https://HOST/SUFFIX or HOST/SUFFIX.
+            update sets the values given and removes --remove's, checked as create checks them. disable makes the
+            link answer 410 Gone; enable brings it back; delete frees its path. Every change is recorded; show
+            prints the link and its history. SHORT_LINK is https://HOST/SUFFIX or HOST/SUFFIX.
             disable-domain is the kill switch of a whole link domain: every stored link on it answers 410 Gone
             (the links are kept) until enable-domain.
 
@@ -69,6 +72,7 @@ enum LinksCommand {
               --image URL         The link preview's image, an https URL (si).
               --parameter NAME=VALUE
                                   Any other FDL parameter (efr, amv, ct, pt, at, mt, ibi, isi, apn); repeatable.
+              --remove NAME       With update: take the parameter NAME away (ifl, st …); repeatable.
               --takeout FILE.csv  With import: Google Takeout's export of Firebase Dynamic Links.
               --dry-run           With import: check and report, write nothing.
               --days N            With stats: how many days back, today included (default 7).
@@ -87,7 +91,7 @@ enum LinksCommand {
                 "--config", "--domain", "--link", "--alias", "--ios-fallback", "--ipad-fallback", "--android-fallback", "--web",
                 "--title", "--description", "--image", "--takeout", "--days", "--output",
             ],
-            repeatableOptions: ["--parameter"],
+            repeatableOptions: ["--parameter", "--remove"],
             flags: ["--short", "--json", "--dry-run"],
             positionalName: "ACTION"
         ),
@@ -98,7 +102,7 @@ enum LinksCommand {
         let usage = subcommand.help
         guard let action = arguments.positionals.first else {
             return CommandLineTool.usageError(
-                "name an action: create, list, show, disable, enable, delete, stats, qr, export, import, disable-domain or enable-domain",
+                "name an action: create, list, show, update, disable, enable, delete, stats, qr, export, import, disable-domain or enable-domain",
                 console: console,
                 usage: usage
             )
@@ -127,7 +131,7 @@ enum LinksCommand {
         do throws(LinkStoreError) {
             switch action {
             case "create":
-                return try create(arguments, loaded.config, database, now: now, console: console)
+                return try create(Action(arguments: arguments, config: loaded.config, database: database, now: now, console: console))
             case "list":
                 let domain = arguments.positionals.dropFirst().first?.lowercased()
                 let links = try database.list(domain: domain)
@@ -183,16 +187,13 @@ enum LinksCommand {
                 for link in try database.list(domain: domain) { console.out(JSONWriter.string(ShortLinkAPI.linkJSON(link)) + "\n") }
                 return ExitStatus.success
             case "import":
-                return try importLinks(arguments, loaded.config, database, now: now, console: console)
+                return try importLinks(Action(arguments: arguments, config: loaded.config, database: database, now: now, console: console))
             case "disable-domain", "enable-domain":
                 guard arguments.positionals.count == 2 else {
                     return CommandLineTool.usageError("write: links \(action) HOST", console: console, usage: usage)
                 }
                 let domain = arguments.positionals[1].lowercased()
-                guard loaded.config.site(forHost: domain)?.site.links != nil else {
-                    console.err("error: \(domain) is not a link domain of the config (no site with \"links\" serves it)\n")
-                    return ExitStatus.failure
-                }
+                guard linkDomain(domain, loaded.config, console: console) != nil else { return ExitStatus.failure }
                 let disabled = action == "disable-domain"
                 try database.setDomain(domain, disabled: disabled, now: now)
                 let since = try database.disabledDomains()[domain]
@@ -202,6 +203,8 @@ enum LinksCommand {
                     console.out(disabled ? "\(domain) disabled: every stored link on it answers 410 Gone\n" : "\(domain) enabled\n")
                 }
                 return ExitStatus.success
+            case "update":
+                return try update(Action(arguments: arguments, config: loaded.config, database: database, now: now, console: console))
             case "qr":
                 guard let (domain, suffix) = namedLink(arguments, "qr", console: console) else { return ExitStatus.usage }
                 return qrCode(try liveLink(database, domain, suffix), output: arguments.value("--output"), console: console)
@@ -226,7 +229,7 @@ enum LinksCommand {
                 return ExitStatus.success
             default:
                 return CommandLineTool.usageError(
-                    "unknown action '\(action)'; the actions are create, list, show, disable, enable, delete, stats, qr, export, import, disable-domain and enable-domain",
+                    "unknown action '\(action)'; the actions are create, list, show, update, disable, enable, delete, stats, qr, export, import, disable-domain and enable-domain",
                     console: console,
                     usage: usage
                 )
@@ -295,19 +298,93 @@ enum LinksCommand {
         return ExitStatus.success
     }
 
+    /// What an action works with: the command line, the config, the store and the time it started.
+    struct Action {
+        var arguments: ParsedArguments
+        var config: LoadedConfig
+        var database: LinkDatabase
+        var now: Int64
+        var console: any Console
+    }
+
+    /// The site serving `domain` and its links; nil once it is said that `domain` is not a link domain.
+    private static func linkDomain(_ domain: String, _ config: LoadedConfig, console: any Console) -> (Site, SiteLinks)? {
+        guard let site = config.site(forHost: domain), let links = site.site.links else {
+            console.err("error: \(domain) is not a link domain of the config: no site with \"links\" serves it\n")
+            return nil
+        }
+        return (site.site, links)
+    }
+
+    /// The parameters the options give (`--link`, `--web` … and `--parameter NAME=VALUE`), set in
+    /// `parameters`; false once a usage error is said.
+    private static func given(_ arguments: ParsedArguments, into parameters: inout [String: String], console: any Console) -> Bool {
+        for given in arguments.all("--parameter") {
+            guard let equals = given.firstIndex(of: "="), equals != given.startIndex else {
+                _ = CommandLineTool.usageError("--parameter takes NAME=VALUE, not '\(given)'", console: console, usage: subcommand.help)
+                return false
+            }
+            parameters[String(given[..<equals])] = String(given[given.index(after: equals)...])
+        }
+        for (option, name) in parameterOptions { if let value = arguments.value(option) { parameters[name] = value } }
+        return true
+    }
+
+    /// Whether `parameters` make a link the site accepts (its allowlist, its app); the refusal said with the
+    /// option that set the value.
+    private static func accepted(
+        _ parameters: [String: String],
+        domain: String,
+        site: Site,
+        links: SiteLinks,
+        console: any Console
+    ) -> Bool {
+        let ownHosts = Set(site.hosts.map(\.value.description)).union([domain])
+        guard case .failure(let refusal) = FirebaseLongLink.rule(parameters, links: links, ownHosts: ownHosts) else { return true }
+        let option = parameterOptions.first { $0.1 == refusal.parameter }.map { "\($0.0) (\(refusal.parameter))" } ?? refusal.parameter
+        console.err("error: \(option) \(refusal.reason)\n")
+        return false
+    }
+
+    /// `update`: the options' parameters set, `--remove NAME`'s taken away, checked as create checks them,
+    /// and recorded in the link's history.
+    private static func update(_ action: Action) throws(LinkStoreError) -> Int32 {
+        let (arguments, config, database, now, console) = (action.arguments, action.config, action.database, action.now, action.console)
+        guard let (domain, suffix) = namedLink(arguments, "update", console: console) else { return ExitStatus.usage }
+        let existing = try liveLink(database, domain, suffix)
+        guard let (site, links) = linkDomain(domain, config, console: console) else { return ExitStatus.failure }
+        var parameters = existing.parameters
+        guard given(arguments, into: &parameters, console: console) else { return ExitStatus.usage }
+        for name in arguments.all("--remove") { parameters[name] = nil }
+        guard parameters != existing.parameters else {
+            return CommandLineTool.usageError(
+                "update changes nothing: give the values to set (--link, --web, --parameter NAME=VALUE …) or --remove NAME",
+                console: console,
+                usage: subcommand.help
+            )
+        }
+        guard parameters["link"] != nil else {
+            console.err("error: --remove link would leave the link without its deep link\n")
+            return ExitStatus.failure
+        }
+        guard accepted(parameters, domain: domain, site: site, links: links, console: console) else { return ExitStatus.failure }
+        let link = try database.update(domain: domain, suffix: suffix, parameters: parameters, now: now)
+        if arguments.has("--json") {
+            console.out(JSONWriter.string(ShortLinkAPI.linkJSON(link), pretty: true) + "\n")
+        } else {
+            console.out("\(link.shortLink) updated\n")
+        }
+        return ExitStatus.success
+    }
+
     /// The FDL parameter each option sets.
     static let parameterOptions = [
         ("--link", "link"), ("--ios-fallback", "ifl"), ("--ipad-fallback", "ipfl"), ("--android-fallback", "afl"), ("--web", "ofl"),
         ("--title", "st"), ("--description", "sd"), ("--image", "si"),
     ]
 
-    private static func create(
-        _ arguments: ParsedArguments,
-        _ config: LoadedConfig,
-        _ database: LinkDatabase,
-        now: Int64,
-        console: any Console
-    ) throws(LinkStoreError) -> Int32 {
+    private static func create(_ action: Action) throws(LinkStoreError) -> Int32 {
+        let (arguments, config, database, now, console) = (action.arguments, action.config, action.database, action.now, action.console)
         let usage = subcommand.help
         guard let domain = arguments.value("--domain")?.lowercased() else {
             return CommandLineTool.usageError(
@@ -316,27 +393,13 @@ enum LinksCommand {
                 usage: usage
             )
         }
-        guard let site = config.site(forHost: domain), let links = site.site.links else {
-            console.err("error: \(domain) is not a link domain of the config: no site with \"links\" serves it\n")
-            return ExitStatus.failure
-        }
+        guard let (site, links) = linkDomain(domain, config, console: console) else { return ExitStatus.failure }
         var parameters: [String: String] = [:]
-        for given in arguments.all("--parameter") {
-            guard let equals = given.firstIndex(of: "="), equals != given.startIndex else {
-                return CommandLineTool.usageError("--parameter takes NAME=VALUE, not '\(given)'", console: console, usage: usage)
-            }
-            parameters[String(given[..<equals])] = String(given[given.index(after: equals)...])
-        }
-        for (option, name) in parameterOptions { if let value = arguments.value(option) { parameters[name] = value } }
+        guard given(arguments, into: &parameters, console: console) else { return ExitStatus.usage }
         guard parameters["link"] != nil else {
             return CommandLineTool.usageError("create needs --link URL (the deep link)", console: console, usage: usage)
         }
-        let ownHosts = Set(site.site.hosts.map(\.value.description)).union([domain])
-        if case .failure(let refusal) = FirebaseLongLink.rule(parameters, links: links, ownHosts: ownHosts) {
-            let option = parameterOptions.first { $0.1 == refusal.parameter }.map { "\($0.0) (\(refusal.parameter))" } ?? refusal.parameter
-            console.err("error: \(option) \(refusal.reason)\n")
-            return ExitStatus.failure
-        }
+        guard accepted(parameters, domain: domain, site: site, links: links, console: console) else { return ExitStatus.failure }
         let suffix: String
         if let alias = arguments.value("--alias") {
             if arguments.has("--short") {
@@ -355,13 +418,8 @@ enum LinksCommand {
         return ExitStatus.success
     }
 
-    private static func importLinks(
-        _ arguments: ParsedArguments,
-        _ config: LoadedConfig,
-        _ database: LinkDatabase,
-        now: Int64,
-        console: any Console
-    ) throws(LinkStoreError) -> Int32 {
+    private static func importLinks(_ action: Action) throws(LinkStoreError) -> Int32 {
+        let (arguments, config, database, now, console) = (action.arguments, action.config, action.database, action.now, action.console)
         let usage = subcommand.help
         let plan: ShortLinkImport.Plan
         if let takeout = arguments.value("--takeout") {

@@ -15,6 +15,8 @@ public enum ShortLinkAPI {
         case read(domain: String, suffix: String)
         /// `POST /v1/links/<domain>/<suffix>/disable` or `/enable`, `DELETE /v1/links/<domain>/<suffix>`.
         case change(domain: String, suffix: String, StoredLink.State)
+        /// `PATCH /v1/links/<domain>/<suffix>` with `{"parameters": {NAME: VALUE or null}}` (a JSON merge patch).
+        case update(domain: String, suffix: String)
         /// FDL's `GET /v1/<URL-encoded short link>/linkStats?durationDays=N`, or
         /// `GET /v1/links/<domain>/<suffix>/linkStats?durationDays=N`.
         case stats(domain: String, suffix: String, days: Int)
@@ -25,6 +27,14 @@ public enum ShortLinkAPI {
         case domainSwitch(domain: String, disabled: Bool)
         /// `GET /_/claim/<code>` on a link domain (no token: the app calls it): the deep link, once.
         case claim(code: String, domain: String, platform: String)
+
+        /// The call reads a JSON body (sent with a Content-Length).
+        public var takesBody: Bool {
+            switch self {
+            case .create, .createNative, .update: return true
+            default: return false
+            }
+        }
     }
 
     /// FDL's default when `durationDays` is missing is an error; a week is asked most.
@@ -99,7 +109,8 @@ public enum ShortLinkAPI {
             switch method {
             case "GET", "HEAD": return .success(.read(domain: parts[1].lowercased(), suffix: parts[2]))
             case "DELETE": return .success(.change(domain: parts[1].lowercased(), suffix: parts[2], .deleted))
-            default: return wrongMethod("GET and DELETE")
+            case "PATCH": return .success(.update(domain: parts[1].lowercased(), suffix: parts[2]))
+            default: return wrongMethod("GET, PATCH and DELETE")
             }
         case 4 where parts[0] == "links" && !parts[1].isEmpty && !parts[2].isEmpty && (parts[3] == "disable" || parts[3] == "enable"):
             guard method == "POST" else { return wrongMethod("POST") }
@@ -178,6 +189,40 @@ public enum ShortLinkAPI {
             )
         }
         return .success(creation)
+    }
+
+    /// An update's body applied to `existing`: `{"parameters": {NAME: "value" or null}}`, a JSON merge patch
+    /// (RFC 7396) of the link's parameters — a value sets one, null takes it away — checked as a creation is.
+    public static func updatedParameters(body: [UInt8], existing: StoredLink, config: LoadedConfig) -> Result<[String: String], Problem> {
+        func invalid(_ path: String, _ reason: String) -> Result<[String: String], Problem> {
+            .failure(Problem(status: 400, title: "Invalid request body", detail: "\(path) \(reason)", path: path))
+        }
+        let members: [JSONMember]
+        switch FirebaseShortLinkRequest.object(body, expected: "\"parameters\"") {
+        case .failure(let problem): return invalid(problem.path, problem.reason)
+        case .success(let object): members = object.members
+        }
+        for member in members where member.key != "parameters" {
+            return invalid("$.\(member.key)", "is not a field of an update (parameters)")
+        }
+        guard let changes = members.first(where: { $0.key == "parameters" })?.value.objectValue else {
+            return invalid("$.parameters", "is required: an object of the parameters to set, or null to take one away")
+        }
+        var parameters = existing.parameters
+        for change in changes {
+            switch change.value.value {
+            case .string(let value): parameters[change.key] = value
+            case .null: parameters[change.key] = nil
+            default: return invalid("$.parameters.\(change.key)", "must be a string, or null to take it away")
+            }
+        }
+        guard parameters["link"] != nil else { return invalid("$.parameters.link", "cannot be taken away: it is the deep link") }
+        var updated = existing
+        updated.parameters = parameters
+        if let problem = ShortLinkImport.problem(updated, config: config) {
+            return .failure(Problem(status: 400, title: "Link refused", detail: problem, path: "$.parameters"))
+        }
+        return .success(parameters)
     }
 
     /// A link domain's kill switch: `{"domain", "disabled", "since"}` (`since` only while disabled).

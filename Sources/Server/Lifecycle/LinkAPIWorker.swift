@@ -221,7 +221,7 @@ final class LinkAPIWorker: Sendable {
 
     private func changes(_ call: ShortLinkAPI.Call) -> Bool {
         switch call {
-        case .create, .createNative, .change, .domainSwitch: return true
+        case .create, .createNative, .change, .update, .domainSwitch: return true
         case .read, .stats, .domainState, .claim: return false
         }
     }
@@ -282,6 +282,21 @@ final class LinkAPIWorker: Sendable {
                 ShortLinkAPI.ClickRow(day: $0.day, visitor: $0.visitor, outcome: $0.outcome, head: $0.head, count: $0.count)
             }
             return StandardResponses.json(status: 200, ShortLinkAPI.linkStatsJSON(rows))
+        case .update(let domain, let suffix):
+            guard let config = server.withLock({ $0 })?.config() else {
+                throw LinkStoreError.database(SQLiteError(code: 1, message: "the server is not running"))
+            }
+            guard let existing = try database.link(domain: domain, suffix: suffix), existing.state != .deleted else {
+                return AdminResponses.problem(
+                    ShortLinkAPI.Problem(status: 404, title: "No such link", detail: "no link https://\(domain)/\(suffix)")
+                )
+            }
+            switch ShortLinkAPI.updatedParameters(body: job.body, existing: existing, config: config) {
+            case .failure(let problem): return AdminResponses.problem(problem)
+            case .success(let parameters):
+                let link = try database.update(domain: domain, suffix: suffix, parameters: parameters, now: now)
+                return StandardResponses.json(status: 200, JSONWriter.string(ShortLinkAPI.linkJSON(link)))
+            }
         case .claim(let text, let domain, let platform):
             return try claim(text, domain: domain, platform: platform, database, now: now)
         case .domainState(let domain), .domainSwitch(let domain, _):

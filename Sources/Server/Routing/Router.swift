@@ -325,7 +325,7 @@ enum Router {
         case .failure(let refusal)?:
             return problem(refusal)
         case .success(let call)?:
-            if call == .create || call == .createNative {
+            if call.takesBody {
                 let type = head.contentTypeRange.map { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
                 guard let type, type.lowercased().hasPrefix("application/json") else {
                     return problem(
