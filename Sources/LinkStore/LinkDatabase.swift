@@ -350,7 +350,7 @@ public final class LinkDatabase {
             var generator = SystemRandomNumberGenerator()
             let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let insert = try connection.prepare("INSERT INTO secrets (name, value) VALUES ('claim-key', ?1) ON CONFLICT (name) DO NOTHING")
-            try insert.bind(1, key.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())
+            try insert.bind(1, key.map { ASCII.hex($0, width: 2) }.joined())
             _ = try insert.step()
             // Another process may have made it first: theirs is the key.
             guard let key = try stored(), key.count == 32 else { throw SQLiteError(code: 1, message: "the claim key could not be stored") }
@@ -363,8 +363,8 @@ public final class LinkDatabase {
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
+            guard let high = ASCII.hexValue(digits[index]), let low = ASCII.hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
         }
         return bytes
     }

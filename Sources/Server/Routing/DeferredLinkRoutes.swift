@@ -94,12 +94,16 @@ enum DeferredLinkRoutes {
         return "other"
     }
 
+    /// The query's items, decoded as a form sends them (the first of a repeated name; an undecodable one
+    /// left out).
     static func queryItems(_ query: String?) -> [String: String] {
         var items: [String: String] = [:]
         for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = percentDecode(String(parts[0]).replacingAll("+", with: " "))
-            if items[name] == nil { items[name] = parts.count > 1 ? percentDecode(String(parts[1]).replacingAll("+", with: " ")) : "" }
+            let equals = pair.firstIndex(of: "=") ?? pair.endIndex
+            guard let name = URLText.formDecoded(pair[..<equals]),
+                let value = URLText.formDecoded(equals == pair.endIndex ? "" : pair[pair.index(after: equals)...])
+            else { continue }
+            if items[name] == nil { items[name] = value }
         }
         return items
     }
