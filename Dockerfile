@@ -12,7 +12,7 @@ FROM swift:6.3-bookworm AS builder
 # The system libraries the package links; pkg-config finds them.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libssl-dev zlib1g-dev libsqlite3-dev pkg-config \
+    && apt-get install -y --no-install-recommends libssl-dev zlib1g-dev libsqlite3-dev libpq-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # .git is not copied; the commit --version reports comes in as a build argument.
@@ -28,12 +28,12 @@ LABEL org.opencontainers.image.title="aasa-server" \
       org.opencontainers.image.source="https://github.com/aasa-server/aasa-server" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="0.1.0"
-# Only what `ldd aasa-server` lists beyond the base image (libssl3, zlib1g, libsqlite3-0), the CA bundle `check` uses, and
+# Only what `ldd aasa-server` lists beyond the base image (libssl3, zlib1g, libsqlite3-0, libpq5), the CA bundle `check` uses, and
 # curl for DNS-01 hooks (deploy/kubernetes/acme's asks a DNS provider's HTTP API with it).
 # Debian's security updates replace these packages in place, so versions are not pinned.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libssl3 zlib1g libsqlite3-0 ca-certificates curl \
+    && apt-get install -y --no-install-recommends libssl3 zlib1g libsqlite3-0 libpq5 ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 aasa \
     && useradd --system --uid 10001 --gid aasa --home-dir /var/lib/aasa-server --no-create-home --shell /usr/sbin/nologin aasa \

@@ -24,6 +24,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
         // Pure: bytes and values in, values out. No Foundation, no OS module, no clocks, no globals.
         // Small text and byte helpers the other targets share, written once (no dependencies).
@@ -43,8 +44,13 @@ let package = Package(
         .target(name: "Posix", dependencies: ["CLinux", "Support"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
         .target(name: "TLS", dependencies: ["COpenSSL", "Posix", "Support"], swiftSettings: strictSettings),
-        // The short links of every link domain in a SQLite file: schema migrations, reads, changes (SQLite).
-        .target(name: "LinkStore", dependencies: ["CSQLite", "Links", "AASA", "Posix", "Support"], swiftSettings: strictSettings),
+        // The short links of every link domain, in a SQLite file or a PostgreSQL database: schema
+        // migrations, reads, changes (the only code that calls SQLite or libpq).
+        .target(
+            name: "LinkStore",
+            dependencies: ["CSQLite", "CPostgreSQL", "Links", "AASA", "Posix", "Support"],
+            swiftSettings: strictSettings
+        ),
 
         // Composition: the epoll server, built from the pure and thin targets.
         .target(
@@ -115,7 +121,7 @@ let package = Package(
         .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "Support", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "AASA", "HTTP1", "Links", "Gzip", "TLS", "Posix", "Support", "TestSupport"],
+            dependencies: ["Server", "AASA", "HTTP1", "Links", "LinkStore", "Gzip", "TLS", "Posix", "Support", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),

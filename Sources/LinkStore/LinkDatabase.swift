@@ -1,16 +1,17 @@
-internal import CSQLite
 public import Links
 internal import Posix
 internal import Support
 
 /// Why the link store could not do what was asked.
 public enum LinkStoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    case database(SQLiteError)
+    case database(DatabaseError)
     /// The path is taken: the link that holds it.
     case conflict(StoredLink)
     case notFound(domain: String, suffix: String)
     /// The file was written by a newer aasa-server: reading it with this one could lose what it added.
     case newerSchema(path: String, found: Int64, known: Int64)
+    /// The config names a store that cannot be used as written (a password file that cannot be read).
+    case configuration(String)
 
     public var description: String {
         switch self {
@@ -19,6 +20,7 @@ public enum LinkStoreError: Error, Sendable, Equatable, CustomStringConvertible 
             return
                 "\(link.shortLink) already exists (\(link.state.rawValue), created \(CivilTime(unixSeconds: Int(link.created)).isoSecond)Z)"
         case .notFound(let domain, let suffix): return "no link https://\(domain)/\(suffix)"
+        case .configuration(let message): return message
         case .newerSchema(let path, let found, let known):
             return
                 "\(path) has link store schema version \(found); this aasa-server knows versions up to \(known) — run a newer aasa-server"
@@ -27,110 +29,128 @@ public enum LinkStoreError: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 /// The short links of every link domain, in one SQLite file (WAL, so the server reads while the command
-/// line writes). Versioned schema: migrations run at open, in a transaction; a file from a newer server is
+/// line writes) or in a PostgreSQL database that replicas share. Versioned schema: migrations run at open, in a transaction; a file from a newer server is
 /// refused, not read. Every change bumps one revision counter, so the server keeps its table current by
 /// asking for what changed after the revision it saw. Updates are recorded in `link_changes`, never
 /// silent. One connection per user, not shared between threads.
 public final class LinkDatabase {
-    /// Each entry takes the schema from the previous version to the next; `PRAGMA user_version` is how
-    /// many have run. Never edit one that has shipped: add the next.
-    static let migrations = [
-        """
-        CREATE TABLE links (
-            id INTEGER PRIMARY KEY,
-            domain TEXT NOT NULL,
-            suffix TEXT NOT NULL,
-            parameters TEXT NOT NULL,
-            state TEXT NOT NULL CHECK (state IN ('active', 'disabled', 'deleted')),
-            created INTEGER NOT NULL,
-            updated INTEGER NOT NULL,
-            revision INTEGER NOT NULL,
-            UNIQUE (domain, suffix)
-        );
-        CREATE INDEX links_by_revision ON links (revision);
-        CREATE TABLE link_changes (
-            id INTEGER PRIMARY KEY,
-            link INTEGER NOT NULL REFERENCES links (id),
-            at INTEGER NOT NULL,
-            change TEXT NOT NULL,
-            parameters TEXT NOT NULL
-        );
-        """,
-        """
-        CREATE TABLE link_clicks (
-            link INTEGER NOT NULL REFERENCES links (id),
-            day TEXT NOT NULL,
-            visitor TEXT NOT NULL,
-            outcome TEXT NOT NULL,
-            head INTEGER NOT NULL,
-            count INTEGER NOT NULL,
-            PRIMARY KEY (link, day, visitor, outcome, head)
-        ) WITHOUT ROWID;
-        """,
-        """
-        CREATE TABLE disabled_domains (
-            domain TEXT PRIMARY KEY,
-            at INTEGER NOT NULL
-        ) WITHOUT ROWID;
-        """,
-        """
-        CREATE TABLE secrets (
-            name TEXT PRIMARY KEY,
-            value TEXT NOT NULL
-        ) WITHOUT ROWID;
-        CREATE TABLE claims (
-            code TEXT PRIMARY KEY,
-            link INTEGER NOT NULL REFERENCES links (id),
-            at INTEGER NOT NULL
-        ) WITHOUT ROWID;
-        CREATE INDEX claims_by_time ON claims (at);
-        """,
-    ]
-    public static var schemaVersion: Int64 { Int64(migrations.count) }
+    /// Each entry takes the schema from the previous version to the next, in either database's spelling;
+    /// the schema version is how many have run. Never edit one that has shipped: add the next.
+    static func migrations(_ sql: SQLDialect) -> [String] {
+        [
+            """
+            CREATE TABLE links (
+                id \(sql.identityKey),
+                domain TEXT NOT NULL,
+                suffix TEXT NOT NULL,
+                parameters TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('active', 'disabled', 'deleted')),
+                created \(sql.integer) NOT NULL,
+                updated \(sql.integer) NOT NULL,
+                revision \(sql.integer) NOT NULL,
+                UNIQUE (domain, suffix)
+            );
+            CREATE INDEX links_by_revision ON links (revision);
+            CREATE TABLE link_changes (
+                id \(sql.identityKey),
+                link \(sql.integer) NOT NULL REFERENCES links (id),
+                at \(sql.integer) NOT NULL,
+                change TEXT NOT NULL,
+                parameters TEXT NOT NULL
+            );
+            """,
+            """
+            CREATE TABLE link_clicks (
+                link \(sql.integer) NOT NULL REFERENCES links (id),
+                day TEXT NOT NULL,
+                visitor TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                head \(sql.integer) NOT NULL,
+                count \(sql.integer) NOT NULL,
+                PRIMARY KEY (link, day, visitor, outcome, head)
+            )\(sql.withoutRowID);
+            """,
+            """
+            CREATE TABLE disabled_domains (
+                domain TEXT PRIMARY KEY,
+                at \(sql.integer) NOT NULL
+            )\(sql.withoutRowID);
+            """,
+            """
+            CREATE TABLE secrets (
+                name TEXT PRIMARY KEY,
+                value TEXT NOT NULL
+            )\(sql.withoutRowID);
+            CREATE TABLE claims (
+                code TEXT PRIMARY KEY,
+                link \(sql.integer) NOT NULL REFERENCES links (id),
+                at \(sql.integer) NOT NULL
+            )\(sql.withoutRowID);
+            CREATE INDEX claims_by_time ON claims (at);
+            """,
+        ]
+    }
+    public static var schemaVersion: Int64 { Int64(migrations(.sqlite).count) }
     public static let fileName = "links.sqlite"
 
-    let connection: SQLiteConnection
-    public var path: String { connection.path }
+    let connection: any DatabaseConnection
+    /// Where the store is, for messages: the SQLite file, or the PostgreSQL server and database.
+    public var path: String { connection.name }
 
     /// Opens the store at `path`, creating it (mode 0600: unguessable suffixes are secrets) when `create`.
-    public init(path: String, create: Bool = true) throws(LinkStoreError) {
-        if create, !Posix.fileExists(path) { _ = try? Posix.createExclusively([], at: path, mode: 0o600) }
+    public convenience init(path: String, create: Bool = true) throws(LinkStoreError) {
+        try self.init(.sqlite(path: path), create: create)
+    }
+
+    /// Opens the store where `location` says; with `create`, a SQLite file is created and a PostgreSQL
+    /// database (which must exist) gets its tables; without, a store not made yet is an error.
+    public init(_ location: LinkStoreLocation, create: Bool = true) throws(LinkStoreError) {
         do {
-            connection = try SQLiteConnection(path: path, create: create)
-            try connection.execute("PRAGMA foreign_keys = ON")
-            // WAL lets the server's reader and a writer work at once; a file on a filesystem without shared
-            // memory keeps its journal mode and still works, one at a time.
-            _ = try? connection.integer("PRAGMA journal_mode = WAL")
+            switch location {
+            case .sqlite(let path):
+                if create, !Posix.fileExists(path) { _ = try? Posix.createExclusively([], at: path, mode: 0o600) }
+                let sqlite = try SQLiteConnection(path: path, create: create)
+                try sqlite.execute("PRAGMA foreign_keys = ON")
+                // WAL lets the server's reader and a writer work at once; a file on a filesystem without shared
+                // memory keeps its journal mode and still works, one at a time.
+                _ = try? sqlite.integer("PRAGMA journal_mode = WAL")
+                connection = sqlite
+            case .postgres(let settings):
+                connection = try PostgresConnection(connection: settings.connection, password: settings.password)
+                if !create, try connection.schemaVersion() == 0 {
+                    throw LinkStoreError.configuration("\(connection.name) holds no link store yet")
+                }
+            }
             try migrate()
         } catch let error as LinkStoreError {
             throw error
         } catch {
-            throw .database(error as? SQLiteError ?? SQLiteError(code: 1, message: "\(error)"))
+            throw .database(error as? DatabaseError ?? DatabaseError(code: 1, message: "\(error)"))
         }
     }
 
     private func migrate() throws(LinkStoreError) {
         do {
-            let found = try connection.integer("PRAGMA user_version")
+            let found = try connection.schemaVersion()
             if found > Self.schemaVersion { throw LinkStoreError.newerSchema(path: path, found: found, known: Self.schemaVersion) }
             guard found < Self.schemaVersion else { return }
-            try connection.transaction { () throws(SQLiteError) in
+            try connection.transaction { () throws(DatabaseError) in
                 // Read again under the write lock: another process may have migrated meanwhile.
-                let current = try connection.integer("PRAGMA user_version")
+                let current = try connection.schemaVersion()
                 guard current < Self.schemaVersion else { return }
-                for migration in Self.migrations[Int(current)...] { try connection.execute(migration) }
-                try connection.execute("PRAGMA user_version = \(Self.schemaVersion)")
+                for migration in Self.migrations(connection.dialect)[Int(current)...] { try connection.execute(migration) }
+                try connection.setSchemaVersion(Self.schemaVersion)
             }
         } catch let error as LinkStoreError {
             throw error
         } catch {
-            throw .database(error as? SQLiteError ?? SQLiteError(code: 1, message: "\(error)"))
+            throw .database(error as? DatabaseError ?? DatabaseError(code: 1, message: "\(error)"))
         }
     }
 
     static let columns = "domain, suffix, parameters, state, created, updated, revision"
 
-    private static func read(_ statement: SQLiteStatement) -> StoredLink {
+    private static func read(_ statement: any DatabaseStatement) -> StoredLink {
         StoredLink(
             domain: statement.text(0),
             suffix: statement.text(1),
@@ -143,7 +163,7 @@ public final class LinkDatabase {
         )
     }
 
-    private func wrap<T>(_ body: () throws(SQLiteError) -> T) throws(LinkStoreError) -> T {
+    private func wrap<T>(_ body: () throws(DatabaseError) -> T) throws(LinkStoreError) -> T {
         do { return try body() } catch { throw .database(error) }
     }
 
@@ -152,14 +172,14 @@ public final class LinkDatabase {
     public func batch<T>(_ body: () throws(LinkStoreError) -> T) throws(LinkStoreError) -> T {
         var failure: LinkStoreError?
         do throws(LinkStoreError) {
-            return try wrap { () throws(SQLiteError) -> T in
-                try connection.transaction { () throws(SQLiteError) -> T in
+            return try wrap { () throws(DatabaseError) -> T in
+                try connection.transaction { () throws(DatabaseError) -> T in
                     do throws(LinkStoreError) {
                         return try body()
                     } catch {
                         failure = error
                         // Rolls the whole batch back.
-                        throw SQLiteError(code: 4, message: "batch abandoned: \(error)")
+                        throw DatabaseError(code: 4, message: "batch abandoned: \(error)")
                     }
                 }
             }
@@ -170,10 +190,10 @@ public final class LinkDatabase {
 
     /// The link at that path, deleted ones included.
     public func link(domain: String, suffix: String) throws(LinkStoreError) -> StoredLink? {
-        try wrap { () throws(SQLiteError) in try find(domain: domain, suffix: suffix) }
+        try wrap { () throws(DatabaseError) in try find(domain: domain, suffix: suffix) }
     }
 
-    private func find(domain: String, suffix: String) throws(SQLiteError) -> StoredLink? {
+    private func find(domain: String, suffix: String) throws(DatabaseError) -> StoredLink? {
         let statement = try connection.prepare("SELECT \(Self.columns) FROM links WHERE domain = ?1 AND suffix = ?2")
         try statement.bind(1, domain)
         try statement.bind(2, suffix)
@@ -215,8 +235,8 @@ public final class LinkDatabase {
     @discardableResult
     public func create(_ link: StoredLink, now: Int64) throws(LinkStoreError) -> StoredLink {
         var conflict: StoredLink?
-        let created = try wrap { () throws(SQLiteError) -> StoredLink? in
-            try connection.transaction { () throws(SQLiteError) -> StoredLink? in
+        let created = try wrap { () throws(DatabaseError) -> StoredLink? in
+            try connection.transaction { () throws(DatabaseError) -> StoredLink? in
                 let existing = try find(domain: link.domain, suffix: link.suffix)
                 if let existing, existing.state != .deleted {
                     conflict = existing
@@ -262,8 +282,8 @@ public final class LinkDatabase {
         change: String,
         _ apply: (inout StoredLink) -> Void
     ) throws(LinkStoreError) -> StoredLink {
-        let changed = try wrap { () throws(SQLiteError) -> StoredLink? in
-            try connection.transaction { () throws(SQLiteError) -> StoredLink? in
+        let changed = try wrap { () throws(DatabaseError) -> StoredLink? in
+            try connection.transaction { () throws(DatabaseError) -> StoredLink? in
                 guard var link = try find(domain: domain, suffix: suffix), link.state != .deleted else { return nil }
                 apply(&link)
                 link.updated = now
@@ -283,7 +303,7 @@ public final class LinkDatabase {
 
     /// Live links (not deleted), by domain and path; one domain's when `domain` is given.
     public func list(domain: String? = nil) throws(LinkStoreError) -> [StoredLink] {
-        try wrap { () throws(SQLiteError) in
+        try wrap { () throws(DatabaseError) in
             let statement = try connection.prepare(
                 "SELECT \(Self.columns) FROM links WHERE state != 'deleted' AND (?1 = '' OR domain = ?1) ORDER BY domain, suffix"
             )
@@ -297,7 +317,7 @@ public final class LinkDatabase {
     /// Every link that changed after `revision` (deleted ones included, so a reader forgets them), oldest
     /// change first, at most `limit`.
     public func changes(after revision: Int64, limit: Int = 10_000) throws(LinkStoreError) -> [StoredLink] {
-        try wrap { () throws(SQLiteError) in
+        try wrap { () throws(DatabaseError) in
             let statement = try connection.prepare("SELECT \(Self.columns) FROM links WHERE revision > ?1 ORDER BY revision LIMIT ?2")
             try statement.bind(1, revision)
             try statement.bind(2, Int64(limit))
@@ -311,7 +331,7 @@ public final class LinkDatabase {
     /// links themselves are kept as they are, and come back with it). True when the state changed.
     @discardableResult
     public func setDomain(_ domain: String, disabled: Bool, now: Int64) throws(LinkStoreError) -> Bool {
-        try wrap { () throws(SQLiteError) in
+        try wrap { () throws(DatabaseError) in
             if disabled {
                 let statement = try connection.prepare(
                     "INSERT INTO disabled_domains (domain, at) VALUES (?1, ?2) ON CONFLICT (domain) DO NOTHING"
@@ -324,13 +344,13 @@ public final class LinkDatabase {
                 try statement.bind(1, domain)
                 _ = try statement.step()
             }
-            return try connection.integer("SELECT changes()") > 0
+            return connection.changes > 0
         }
     }
 
     /// Link domains switched off, with the Unix time each was.
     public func disabledDomains() throws(LinkStoreError) -> [String: Int64] {
-        try wrap { () throws(SQLiteError) in
+        try wrap { () throws(DatabaseError) in
             let statement = try connection.prepare("SELECT domain, at FROM disabled_domains")
             var domains: [String: Int64] = [:]
             while try statement.step() { domains[statement.text(0)] = statement.integer(1) }
@@ -341,11 +361,11 @@ public final class LinkDatabase {
     /// The key claim codes are signed with: made once, from the system's random source, the first time it
     /// is asked for, and the same for every server that shares this store.
     public func claimKey() throws(LinkStoreError) -> [UInt8] {
-        func stored() throws(SQLiteError) -> [UInt8]? {
+        func stored() throws(DatabaseError) -> [UInt8]? {
             let statement = try connection.prepare("SELECT value FROM secrets WHERE name = 'claim-key'")
             return try statement.step() ? Self.bytes(hex: statement.text(0)) : nil
         }
-        return try wrap { () throws(SQLiteError) -> [UInt8] in
+        return try wrap { () throws(DatabaseError) -> [UInt8] in
             if let key = try stored(), key.count == 32 { return key }
             var generator = SystemRandomNumberGenerator()
             let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -353,7 +373,9 @@ public final class LinkDatabase {
             try insert.bind(1, key.map { ASCII.hex($0, width: 2) }.joined())
             _ = try insert.step()
             // Another process may have made it first: theirs is the key.
-            guard let key = try stored(), key.count == 32 else { throw SQLiteError(code: 1, message: "the claim key could not be stored") }
+            guard let key = try stored(), key.count == 32 else {
+                throw DatabaseError(code: 1, message: "the claim key could not be stored")
+            }
             return key
         }
     }
@@ -381,8 +403,8 @@ public final class LinkDatabase {
     /// Claims `code` for the link at `domain`/`suffix` (the caller checked the code's signature and age).
     /// Claims older than `keepSeconds` are forgotten meanwhile: their codes have expired anyway.
     public func claim(code: String, domain: String, suffix: String, now: Int64, keepSeconds: Int64) throws(LinkStoreError) -> Claim {
-        try wrap { () throws(SQLiteError) -> Claim in
-            try connection.transaction { () throws(SQLiteError) -> Claim in
+        try wrap { () throws(DatabaseError) -> Claim in
+            try connection.transaction { () throws(DatabaseError) -> Claim in
                 let forget = try connection.prepare("DELETE FROM claims WHERE at < ?1")
                 try forget.bind(1, now - keepSeconds)
                 _ = try forget.step()
@@ -405,7 +427,7 @@ public final class LinkDatabase {
 
     /// The revision of the latest change (0 for an empty store).
     public func latestRevision() throws(LinkStoreError) -> Int64 {
-        try wrap { () throws(SQLiteError) in try connection.integer("SELECT coalesce(max(revision), 0) FROM links") }
+        try wrap { () throws(DatabaseError) in try connection.integer("SELECT coalesce(max(revision), 0) FROM links") }
     }
 
     /// What happened to a link, oldest first: (unix time, change, parameters then).
@@ -413,7 +435,7 @@ public final class LinkDatabase {
         domain: String,
         suffix: String
     ) throws(LinkStoreError) -> [(at: Int64, change: String, parameters: [String: String])] {
-        try wrap { () throws(SQLiteError) in
+        try wrap { () throws(DatabaseError) in
             let statement = try connection.prepare(
                 """
                 SELECT link_changes.at, link_changes.change, link_changes.parameters FROM link_changes
@@ -453,13 +475,13 @@ public final class LinkDatabase {
 
     @discardableResult
     public func addClicks(_ clicks: [ClickCount], day: String) throws(LinkStoreError) -> Int {
-        try wrap { () throws(SQLiteError) -> Int in
-            try connection.transaction { () throws(SQLiteError) -> Int in
+        try wrap { () throws(DatabaseError) -> Int in
+            try connection.transaction { () throws(DatabaseError) -> Int in
                 let statement = try connection.prepare(
                     """
                     INSERT INTO link_clicks (link, day, visitor, outcome, head, count)
                     SELECT id, ?3, ?4, ?5, ?6, ?7 FROM links WHERE domain = ?1 AND suffix = ?2
-                    ON CONFLICT (link, day, visitor, outcome, head) DO UPDATE SET count = count + excluded.count
+                    ON CONFLICT (link, day, visitor, outcome, head) DO UPDATE SET count = link_clicks.count + excluded.count
                     """
                 )
                 var dropped = 0
@@ -484,7 +506,7 @@ public final class LinkDatabase {
     /// rows went.
     @discardableResult
     public func forgetClicks(before firstKeptDay: String) throws(LinkStoreError) -> Int {
-        try wrap { () throws(SQLiteError) -> Int in
+        try wrap { () throws(DatabaseError) -> Int in
             let statement = try connection.prepare("DELETE FROM link_clicks WHERE day < ?1")
             try statement.bind(1, firstKeptDay)
             try statement.step()
@@ -500,7 +522,7 @@ public final class LinkDatabase {
     ) throws(LinkStoreError) -> [(
         day: String, visitor: String, outcome: String, head: Bool, count: Int
     )] {
-        try wrap { () throws(SQLiteError) in
+        try wrap { () throws(DatabaseError) in
             let statement = try connection.prepare(
                 """
                 SELECT link_clicks.day, link_clicks.visitor, link_clicks.outcome, link_clicks.head, link_clicks.count
@@ -520,11 +542,11 @@ public final class LinkDatabase {
         }
     }
 
-    private func nextRevision() throws(SQLiteError) -> Int64 {
+    private func nextRevision() throws(DatabaseError) -> Int64 {
         try connection.integer("SELECT coalesce(max(revision), 0) + 1 FROM links")
     }
 
-    private func bind(_ statement: SQLiteStatement, _ link: StoredLink) throws(SQLiteError) {
+    private func bind(_ statement: any DatabaseStatement, _ link: StoredLink) throws(DatabaseError) {
         try statement.bind(1, link.domain)
         try statement.bind(2, link.suffix)
         try statement.bind(3, StoredLink.encode(link.parameters))
@@ -534,7 +556,7 @@ public final class LinkDatabase {
         try statement.bind(7, link.revision)
     }
 
-    private func record(_ link: StoredLink, change: String) throws(SQLiteError) {
+    private func record(_ link: StoredLink, change: String) throws(DatabaseError) {
         let statement = try connection.prepare(
             "INSERT INTO link_changes (link, at, change, parameters) SELECT id, ?3, ?4, ?5 FROM links WHERE domain = ?1 AND suffix = ?2"
         )

@@ -1,32 +1,17 @@
 internal import CSQLite
 
-/// What SQLite said when a call failed: its result code and message, with what we were doing.
-public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var code: Int32
-    public var message: String
-    public var description: String { message }
-
-    public init(code: Int32, message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    /// SQLITE_BUSY and SQLITE_LOCKED: another connection held the lock past the busy timeout.
-    public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
-    /// SQLITE_CONSTRAINT: a UNIQUE or CHECK constraint refused the row.
-    public var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
-}
-
 /// One connection to a SQLite database file: the only code that calls SQLite. Not shared between
 /// threads (each user opens its own); statements are prepared with bound parameters only, never text
 /// pasted into SQL.
-final class SQLiteConnection {
+final class SQLiteConnection: DatabaseConnection {
+    let dialect = SQLDialect.sqlite
+    var name: String { path }
     private let handle: OpaquePointer
     let path: String
 
     /// Opens (creating when `create`) the file; `busyMilliseconds` is how long a write waits for another
     /// connection's lock before failing with SQLITE_BUSY.
-    init(path: String, create: Bool, readOnly: Bool = false, busyMilliseconds: Int32 = 5_000) throws(SQLiteError) {
+    init(path: String, create: Bool, readOnly: Bool = false, busyMilliseconds: Int32 = 5_000) throws(DatabaseError) {
         var opened: OpaquePointer?
         let flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
@@ -34,7 +19,7 @@ final class SQLiteConnection {
         guard status == SQLITE_OK, let opened else {
             let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(opened)
-            throw SQLiteError(code: status, message: "cannot open \(path): \(message)")
+            throw DatabaseError(code: status, message: "cannot open \(path): \(message)")
         }
         handle = opened
         self.path = path
@@ -45,63 +30,42 @@ final class SQLiteConnection {
     deinit { sqlite3_close_v2(handle) }
 
     /// Statements without results or parameters (schema, pragmas, transactions).
-    func execute(_ sql: String) throws(SQLiteError) {
+    func execute(_ sql: String) throws(DatabaseError) {
         var message: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &message)
         guard status == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(message)
-            throw SQLiteError(code: status, message: "\(path): \(text)")
+            throw DatabaseError(code: status, message: "\(path): \(text)")
         }
     }
 
-    func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    func prepare(_ sql: String) throws(DatabaseError) -> any DatabaseStatement {
         var statement: OpaquePointer?
         let status = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw error(status) }
         return SQLiteStatement(statement, connection: self)
     }
 
-    /// `body` inside BEGIN IMMEDIATE … COMMIT (the write lock taken at the start, so two writers queue
-    /// on the busy timeout instead of one failing halfway); rolled back when it throws.
-    /// Inside another transaction, `body` joins it (one batch of many changes commits once).
-    func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        if transactionDepth > 0 {
-            transactionDepth += 1
-            defer { transactionDepth -= 1 }
-            return try body()
-        }
-        try execute("BEGIN IMMEDIATE")
-        transactionDepth = 1
-        defer { transactionDepth = 0 }
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
-    }
-    private var transactionDepth = 0
+    /// BEGIN IMMEDIATE takes SQLite's write lock at the start, so two writers queue on the busy timeout
+    /// instead of one failing halfway.
+    let beginWriting = "BEGIN IMMEDIATE"
+    var transactionDepth = 0
 
     /// Rows the last statement inserted, updated or deleted.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
-    /// One integer from a query such as `PRAGMA user_version`.
-    func integer(_ sql: String) throws(SQLiteError) -> Int64 {
-        let statement = try prepare(sql)
-        guard try statement.step() else { return 0 }
-        return statement.integer(0)
-    }
+    func schemaVersion() throws(DatabaseError) -> Int64 { try integer("PRAGMA user_version") }
 
-    func error(_ status: Int32) -> SQLiteError {
-        SQLiteError(code: status, message: "\(path): \(String(cString: sqlite3_errmsg(handle)))")
+    func setSchemaVersion(_ version: Int64) throws(DatabaseError) { try execute("PRAGMA user_version = \(version)") }
+
+    func error(_ status: Int32) -> DatabaseError {
+        DatabaseError(code: status, message: "\(path): \(String(cString: sqlite3_errmsg(handle)))")
     }
 }
 
 /// A prepared statement: bind by position (1-based, as SQLite counts), step through rows.
-final class SQLiteStatement {
+final class SQLiteStatement: DatabaseStatement {
     private let statement: OpaquePointer
     private let connection: SQLiteConnection
 
@@ -112,19 +76,19 @@ final class SQLiteStatement {
 
     deinit { sqlite3_finalize(statement) }
 
-    func bind(_ index: Int32, _ text: String) throws(SQLiteError) {
+    func bind(_ index: Int32, _ text: String) throws(DatabaseError) {
         let status = text.withCString { CSQLite_bind_text(statement, index, $0, Int32(text.utf8.count)) }
         guard status == SQLITE_OK else { throw connection.error(status) }
     }
 
-    func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
+    func bind(_ index: Int32, _ value: Int64) throws(DatabaseError) {
         let status = sqlite3_bind_int64(statement, index, value)
         guard status == SQLITE_OK else { throw connection.error(status) }
     }
 
     /// True when a row is ready to read, false when the statement is done.
     @discardableResult
-    func step() throws(SQLiteError) -> Bool {
+    func step() throws(DatabaseError) -> Bool {
         let status = sqlite3_step(statement)
         switch status {
         case SQLITE_ROW: return true

@@ -1,6 +1,7 @@
 import AASA
 import Foundation
 import HTTP1
+import LinkStore
 import Links
 import Synchronization
 import TestSupport
@@ -21,7 +22,7 @@ struct LinkAPIWorkerTests {
                 configPath: directory + "/config.json",
                 readFile: { _ in .failure(FileReadError("none")) }
             )
-            let worker = try LinkAPIWorker(path: directory + "/links.sqlite")
+            let worker = try LinkAPIWorker(location: .sqlite(path: directory + "/links.sqlite"))
             let woken = Atomic<Int>(0)
             let configReads = Atomic<Int>(0)
             worker.start(

@@ -44,6 +44,11 @@ public struct ServerSettings: Sendable, Equatable {
     public var linkAPICreationsPerSecond = 100
     /// Days of stored short links' click counts kept (today included); nil keeps them all.
     public var clickRetentionDays: Int?
+    /// The short links' PostgreSQL database, as libpq's connection string or URI (replicas share it); nil
+    /// keeps them in `links.sqlite` in `stateDirectory`.
+    public var linkStorePostgres: String?
+    /// The file holding the PostgreSQL password (relative to the config): never in the config itself.
+    public var linkStorePasswordFile: String?
     /// Event-loop threads; nil means one per CPU core.
     public var threads: Int?
     public var maxConnections = 10_000
@@ -141,8 +146,9 @@ extension ServerSettings {
         "limits", "timeouts", "cacheControl",
         "healthPath", "accessLog", "logFormat", "trustForwardedHeaders", "reload", "stateDirectory", "fetchHistory", "fetchHosts",
         "fetchHostsPerWildcard", "fetcherNetworks",
-        "acme", "linkAPI", "clickRetentionDays", "comment",
+        "acme", "linkAPI", "linkStore", "clickRetentionDays", "comment",
     ]
+    static let linkStoreKeys = ["postgres", "passwordFile", "comment"]
     static let linkAPIKeys = ["tokenFile", "creationsPerSecond", "comment"]
     static let fetcherNetworkKeys = ["apple", "google", "comment"]
     static let reloadKeys = ["watch", "pollSeconds"]
@@ -401,6 +407,39 @@ extension ConfigDecoder {
                         settings.linkAPICreationsPerSecond = positiveInt(field.value, fieldPath) ?? settings.linkAPICreationsPerSecond
                     default: break
                     }
+                }
+            case "linkStore":
+                for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.linkStoreKeys, context: "linkStore") {
+                    switch field.key {
+                    case "postgres":
+                        let message =
+                            "\"postgres\" is empty; give libpq's connection string, e.g. \"host=db.internal dbname=links user=aasa\""
+                        guard let text = nonEmpty(field.value, fieldPath, rule: "server.link-store", message) else { continue }
+                        if PostgresConnectionString.hasPassword(text) {
+                            reader.report(
+                                .error,
+                                "server.link-store",
+                                "the connection string holds a password; put it in the file \"passwordFile\" names, so it is never in the config or the logs",
+                                field.value.location,
+                                fieldPath
+                            )
+                        } else {
+                            settings.linkStorePostgres = text
+                        }
+                    case "passwordFile":
+                        let message = "\"passwordFile\" is empty; name the file holding the PostgreSQL password"
+                        settings.linkStorePasswordFile = nonEmpty(field.value, fieldPath, rule: "server.link-store", message)
+                    default: break
+                    }
+                }
+                if settings.linkStorePasswordFile != nil, value["postgres"] == nil {
+                    reader.report(
+                        .error,
+                        "server.link-store",
+                        "\"passwordFile\" without \"postgres\": name the database the password is for",
+                        value.location,
+                        memberPath
+                    )
                 }
             case "reload":
                 for (field, fieldPath) in fields(value, memberPath, known: ServerSettings.reloadKeys, context: "reload") {

@@ -8,16 +8,16 @@ import Server
 import Support
 
 /// `links`: the short links stored for the config's link domains, in `<server.stateDirectory>/links.sqlite`
-/// — the file a running server with the same config watches, so a link created here answers within a
-/// second, with no reload.
+/// or the PostgreSQL database of `server.linkStore` — the store a running server with the same config
+/// watches, so a link created here answers within a second, with no reload.
 enum LinksCommand {
     static let subcommand = CommandLineTool.Subcommand(
         name: "links",
         abstract: "Create, list, change, count, export and import the short links of the config's link domains; draw their QR codes.",
         help: """
             OVERVIEW: Short links on your own link domains (a site with "links"), kept in links.sqlite in
-            server.stateDirectory. A running server with the same config reads changes from that file within a
-            second (no reload). A short link carries Firebase Dynamic Links' parameters and is routed exactly as
+            server.stateDirectory, or in the PostgreSQL database of server.linkStore that replicas share. A
+            running server with the same config reads the changes within a second (no reload). A short link carries Firebase Dynamic Links' parameters and is routed exactly as
             a long link with them: its destinations must be on the site's links.allow (checked here, and again
             at every click), its app is the site's app.
 
@@ -113,15 +113,15 @@ enum LinksCommand {
             for finding in loaded.diagnostics.sortedForDisplay() where finding.severity == .error { console.err("\(finding)\n") }
             return ExitStatus.usage
         }
-        guard let directory = config.server.stateDirectory else {
-            console.err("error: short links are kept in server.stateDirectory, which \(configPath) does not set\n")
-            return ExitStatus.usage
-        }
         let database: LinkDatabase
         do {
-            let resolved = ConfigLoader.resolve(directory, relativeTo: loaded.configPath)
-            if !Posix.isDirectory(resolved) { try? Posix.makeDirectories(resolved, mode: 0o700) }
-            database = try LinkDatabase(path: resolved + "/" + LinkDatabase.fileName)
+            guard let location = try LinkStoreLocation.configured(config.server, configPath: loaded.configPath) else {
+                console.err(
+                    "error: short links are kept in server.stateDirectory or server.linkStore.postgres, which \(configPath) sets neither of\n"
+                )
+                return ExitStatus.usage
+            }
+            database = try LinkDatabase(location)
         } catch {
             console.err("error: \(error)\n")
             return ExitStatus.usage

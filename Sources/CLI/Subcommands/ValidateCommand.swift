@@ -55,11 +55,18 @@ enum ValidateCommand {
     /// `--file` reads files far over Apple's 128 KB, so the size finding can name the biggest parts.
     static let fileReadLimit = 16 << 20
 
-    /// Stored short links a config rule hides, when the config's state directory holds a link store.
+    /// Stored short links a config rule hides, when the config's link store exists and can be read (validate
+    /// never creates one).
     static func storedLinkFindings(_ loaded: Generation.Candidate) -> [Diagnostic] {
-        guard let directory = loaded.config.config?.server.stateDirectory else { return [] }
-        let path = ConfigLoader.resolve(directory, relativeTo: loaded.configPath) + "/" + LinkDatabase.fileName
-        guard Posix.fileExists(path), let links = try? LinkDatabase(path: path, create: false).list() else { return [] }
+        guard let settings = loaded.config.config?.server else { return [] }
+        if settings.linkStorePostgres == nil {
+            guard let directory = settings.stateDirectory,
+                Posix.fileExists(ConfigLoader.resolve(directory, relativeTo: loaded.configPath) + "/" + LinkDatabase.fileName)
+            else { return [] }
+        }
+        guard let location = try? LinkStoreLocation.configured(settings, configPath: loaded.configPath),
+            let links = try? LinkDatabase(location, create: false).list()
+        else { return [] }
         return StoredLinkShadows.findings(loaded.config, storedLinks: links).inFile(loaded.configPath)
     }
 

@@ -11,7 +11,8 @@ extension EventLoop {
             let off = ShortLinkAPI.Problem(
                 status: 404,
                 title: "No short links here",
-                detail: "short links need server.stateDirectory and a site with \"links\" in the config the server started with"
+                detail:
+                    "short links need a link store (server.stateDirectory or server.linkStore) and a site with \"links\" in the config the server started with"
             )
             connection.machine.respond(AdminResponses.problem(off))
             return

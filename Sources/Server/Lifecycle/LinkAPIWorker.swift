@@ -20,7 +20,7 @@ final class LinkAPIWorker: Sendable {
         var body: [UInt8]
     }
 
-    private let path: String
+    private let location: LinkStoreLocation
     private let jobs = Mutex<[Job]>([])
     private let answers = Mutex<[(ReloadMailbox.Ticket, PreparedResponse)]>([])
     private let wakeup: EventFDBox
@@ -48,8 +48,8 @@ final class LinkAPIWorker: Sendable {
     /// overflowed the worker's stack (found by Benchmarks/short-links.py; LinkAPIWorkerTests holds it).
     private let server = Mutex<Hooks?>(nil)
 
-    init(path: String) throws(SystemError) {
-        self.path = path
+    init(location: LinkStoreLocation) throws(SystemError) {
+        self.location = location
         wakeup = try EventFDBox()
     }
 
@@ -121,7 +121,7 @@ final class LinkAPIWorker: Sendable {
             // only once the transaction holding it is on disk.
             var responses: [PreparedResponse]
             do throws(LinkStoreError) {
-                if database == nil { database = try LinkDatabase(path: path) }
+                if database == nil { database = try LinkDatabase(location) }
                 let store = database!
                 responses = try store.batch { () throws(LinkStoreError) -> [PreparedResponse] in
                     var responses: [PreparedResponse] = []
@@ -216,7 +216,7 @@ final class LinkAPIWorker: Sendable {
                 throw error
             }
         }
-        throw LinkStoreError.database(SQLiteError(code: 5, message: "no free suffix after 8 tries"))
+        throw LinkStoreError.database(DatabaseError(code: 5, message: "no free suffix after 8 tries"))
     }
 
     private func changes(_ call: ShortLinkAPI.Call) -> Bool {
@@ -231,7 +231,7 @@ final class LinkAPIWorker: Sendable {
         switch job.call {
         case .create, .createNative:
             guard let config = server.withLock({ $0 })?.config() else {
-                throw LinkStoreError.database(SQLiteError(code: 1, message: "the server is not running"))
+                throw LinkStoreError.database(DatabaseError(code: 1, message: "the server is not running"))
             }
             let native = job.call == .createNative
             let rate = config.config?.server.linkAPICreationsPerSecond ?? ServerSettings().linkAPICreationsPerSecond
@@ -284,7 +284,7 @@ final class LinkAPIWorker: Sendable {
             return StandardResponses.json(status: 200, ShortLinkAPI.linkStatsJSON(rows))
         case .update(let domain, let suffix):
             guard let config = server.withLock({ $0 })?.config() else {
-                throw LinkStoreError.database(SQLiteError(code: 1, message: "the server is not running"))
+                throw LinkStoreError.database(DatabaseError(code: 1, message: "the server is not running"))
             }
             guard let existing = try database.link(domain: domain, suffix: suffix), existing.state != .deleted else {
                 return AdminResponses.problem(

@@ -42,7 +42,7 @@ final class ServerState: Sendable {
     ) throws(SystemError) {
         self.acme = acme
         self.storedLinks = storedLinks
-        linkAPI = try storedLinks.map { watcher throws(SystemError) in try LinkAPIWorker(path: watcher.path) }
+        linkAPI = try storedLinks.map { watcher throws(SystemError) in try LinkAPIWorker(location: watcher.location) }
         fetchLog = FetchLog(
             settings: generation.settings,
             snapshot: generation.snapshot,

@@ -13,7 +13,7 @@ final class StoredLinkWatcher: Sendable {
     static let interval = 250
     static let batch = 10_000
 
-    let path: String
+    let location: LinkStoreLocation
     private let published: Mutex<ShortLinkTable>
     private let stopped = Atomic<Bool>(false)
     private let thread = Mutex<Posix.Thread?>(nil)
@@ -22,21 +22,26 @@ final class StoredLinkWatcher: Sendable {
 
     var table: ShortLinkTable { published.withLock { $0 } }
 
-    /// Opens (creating) the store at `path` and loads every link; nil, logged, when it cannot be opened.
     /// Days of counts kept (``ServerSettings/clickRetentionDays``); nil keeps them all.
     let retentionDays: Int?
 
-    init?(path: String, retentionDays: Int? = nil) {
-        self.path = path
+    /// Opens (creating) the store and loads every link. A SQLite file that cannot be opened is a fault of
+    /// this machine: nil, logged. A PostgreSQL server that cannot be reached may be starting with us: the
+    /// watcher starts empty and keeps asking, and its links answer once it is reachable.
+    init?(location: LinkStoreLocation, retentionDays: Int? = nil) {
+        self.location = location
         self.retentionDays = retentionDays
         published = Mutex(.empty)
         wakeup = try? EventFDBox()
         do {
-            let database = try LinkDatabase(path: path)
+            let database = try LinkDatabase(location)
             published.withLock { $0 = Self.advance(.empty, database) ?? .empty }
         } catch {
-            Log.error("short links: \(error); stored links are not served")
-            return nil
+            guard case .postgres = location else {
+                Log.error("short links: \(error); stored links are not served")
+                return nil
+            }
+            Log.error("short links: \(error); asking again every \(Self.interval) ms, stored links answer once it is reachable")
         }
     }
 
@@ -106,10 +111,10 @@ final class StoredLinkWatcher: Sendable {
             do throws(LinkStoreError) {
                 try clicks.write(to: database, unixSeconds: Int(Posix.unixTime()))
             } catch {
-                Log.error("short links: cannot write clicks to \(path) (\(error)); \(clicks.waiting.count) kinds wait for it")
+                Log.error("short links: cannot write clicks to \(location) (\(error)); \(clicks.waiting.count) kinds wait for it")
             }
         }
-        defer { writeClicks(database ?? (try? LinkDatabase(path: path, create: false))) }
+        defer { writeClicks(database ?? (try? LinkDatabase(location, create: false))) }
         while !stopped.load(ordering: .acquiring) {
             if let wakeup {
                 _ = Posix.waitReadable([wakeup.fd], timeoutMilliseconds: Int32(Self.interval))
@@ -117,9 +122,11 @@ final class StoredLinkWatcher: Sendable {
             } else {
                 Posix.sleep(milliseconds: Self.interval)
             }
-            if database == nil { database = try? LinkDatabase(path: path, create: false) }
+            // A deleted SQLite file is not made again behind the operator's back; a PostgreSQL database that
+            // was down at start gets its tables now.
+            if database == nil { database = try? LinkDatabase(location, create: location.isPostgres) }
             guard let database, let next = Self.advance(table, database) else {
-                if !failing { Log.error("short links: cannot read \(path); the links loaded so far keep answering") }
+                if !failing { Log.error("short links: cannot read \(location); the links loaded so far keep answering") }
                 failing = true
                 database = nil
                 // The loops' clicks move here, where what waits is bounded, until the store is back.
@@ -127,7 +134,7 @@ final class StoredLinkWatcher: Sendable {
                 continue
             }
             forgetOldClicks(database)
-            if failing { Log.info("short links: \(path) readable again") }
+            if failing { Log.info("short links: \(location) readable again") }
             failing = false
             if next !== table { published.withLock { $0 = next } }
             if Posix.monotonicMilliseconds() - clicksWrittenAt >= Self.clickMilliseconds { writeClicks(database) }
@@ -145,12 +152,16 @@ final class StoredLinkWatcher: Sendable {
 }
 
 extension StoredLinkWatcher {
-    /// The watcher of `<server.stateDirectory>/links.sqlite` when the config has a state directory and a
-    /// site with `links` (stored short links answer on link domains only); nil otherwise.
+    /// The watcher of the config's link store (``LinkStoreLocation/configured(_:configPath:)``) when a site
+    /// has `links` (stored short links answer on link domains only); nil otherwise.
     static func forConfig(_ config: LoadedConfig, settings: ServerSettings, configPath: String) -> StoredLinkWatcher? {
-        guard let directory = settings.stateDirectory, config.sites.contains(where: { $0.site.links != nil }) else { return nil }
-        let resolved = ConfigLoader.resolve(directory, relativeTo: configPath)
-        if !Posix.isDirectory(resolved) { try? Posix.makeDirectories(resolved, mode: 0o700) }
-        return StoredLinkWatcher(path: resolved + "/" + LinkDatabase.fileName, retentionDays: settings.clickRetentionDays)
+        guard config.sites.contains(where: { $0.site.links != nil }) else { return nil }
+        do throws(LinkStoreError) {
+            guard let location = try LinkStoreLocation.configured(settings, configPath: configPath) else { return nil }
+            return StoredLinkWatcher(location: location, retentionDays: settings.clickRetentionDays)
+        } catch {
+            Log.error("short links: \(error); stored links are not served")
+            return nil
+        }
     }
 }

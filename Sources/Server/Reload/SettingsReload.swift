@@ -47,6 +47,8 @@ enum SettingsReload {
             .restart("server.fetcherNetworks.google", \.googleNetworks),
             .restart("server.acme", \.acme),
             .restart("server.clickRetentionDays", \.clickRetentionDays),
+            .restart("server.linkStore.postgres", \.linkStorePostgres),
+            .restart("server.linkStore.passwordFile", \.linkStorePasswordFile),
             .applied("server.cacheControl", \.cacheControl),
             .applied("server.healthPath", \.healthPath),
             .applied("server.certificates", \.certificates),
