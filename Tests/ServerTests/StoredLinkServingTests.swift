@@ -17,6 +17,25 @@ struct StoredLinkServingTests {
          "server": {"listen": ["127.0.0.1:0"], "admin": "off", "stateDirectory": "state", "reload": {"watch": false}}}
         """#
 
+    /// Where the links are kept in a parametrized test: the SQLite file of `stateDirectory`, or a fresh
+    /// database of the shared PostgreSQL cluster (`server.linkStore`).
+    enum Store: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case sqlite
+        case postgres
+        var testDescription: String { rawValue }
+    }
+
+    /// `config` with its links kept in `store`.
+    static func config(_ config: String, on store: Store) throws -> String {
+        guard store == .postgres else { return config }
+        let cluster = try PostgresCluster.shared.get()
+        let connection = try cluster.createDatabase()
+        return config.replacingOccurrences(
+            of: #""stateDirectory": "state""#,
+            with: #""linkStore": {"postgres": "\#(connection)"}"#
+        )
+    }
+
     static func links(_ arguments: [String], _ directory: String) throws -> (status: Int32, out: String, err: String) {
         let result = try runTool([TestPaths.serverExecutable, "links"] + arguments + ["--config", directory + "/config.json"])
         return (result.status, String(decoding: result.stdout, as: UTF8.self), result.stderr)
@@ -32,9 +51,10 @@ struct StoredLinkServingTests {
         return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespaces)
     }
 
-    @Test("Created, answered within a second, disabled (410), enabled, kept across a restart; refusals in words")
-    func lifecycle() throws {
-        let server = try ServerProcess(config: Self.config)
+    @Test("Created, answered within a second, disabled (410), enabled, kept across a restart; refusals in words", arguments: Store.allCases)
+    func lifecycle(store: Store) throws {
+        let config = try Self.config(Self.config, on: store)
+        let server = try ServerProcess(config: config)
         defer { server.stop() }
         let directory = server.directory
         #expect(try Self.click("/spring", port: server.port).hasPrefix("404"))
@@ -81,7 +101,7 @@ struct StoredLinkServingTests {
         // A restart loads the store before serving: the link answers at once.
         server.signal(SIGTERM)
         #expect(server.waitForExit() == 0)
-        let restarted = try ServerProcess(config: Self.config, command: ["serve", "--config", directory + "/config.json"])
+        let restarted = try ServerProcess(config: config, command: ["serve", "--config", directory + "/config.json"])
         defer { restarted.stop() }
         #expect(try Self.click("/spring", port: restarted.port) == "302 https://example.com/spring", "\(restarted.stderr)")
         #expect(try Self.click("/p/9", port: restarted.port) == "302 https://example.com/item/9", "config rules answer beside stored links")
@@ -117,9 +137,12 @@ struct StoredLinkServingTests {
         with: #""admin": "127.0.0.1:0", "adminTokenFile": "admin.token""#
     )
 
-    @Test("The API: FDL's shortLinks bodies create links that answer at once; read, disable, delete; refusals as problems")
-    func api() throws {
-        let config = Self.apiConfig
+    @Test(
+        "The API: FDL's shortLinks bodies create links that answer at once; read, disable, delete; refusals as problems",
+        arguments: Store.allCases
+    )
+    func api(store: Store) throws {
+        let config = try Self.config(Self.apiConfig, on: store)
         let server = try ServerProcess(config: config, files: ["admin.token": Self.token + "\n"])
         defer { server.stop() }
         let admin = server.adminPort
@@ -187,11 +210,12 @@ struct StoredLinkServingTests {
     }
 
     @Test(
-        "The API's own body: an alias (409 naming the link that has it), 201 with Location; the link token is not an admin token; creations limited per token; a domain's kill switch"
+        "The API's own body: an alias (409 naming the link that has it), 201 with Location; the link token is not an admin token; creations limited per token; a domain's kill switch",
+        arguments: Store.allCases
     )
-    func nativeTokensAndKillSwitch() throws {
+    func nativeTokensAndKillSwitch(store: Store) throws {
         let linkToken = "link-api-token-fedcba9876543210"
-        let config = Self.apiConfig.replacingOccurrences(
+        let config = try Self.config(Self.apiConfig, on: store).replacingOccurrences(
             of: #""adminTokenFile": "admin.token""#,
             with: #""adminTokenFile": "admin.token", "linkAPI": {"tokenFile": "link.token", "creationsPerSecond": 1}"#
         )
@@ -298,10 +322,11 @@ struct StoredLinkServingTests {
     }
 
     @Test(
-        "Deferred deep links: Play's referrer and the App Store button carry one-time claim URLs (chromium); the app claims once; opens reported; all in the numbers"
+        "Deferred deep links: Play's referrer and the App Store button carry one-time claim URLs (chromium); the app claims once; opens reported; all in the numbers",
+        arguments: Store.allCases
     )
-    func deferredDeepLinks() throws {
-        let config = Self.config.replacingOccurrences(
+    func deferredDeepLinks(store: Store) throws {
+        let config = try Self.config(Self.config, on: store).replacingOccurrences(
             of: #""apple": "ABCDE12345.com.example.shop","#,
             with:
                 #""apple": "ABCDE12345.com.example.shop", "android": {"package": "com.example.shop", "sha256": ["\#(LinkServingTests.fingerprint)"]},"#
@@ -422,9 +447,12 @@ struct StoredLinkServingTests {
         }
     }
 
-    @Test("Update, from the CLI and the API (a JSON merge patch): checked as a creation, answered at once, in the history")
-    func update() throws {
-        let server = try ServerProcess(config: Self.apiConfig, files: ["admin.token": Self.token + "\n"])
+    @Test(
+        "Update, from the CLI and the API (a JSON merge patch): checked as a creation, answered at once, in the history",
+        arguments: Store.allCases
+    )
+    func update(store: Store) throws {
+        let server = try ServerProcess(config: Self.config(Self.apiConfig, on: store), files: ["admin.token": Self.token + "\n"])
         defer { server.stop() }
         let directory = server.directory
         #expect(
@@ -470,10 +498,13 @@ struct StoredLinkServingTests {
         )
     }
 
-    @Test("Import: Takeout's CSV (5,000 links) and exported JSON lines; dry run writes nothing, a second run changes nothing")
-    func importAndExport() throws {
+    @Test(
+        "Import: Takeout's CSV (5,000 links) and exported JSON lines; dry run writes nothing, a second run changes nothing",
+        arguments: Store.allCases
+    )
+    func importAndExport(store: Store) throws {
         try withTemporaryDirectory { directory in
-            try write(Self.config, to: directory + "/config.json")
+            try write(Self.config(Self.config, on: store), to: directory + "/config.json")
             var lines = [TakeoutCSV.columns.map { $0 == "shortLink" ? "Short link" : "(\($0))" }.joined(separator: ",")]
             func row(_ shortLink: String, _ link: String, archived: Bool = false) -> String {
                 TakeoutCSV.columns.map { column in
@@ -531,10 +562,11 @@ struct StoredLinkServingTests {
     }
 
     @Test(
-        "Clicks: counted per class by the server, crawlers and HEAD apart, written on shutdown, shown by `links stats` and FDL's linkStats"
+        "Clicks: counted per class by the server, crawlers and HEAD apart, written on shutdown, shown by `links stats` and FDL's linkStats",
+        arguments: Store.allCases
     )
-    func clicks() throws {
-        let config = Self.apiConfig
+    func clicks(store: Store) throws {
+        let config = try Self.config(Self.apiConfig, on: store)
         let server = try ServerProcess(config: config, files: ["admin.token": Self.token + "\n"])
         defer { server.stop() }
         let directory = server.directory
@@ -616,9 +648,12 @@ struct StoredLinkServingTests {
         }
     }
 
-    @Test("QR codes: /_/qr/SUFFIX.png and .svg for an active link only, decoded by zbarimg; the CLI writes the same PNG, never over a file")
-    func qrCodes() throws {
-        let server = try ServerProcess(config: Self.config)
+    @Test(
+        "QR codes: /_/qr/SUFFIX.png and .svg for an active link only, decoded by zbarimg; the CLI writes the same PNG, never over a file",
+        arguments: Store.allCases
+    )
+    func qrCodes(store: Store) throws {
+        let server = try ServerProcess(config: Self.config(Self.config, on: store))
         defer { server.stop() }
         let directory = server.directory
         #expect(
