@@ -44,19 +44,18 @@ let package = Package(
         .target(name: "Posix", dependencies: ["CLinux", "Support"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
         .target(name: "TLS", dependencies: ["COpenSSL", "Posix", "Support"], swiftSettings: strictSettings),
+        // Connections to SQLite files and PostgreSQL servers, one protocol for both: the only code that calls
+        // SQLite or libpq.
+        .target(name: "Database", dependencies: ["CSQLite", "CPostgreSQL", "Posix", "Support"], swiftSettings: strictSettings),
         // The short links of every link domain, in a SQLite file or a PostgreSQL database: schema
-        // migrations, reads, changes (the only code that calls SQLite or libpq).
-        .target(
-            name: "LinkStore",
-            dependencies: ["CSQLite", "CPostgreSQL", "Links", "AASA", "Posix", "Support"],
-            swiftSettings: strictSettings
-        ),
+        // migrations, reads, changes.
+        .target(name: "LinkStore", dependencies: ["Database", "Links", "AASA", "Posix", "Support"], swiftSettings: strictSettings),
 
         // Composition: the epoll server, built from the pure and thin targets.
         .target(
             name: "Server",
             dependencies: [
-                "AASA", "ACME", "ConsolePages", "FetchRecords", "HTTP1", "Links", "LinkStore", "Posix", "Gzip", "QRCode", "TLS",
+                "AASA", "ACME", "ConsolePages", "Database", "FetchRecords", "HTTP1", "Links", "LinkStore", "Posix", "Gzip", "QRCode", "TLS",
                 "Support",
             ],
             swiftSettings: serverSettings
@@ -68,7 +67,7 @@ let package = Package(
         // Certificates from an RFC 8555 CA: the protocol, storage shared by replicas, renewal, challenges.
         .target(
             name: "ACME",
-            dependencies: ["AASA", "HTTPClient", "HTTP1", "Posix", "TLS", "Support"],
+            dependencies: ["AASA", "Database", "HTTPClient", "HTTP1", "Posix", "TLS", "Support"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -117,7 +116,11 @@ let package = Package(
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strictSettings),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "Gzip", "TestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "LinkStoreTests", dependencies: ["LinkStore", "Links", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "LinkStoreTests",
+            dependencies: ["Database", "LinkStore", "Links", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "Support", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",
@@ -141,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ACMETests",
-            dependencies: ["ACME", "AASA", "TLS", "Support", "Posix", "TestSupport"],
+            dependencies: ["ACME", "AASA", "Database", "TLS", "Support", "Posix", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["CLI", "AASA", "Posix", "TestSupport"], swiftSettings: strictSettings),

@@ -51,8 +51,12 @@ public enum CertificateReport {
             let summary = (try? Posix.readFile(path, limit: Posix.ReadLimit.certificate)).flatMap(CertificateInspector.summary)
             return (entry, path, summary)
         }
-        let storage = settings.acme.map {
-            CertificateStorage(root: ConfigLoader.resolve($0.storage, relativeTo: configPath), directoryURL: $0.directory)
+        // A storage that cannot be opened (a password file that cannot be read) reads as an empty one: its
+        // rows say the certificate is not there, and `serve` says why.
+        let storage = settings.acme.flatMap { acme in
+            (try? CertificateStorage.backend(acme, settings: settings, configPath: configPath, prepare: false)).map {
+                CertificateStorage(backend: $0, directoryURL: acme.directory)
+            }
         }
         var rows: [CertificateRow] = []
         var listed = Set<String>()

@@ -1,4 +1,5 @@
-import AASA
+public import AASA
+import Database
 import HTTPClient
 import Posix
 import Support
@@ -291,5 +292,29 @@ public struct StoredFailure: Sendable, Equatable {
         self.time = Int(time) ?? 0
         self.message = message
         if case .number(let next)? = root["nextAttempt"]?.value { nextAttempt = Int(next) ?? 0 } else { nextAttempt = 0 }
+    }
+}
+
+extension CertificateStorage {
+    /// The storage a config names: the directory `acme.storage` (made, 0700, when `prepare`), or, when it
+    /// names none and `server.linkStore.postgres` is set, that database.
+    public static func backend(
+        _ acme: ACMESettings,
+        settings: ServerSettings,
+        configPath: String,
+        prepare: Bool
+    ) throws(StorageError) -> any Storage {
+        if acme.storage.isEmpty, let connection = settings.linkStorePostgres {
+            do {
+                let passwordFile = settings.linkStorePasswordFile.map { ConfigLoader.resolve($0, relativeTo: configPath) }
+                let login = try PostgresLogin.reading(connection: connection, passwordFile: passwordFile)
+                return PostgresStorage(login: login, lockStaleAfter: acme.lockStaleAfter)
+            } catch {
+                throw .failed(error.message)
+            }
+        }
+        let root = ConfigLoader.resolve(acme.storage, relativeTo: configPath)
+        guard prepare else { return FileStorage(root: root, lockStaleAfter: acme.lockStaleAfter) }
+        return try FileStorage.prepared(root: root, lockStaleAfter: acme.lockStaleAfter)
     }
 }

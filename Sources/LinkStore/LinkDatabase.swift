@@ -1,3 +1,4 @@
+public import Database
 public import Links
 internal import Posix
 internal import Support
@@ -363,14 +364,14 @@ public final class LinkDatabase {
     public func claimKey() throws(LinkStoreError) -> [UInt8] {
         func stored() throws(DatabaseError) -> [UInt8]? {
             let statement = try connection.prepare("SELECT value FROM secrets WHERE name = 'claim-key'")
-            return try statement.step() ? Self.bytes(hex: statement.text(0)) : nil
+            return try statement.step() ? ASCII.bytes(hex: statement.text(0)) : nil
         }
         return try wrap { () throws(DatabaseError) -> [UInt8] in
             if let key = try stored(), key.count == 32 { return key }
             var generator = SystemRandomNumberGenerator()
             let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let insert = try connection.prepare("INSERT INTO secrets (name, value) VALUES ('claim-key', ?1) ON CONFLICT (name) DO NOTHING")
-            try insert.bind(1, key.map { ASCII.hex($0, width: 2) }.joined())
+            try insert.bind(1, ASCII.hex(bytes: key))
             _ = try insert.step()
             // Another process may have made it first: theirs is the key.
             guard let key = try stored(), key.count == 32 else {
@@ -378,17 +379,6 @@ public final class LinkDatabase {
             }
             return key
         }
-    }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = ASCII.hexValue(digits[index]), let low = ASCII.hexValue(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
     }
 
     public enum Claim: Sendable, Equatable {

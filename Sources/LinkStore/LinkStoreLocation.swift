@@ -1,4 +1,5 @@
 public import AASA
+public import Database
 internal import Posix
 internal import Support
 
@@ -6,19 +7,7 @@ internal import Support
 /// replicas share.
 public enum LinkStoreLocation: Sendable, Equatable, CustomStringConvertible {
     case sqlite(path: String)
-    case postgres(PostgresSettings)
-
-    public struct PostgresSettings: Sendable, Equatable {
-        /// libpq's connection string or URI, without a password.
-        public var connection: String
-        /// Read from the config's password file at start; never logged, never in a message.
-        public var password: String?
-
-        public init(connection: String, password: String?) {
-            self.connection = connection
-            self.password = password
-        }
-    }
+    case postgres(PostgresLogin)
 
     public var isPostgres: Bool {
         if case .postgres = self { return true }
@@ -29,7 +18,7 @@ public enum LinkStoreLocation: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sqlite(let path): return path
-        case .postgres(let settings): return "PostgreSQL (\(settings.connection))"
+        case .postgres(let login): return login.description
         }
     }
 }
@@ -40,17 +29,12 @@ extension LinkStoreLocation {
     /// config names neither.
     public static func configured(_ settings: ServerSettings, configPath: String) throws(LinkStoreError) -> LinkStoreLocation? {
         if let connection = settings.linkStorePostgres {
-            var password: String?
-            if let file = settings.linkStorePasswordFile {
-                let path = ConfigLoader.resolve(file, relativeTo: configPath)
-                do {
-                    let bytes = try Posix.readFile(path, limit: 4096)
-                    password = String(decoding: bytes[...].trimmingASCIIWhitespace(), as: UTF8.self)
-                } catch {
-                    throw .configuration("cannot read server.linkStore.passwordFile \(path): \(error.message)")
-                }
+            do {
+                let passwordFile = settings.linkStorePasswordFile.map { ConfigLoader.resolve($0, relativeTo: configPath) }
+                return .postgres(try PostgresLogin.reading(connection: connection, passwordFile: passwordFile))
+            } catch {
+                throw .configuration(error.message)
             }
-            return .postgres(PostgresSettings(connection: connection, password: password))
         }
         guard let directory = settings.stateDirectory else { return nil }
         let resolved = ConfigLoader.resolve(directory, relativeTo: configPath)

@@ -32,4 +32,23 @@ public enum ASCII {
         let digits = String(value, radix: 16, uppercase: true)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
+
+    /// Bytes as hex digits, two per byte (upper case, as ``hex(_:width:)``).
+    public static func hex(bytes: some Sequence<UInt8>) -> String {
+        bytes.map { hex($0, width: 2) }.joined()
+    }
+
+    /// The bytes `text` spells in hex digits, two per byte (either case); nil for an odd count or another
+    /// character.
+    public static func bytes(hex text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
 }

@@ -60,4 +60,17 @@ struct LinkStoreSettingsTests {
         )
         #expect(Self.load(#"{"postgres": "host=db", "pasword": "x"}"#).diagnostics.contains { $0.path == "$.server.linkStore.pasword" })
     }
+
+    @Test("ACME without a storage directory keeps its storage in the link store's PostgreSQL database; without one it is an error")
+    func acmeStorage() throws {
+        let acme = #""acme": {"agreeToTerms": true, "directory": "https://ca.test/directory"}"#
+        let inDatabase = ConfigTests.load(
+            ConfigTests.site(#""applinks": {"details": []}"#, extra: #", "server": {"linkStore": {"postgres": "host=db"}, \#(acme)}"#)
+        )
+        #expect(!inDatabase.diagnostics.contains { $0.rule == "acme.storage" }, "\(inDatabase.diagnostics)")
+        #expect(inDatabase.config?.server.acme?.storage == "")
+        let nowhere = ConfigTests.load(ConfigTests.site(#""applinks": {"details": []}"#, extra: #", "server": {\#(acme)}"#))
+        let finding = try #require(nowhere.diagnostics.first { $0.rule == "acme.storage" })
+        #expect(finding.message.contains("server.linkStore.postgres"), "\(finding)")
+    }
 }

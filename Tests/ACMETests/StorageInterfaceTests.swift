@@ -1,3 +1,4 @@
+import Database
 import Foundation
 import Glibc
 import Support
@@ -7,14 +8,21 @@ import Testing
 @testable import ACME
 @testable import TLS
 
-/// Runs `body` on a file storage in a fresh directory, then on one in memory: what the certificate code
-/// relies on holds for both.
+/// Runs `body` on a file storage in a fresh directory, on one in memory and on one in a fresh database of
+/// a real PostgreSQL server: what the certificate code relies on holds for all three.
 private func onEveryStorage(_ body: (any Storage) throws -> Void) throws {
     try withTemporaryDirectory { directory in try body(FileStorage(root: directory)) }
     try body(InMemoryStorage())
+    try body(try freshPostgresStorage())
 }
 
-@Suite("The storage interface: files and memory behave alike")
+/// A `PostgresStorage` on a new database of the tests' shared cluster.
+func freshPostgresStorage(lockStaleAfter: Int = FileStorage.defaultLockStaleAfter) throws -> PostgresStorage {
+    let connection = try PostgresCluster.shared.get().createDatabase()
+    return PostgresStorage(login: PostgresLogin(connection: connection, password: nil), lockStaleAfter: lockStaleAfter)
+}
+
+@Suite("The storage interface: files, memory and PostgreSQL behave alike")
 struct StorageInterfaceTests {
     @Test("load, store, exists, list, stamp and delete: a missing key is missing, a replaced value changes its stamp")
     func values() throws {
@@ -110,6 +118,39 @@ struct StorageInterfaceTests {
         #expect(!dead.isHeld && !dead.heartbeat() && live.isHeld)
         dead.release()
         #expect(live.isHeld)
+    }
+
+    @Test(
+        "PostgreSQL locks: a holder that stops beating loses its lock after lockStaleAfter seconds of the database's clock; one that beats keeps it"
+    )
+    func postgresStaleLocks() throws {
+        let storage = try freshPostgresStorage(lockStaleAfter: 2)
+        let other = PostgresStorage(login: storage.login, lockStaleAfter: 2)
+        guard case .acquired(let beating) = storage.lock("hosts/ca/a.test", owner: "beating", timeoutSeconds: 1),
+            case .acquired(let dead) = storage.lock("hosts/ca/b.test", owner: "dead", timeoutSeconds: 1)
+        else {
+            Issue.record("no lock")
+            return
+        }
+        // Three seconds, beating a.test every half second: b.test's holder is now stale, a.test's is not.
+        for _ in 0..<6 {
+            usleep(500_000)
+            #expect(beating.heartbeat())
+        }
+        guard case .busy = other.lock("hosts/ca/a.test", owner: "replica-b", timeoutSeconds: 1) else {
+            Issue.record("a beating holder's lock was taken over")
+            return
+        }
+        guard case .acquired(let takenOver) = other.lock("hosts/ca/b.test", owner: "replica-b", timeoutSeconds: 1) else {
+            Issue.record("a dead holder's lock was not taken over")
+            return
+        }
+        #expect(!dead.heartbeat() && !dead.isHeld, "the dead holder learns it lost the lock")
+        dead.release()
+        #expect(other.lockHolder("hosts/ca/b.test")?.hasPrefix("replica-b ") == true, "its late release freed nothing")
+        takenOver.release()
+        beating.release()
+        #expect(other.lockHolder("hosts/ca/a.test") == nil && other.lockHolder("hosts/ca/b.test") == nil)
     }
 
     @Test("The certificate layout on both: per CA, wildcards, failures, removal, and certificates of an earlier version adopted")

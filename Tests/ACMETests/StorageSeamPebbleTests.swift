@@ -23,7 +23,7 @@ final class LogLines: Sendable {
 )
 struct StorageSeamPebbleTests {
     /// A manager on `storage` ordering by DNS-01 from `pebble` through `hook`, logging into `lines`.
-    static func manager(_ pebble: Pebble, _ storage: InMemoryStorage, hook: String, lines: LogLines) throws -> CertificateManager {
+    static func manager(_ pebble: Pebble, _ storage: any Storage, hook: String, lines: LogLines) throws -> CertificateManager {
         var settings = ACMESettings()
         settings.directory = pebble.directoryURL
         settings.agreeToTerms = true
@@ -125,5 +125,32 @@ struct StorageSeamPebbleTests {
         #expect(layout.readFailure("resume.test") == nil, "standing down is not a failure: \(logA())")
         #expect(!logA().contains("obtained a certificate for resume.test"))
         #expect(pebble.orderCount == 1)
+    }
+
+    @Test(
+        "Two replicas on one PostgreSQL storage: one orders, the other serves the stored certificate without an order of its own; the account is shared"
+    )
+    func postgresReplicas() throws {
+        let pebble = try Pebble()
+        let first = try freshPostgresStorage()
+        let second = PostgresStorage(login: first.login)
+        let hook = try pebble.writeDNSHook()
+        let (linesA, linesB) = (LogLines(), LogLines())
+        let replicaA = try Self.manager(pebble, first, hook: hook, lines: linesA)
+        try replicaA.start()
+        defer { replicaA.stop() }
+        replicaA.update(configHosts: ["pg.test"], serves: { $0 == "pg.test" })
+        #expect(waitUntil(60) { linesA.text.contains("obtained a certificate for pg.test") }, "\(linesA.text)")
+        let layout = CertificateStorage(backend: second, directoryURL: pebble.directoryURL)
+        #expect(layout.storedHosts() == ["pg.test"] && layout.readMeta("pg.test") != nil)
+        #expect(second.list("accounts").count == 1, "\(second.list("accounts"))")
+
+        let replicaB = try Self.manager(pebble, second, hook: hook, lines: linesB)
+        try replicaB.start()
+        defer { replicaB.stop() }
+        replicaB.update(configHosts: ["pg.test"], serves: { $0 == "pg.test" })
+        #expect(waitUntil(30) { replicaB.certificate(forServerName: "pg.test") != nil }, "\(linesB.text)")
+        #expect(pebble.orderCount == 1, "the second replica ordered again: \(pebble.orderCount) orders")
+        #expect(!linesB.text.contains("obtained a certificate"), "\(linesB.text)")
     }
 }

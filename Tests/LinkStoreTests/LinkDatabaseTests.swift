@@ -1,3 +1,4 @@
+import Database
 import Foundation
 import LinkStore
 import Links

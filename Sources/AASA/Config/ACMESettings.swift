@@ -9,7 +9,8 @@ public struct ACMESettings: Sendable, Equatable {
     public var directoryTrust: String?
     public var email: String?
     public var agreeToTerms = false
-    /// Account key, certificates, locks and pending HTTP-01 answers; may be shared by replicas.
+    /// Account key, certificates, locks and pending HTTP-01 answers; may be shared by replicas. Empty with
+    /// `server.linkStore.postgres`: they are kept in that database.
     public var storage = ""
     public var externalAccount: ExternalAccount?
     public var keyType = KeyType.ecdsaP256
@@ -69,7 +70,10 @@ public struct ACMESettings: Sendable, Equatable {
 }
 
 extension ConfigDecoder {
-    static func decodeACME(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader) -> ACMESettings? {
+    /// `storageInDatabase`: the config names a PostgreSQL database (`server.linkStore`), which holds the
+    /// storage when `storage` names no directory.
+    static func decodeACME(_ node: JSONNode, _ path: JSONPath, _ reader: inout NodeReader, storageInDatabase: Bool = false) -> ACMESettings?
+    {
         guard let members = reader.object(node, path) else { return nil }
         reader.checkKeys(members, path, known: ACMESettings.keys, context: "acme")
         var settings = ACMESettings()
@@ -245,12 +249,12 @@ extension ConfigDecoder {
             )
             valid = false
         }
-        if settings.storage.isEmpty, node["storage"] == nil {
+        if settings.storage.isEmpty, node["storage"] == nil, !storageInDatabase {
             reader.report(
                 .error,
                 "acme.storage",
                 "\"storage\" names the directory for the account key and certificates (shared by replicas: a "
-                    + "ReadWriteMany volume, NFS or EFS)",
+                    + "ReadWriteMany volume, NFS or EFS), or leave it out with server.linkStore.postgres to keep them in that database",
                 node.location,
                 path.key("storage")
             )

@@ -518,7 +518,9 @@ extension ConfigDecoder {
                     }
                     if field.key == "apple" { settings.appleNetworks = networks } else { settings.googleNetworks = networks }
                 }
-            case "acme": settings.acme = decodeACME(value, memberPath, &reader)
+            case "acme":
+                let storageInDatabase = node["linkStore"]?["postgres"] != nil
+                settings.acme = decodeACME(value, memberPath, &reader, storageInDatabase: storageInDatabase)
             default: break
             }
         }

@@ -9,12 +9,9 @@ enum ACMESetup {
         var acme = acme
         // Like every other file the config names: relative to the config, not to where serve was started.
         acme.dnsHook = acme.dnsHook.map { ConfigLoader.resolve($0, relativeTo: configPath) }
-        let storage: FileStorage
+        let storage: any Storage
         do {
-            storage = try FileStorage.prepared(
-                root: ConfigLoader.resolve(acme.storage, relativeTo: configPath),
-                lockStaleAfter: acme.lockStaleAfter
-            )
+            storage = try CertificateStorage.backend(acme, settings: settings, configPath: configPath, prepare: true)
         } catch {
             throw .local("cannot prepare the ACME storage: \(error)")
         }

@@ -1,4 +1,5 @@
 import AASA
+import Database
 import HTTP1
 import LinkStore
 import Links

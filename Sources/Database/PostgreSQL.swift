@@ -4,23 +4,23 @@ internal import CPostgreSQL
 /// between threads (each user opens its own: the server's link watcher, its API worker and the command
 /// line each hold one, a pool that never puts an event loop in front of the database). Statements send
 /// their parameters apart from the SQL (PQexecParams), never pasted into it.
-final class PostgresConnection: DatabaseConnection {
-    let dialect = SQLDialect.postgres
-    let name: String
+public final class PostgresConnection: DatabaseConnection {
+    public let dialect = SQLDialect.postgres
+    public let name: String
     private let handle: OpaquePointer
-    fileprivate(set) var changes = 0
-    var transactionDepth = 0
+    public fileprivate(set) var changes = 0
+    public var transactionDepth = 0
 
     /// Every server of one store takes this advisory lock for each write transaction: writes commit one
     /// after another, so a revision number is never committed after a larger one (a replica reading
     /// "what changed after revision N" would otherwise miss it), as SQLite's single writer guarantees.
     static let writeLock: Int64 = 0x4141_5341_4C4B
-    let beginWriting = "BEGIN; SELECT pg_advisory_xact_lock(\(PostgresConnection.writeLock))"
+    public let beginWriting = "BEGIN; SELECT pg_advisory_xact_lock(\(PostgresConnection.writeLock))"
 
     /// Connects with libpq's connection string (`host=… port=… dbname=… user=…` or a `postgresql://` URI);
     /// `password`, read from the config's password file, is handed to libpq apart from it. Waits at most
     /// `connectSeconds` unless the string says otherwise.
-    init(connection: String, password: String?, connectSeconds: Int = 5) throws(DatabaseError) {
+    public init(connection: String, password: String?, connectSeconds: Int = 5) throws(DatabaseError) {
         // Later keywords win over earlier ones, and the expanded string counts at its place: the string
         // may set its own timeout, but the password comes only from the file.
         var pairs = [("connect_timeout", String(connectSeconds)), ("application_name", "aasa-server"), ("dbname", connection)]
@@ -59,14 +59,14 @@ final class PostgresConnection: DatabaseConnection {
         return DatabaseError(code: 1, message: "\(name): \(message)\(state.map { " (SQLSTATE \($0))" } ?? "")")
     }
 
-    func execute(_ sql: String) throws(DatabaseError) {
+    public func execute(_ sql: String) throws(DatabaseError) {
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw error(result) }
     }
 
-    func prepare(_ sql: String) throws(DatabaseError) -> any DatabaseStatement {
+    public func prepare(_ sql: String) throws(DatabaseError) -> any DatabaseStatement {
         PostgresStatement(Self.numberedParameters(sql), connection: self)
     }
 
@@ -80,12 +80,12 @@ final class PostgresConnection: DatabaseConnection {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    func schemaVersion() throws(DatabaseError) -> Int64 {
+    public func schemaVersion() throws(DatabaseError) -> Int64 {
         guard try integer("SELECT (to_regclass('aasa_link_schema') IS NOT NULL)::int") == 1 else { return 0 }
         return try integer("SELECT coalesce(max(version), 0) FROM aasa_link_schema")
     }
 
-    func setSchemaVersion(_ version: Int64) throws(DatabaseError) {
+    public func setSchemaVersion(_ version: Int64) throws(DatabaseError) {
         try execute(
             """
             CREATE TABLE IF NOT EXISTS aasa_link_schema (version BIGINT NOT NULL);
@@ -137,7 +137,7 @@ final class PostgresStatement: DatabaseStatement {
         parameters[position] = parameter
     }
 
-    func bind(_ index: Int32, _ text: String) throws(DatabaseError) {
+    public func bind(_ index: Int32, _ text: String) throws(DatabaseError) {
         // libpq takes C strings: a NUL would cut the text short, silently. PostgreSQL's text cannot hold one.
         guard !text.utf8.contains(0) else {
             throw DatabaseError(code: 1, message: "\(connection.name): text with a NUL character cannot be stored in PostgreSQL")
@@ -145,10 +145,10 @@ final class PostgresStatement: DatabaseStatement {
         set(index, (Self.textType, text))
     }
 
-    func bind(_ index: Int32, _ value: Int64) throws(DatabaseError) { set(index, (Self.bigintType, String(value))) }
+    public func bind(_ index: Int32, _ value: Int64) throws(DatabaseError) { set(index, (Self.bigintType, String(value))) }
 
     @discardableResult
-    func step() throws(DatabaseError) -> Bool {
+    public func step() throws(DatabaseError) -> Bool {
         if result == nil {
             result = try connection.run(sql, parameters)
             row = -1
@@ -157,15 +157,15 @@ final class PostgresStatement: DatabaseStatement {
         return row < PQntuples(result)
     }
 
-    func reset() {
+    public func reset() {
         PQclear(result)
         result = nil
         parameters.removeAll(keepingCapacity: true)
     }
 
-    func integer(_ column: Int32) -> Int64 { Int64(text(column)) ?? 0 }
+    public func integer(_ column: Int32) -> Int64 { Int64(text(column)) ?? 0 }
 
-    func text(_ column: Int32) -> String {
+    public func text(_ column: Int32) -> String {
         guard let result, let bytes = PQgetvalue(result, row, column) else { return "" }
         let count = Int(PQgetlength(result, row, column))
         return bytes.withMemoryRebound(to: UInt8.self, capacity: count) {

@@ -3,15 +3,15 @@ internal import CSQLite
 /// One connection to a SQLite database file: the only code that calls SQLite. Not shared between
 /// threads (each user opens its own); statements are prepared with bound parameters only, never text
 /// pasted into SQL.
-final class SQLiteConnection: DatabaseConnection {
-    let dialect = SQLDialect.sqlite
-    var name: String { path }
+public final class SQLiteConnection: DatabaseConnection {
+    public let dialect = SQLDialect.sqlite
+    public var name: String { path }
     private let handle: OpaquePointer
-    let path: String
+    public let path: String
 
     /// Opens (creating when `create`) the file; `busyMilliseconds` is how long a write waits for another
     /// connection's lock before failing with SQLITE_BUSY.
-    init(path: String, create: Bool, readOnly: Bool = false, busyMilliseconds: Int32 = 5_000) throws(DatabaseError) {
+    public init(path: String, create: Bool, readOnly: Bool = false, busyMilliseconds: Int32 = 5_000) throws(DatabaseError) {
         var opened: OpaquePointer?
         let flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
@@ -30,7 +30,7 @@ final class SQLiteConnection: DatabaseConnection {
     deinit { sqlite3_close_v2(handle) }
 
     /// Statements without results or parameters (schema, pragmas, transactions).
-    func execute(_ sql: String) throws(DatabaseError) {
+    public func execute(_ sql: String) throws(DatabaseError) {
         var message: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &message)
         guard status == SQLITE_OK else {
@@ -40,7 +40,7 @@ final class SQLiteConnection: DatabaseConnection {
         }
     }
 
-    func prepare(_ sql: String) throws(DatabaseError) -> any DatabaseStatement {
+    public func prepare(_ sql: String) throws(DatabaseError) -> any DatabaseStatement {
         var statement: OpaquePointer?
         let status = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw error(status) }
@@ -49,15 +49,15 @@ final class SQLiteConnection: DatabaseConnection {
 
     /// BEGIN IMMEDIATE takes SQLite's write lock at the start, so two writers queue on the busy timeout
     /// instead of one failing halfway.
-    let beginWriting = "BEGIN IMMEDIATE"
-    var transactionDepth = 0
+    public let beginWriting = "BEGIN IMMEDIATE"
+    public var transactionDepth = 0
 
     /// Rows the last statement inserted, updated or deleted.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    public var changes: Int { Int(sqlite3_changes(handle)) }
 
-    func schemaVersion() throws(DatabaseError) -> Int64 { try integer("PRAGMA user_version") }
+    public func schemaVersion() throws(DatabaseError) -> Int64 { try integer("PRAGMA user_version") }
 
-    func setSchemaVersion(_ version: Int64) throws(DatabaseError) { try execute("PRAGMA user_version = \(version)") }
+    public func setSchemaVersion(_ version: Int64) throws(DatabaseError) { try execute("PRAGMA user_version = \(version)") }
 
     func error(_ status: Int32) -> DatabaseError {
         DatabaseError(code: status, message: "\(path): \(String(cString: sqlite3_errmsg(handle)))")
@@ -76,19 +76,19 @@ final class SQLiteStatement: DatabaseStatement {
 
     deinit { sqlite3_finalize(statement) }
 
-    func bind(_ index: Int32, _ text: String) throws(DatabaseError) {
+    public func bind(_ index: Int32, _ text: String) throws(DatabaseError) {
         let status = text.withCString { CSQLite_bind_text(statement, index, $0, Int32(text.utf8.count)) }
         guard status == SQLITE_OK else { throw connection.error(status) }
     }
 
-    func bind(_ index: Int32, _ value: Int64) throws(DatabaseError) {
+    public func bind(_ index: Int32, _ value: Int64) throws(DatabaseError) {
         let status = sqlite3_bind_int64(statement, index, value)
         guard status == SQLITE_OK else { throw connection.error(status) }
     }
 
     /// True when a row is ready to read, false when the statement is done.
     @discardableResult
-    func step() throws(DatabaseError) -> Bool {
+    public func step() throws(DatabaseError) -> Bool {
         let status = sqlite3_step(statement)
         switch status {
         case SQLITE_ROW: return true
@@ -97,14 +97,14 @@ final class SQLiteStatement: DatabaseStatement {
         }
     }
 
-    func reset() {
+    public func reset() {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
     }
 
-    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
-    func text(_ column: Int32) -> String {
+    public func text(_ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(statement, column) else { return "" }
         let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
