@@ -99,7 +99,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Shared by the test targets: the repository root, the built binary, bounded waits, running tools.
-        .target(name: "TestSupport", dependencies: ["TLS"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["TLS"], path: "Tests/TestSupport", exclude: ["chromium.py"]),
         .testTarget(
             name: "AASATests",
             dependencies: ["AASA", "Support", "TestSupport"],

@@ -112,6 +112,21 @@ struct StoredLinkServingTests {
         #expect(!listed.out.contains("/spring ") && listed.out.contains("https://example.com/u"), "\(listed.out)")
     }
 
+    /// A server of `config` with the stored link /s → https://example.com/s created by the command line and
+    /// answered once (a desktop's click, counted).
+    static func serverWithLinkS(_ config: String, files: [String: String] = [:]) throws -> ServerProcess {
+        let server = try ServerProcess(config: config, files: files)
+        let created = try links(
+            ["create", "--domain", "go.example.com", "--link", "https://example.com/s", "--alias", "s"],
+            server.directory
+        )
+        guard created.status == 0, waitUntil(3, { (try? click("/s", port: server.port)) == "302 https://example.com/s" }) else {
+            server.stop()
+            throw TestFailure("/s was not created and answered: \(created) \(server.stderr)")
+        }
+        return server
+    }
+
     static let token = "api-token-0123456789abcdef"
 
     /// A call of the link API: status and body.
@@ -567,15 +582,10 @@ struct StoredLinkServingTests {
     )
     func clicks(store: Store) throws {
         let config = try Self.config(Self.apiConfig, on: store)
-        let server = try ServerProcess(config: config, files: ["admin.token": Self.token + "\n"])
+        // Exactly one desktop click answers the wait (those before the link existed were 404s, not clicks).
+        let server = try Self.serverWithLinkS(config, files: ["admin.token": Self.token + "\n"])
         defer { server.stop() }
         let directory = server.directory
-        #expect(
-            try Self.links(["create", "--domain", "go.example.com", "--link", "https://example.com/s", "--alias", "s"], directory).status
-                == 0
-        )
-        // Exactly one desktop click answers the wait (those before the link existed were 404s, not clicks).
-        #expect(waitUntil(3) { (try? Self.click("/s", port: server.port)) == "302 https://example.com/s" })
         func get(_ agent: String, times: Int, head: Bool = false) throws {
             for _ in 0..<times {
                 _ = try runTool(
@@ -606,6 +616,64 @@ struct StoredLinkServingTests {
                 + #"{"platform":"DESKTOP","count":"4","event":"CLICK"},{"platform":"DESKTOP","count":"4","event":"REDIRECT"}]}"#,
             "\(fdl)"
         )
+
+        // The console's page of the link: the same numbers, drawn and tabled, under the console's policy.
+        let page = try runTool([
+            "curl", "-s", "-D", "-", "-H", "Authorization: Bearer \(Self.token)",
+            "http://127.0.0.1:\(restarted.adminPort)/console/link/go.example.com/s?days=7",
+        ])
+        let text = String(decoding: page.stdout, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200") && text.contains("Content-Security-Policy: default-src 'none'"), "\(text.prefix(600))")
+        #expect(text.contains("<h1>https://go.example.com/s</h1>") && text.contains("7 clicks in the last 7 days"), "\(text)")
+        #expect(
+            text.contains(#"<rect class="iphone""#) && text.contains(#"<rect class="desktop""#) && text.contains(#"<rect class="crawler""#)
+        )
+        #expect(
+            text.contains("<tr class=\"total\"><td>total</td><td>2</td><td>0</td><td>0</td><td>4</td><td>0</td><td>1</td><td>1</td></tr>")
+        )
+        #expect(text.contains("Z created</li>") && text.contains("<td>link</td><td>https://example.com/s</td>"))
+        let missing = try runTool([
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(Self.token)",
+            "http://127.0.0.1:\(restarted.adminPort)/console/link/go.example.com/nothing",
+        ])
+        #expect(String(decoding: missing.stdout, as: UTF8.self) == "404")
+        let anonymous = try runTool([
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(restarted.adminPort)/console/link/go.example.com/s",
+        ])
+        #expect(String(decoding: anonymous.stdout, as: UTF8.self) == "401", "the page needs the admin token")
+    }
+
+    @Test("The console's page of a stored link in chromium: no console error or CSP violation, the bars drawn, the totals the counts")
+    func consolePageInBrowser() throws {
+        let python = TestPaths.repositoryRoot + "/.ci/venv/bin/python"
+        try #require(FileManager.default.isExecutableFile(atPath: python), ".ci/run creates .ci/venv with selenium")
+        // The admin listener on loopback with no token: the console is readable there (docs/serving.md).
+        let config = Self.config.replacingOccurrences(of: #""admin": "off""#, with: #""admin": "127.0.0.1:0""#)
+        let server = try Self.serverWithLinkS(config)
+        defer { server.stop() }
+        let directory = server.directory
+        for _ in 0..<2 { _ = try Self.click("/s", port: server.port) }
+        for _ in 0..<2 {
+            _ = try runTool([
+                "curl", "-s", "-o", "/dev/null", "-H", "Host: go.example.com", "-A", LinkServingTests.iPhone,
+                "http://127.0.0.1:\(server.port)/s",
+            ])
+        }
+        server.signal(SIGTERM)
+        #expect(server.waitForExit() == 0)
+        let restarted = try ServerProcess(config: config, command: ["serve", "--config", directory + "/config.json"])
+        defer { restarted.stop() }
+        let screenshots = TestPaths.repositoryRoot + "/.build/console-screenshots"
+        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
+        let result = try runTool(
+            [
+                "flock", "-w", "180", TestPaths.chromiumLock, python,
+                TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/link-console-browser.py",
+                "http://127.0.0.1:\(restarted.adminPort)/console/link/go.example.com/s", screenshots + "/console-link.png", "2 0 0 3 0 0 0",
+            ],
+            timeout: 300
+        )
+        #expect(result.status == 0, "\(String(decoding: result.stdout, as: UTF8.self))\(result.stderr)")
     }
 
     @Test("validate names a stored link that a config rule naming its path hides, at the rule; a wildcard rule hides none")

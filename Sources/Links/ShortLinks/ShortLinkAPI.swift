@@ -27,6 +27,9 @@ public enum ShortLinkAPI {
         case domainSwitch(domain: String, disabled: Bool)
         /// `GET /_/claim/<code>` on a link domain (no token: the app calls it): the deep link, once.
         case claim(code: String, domain: String, platform: String)
+        /// `GET /console/link/<domain>/<suffix>?days=N` on the admin listener: the console's page of the link
+        /// (HTML), for an operator.
+        case consolePage(domain: String, suffix: String, days: Int)
 
         /// The call reads a JSON body (sent with a Content-Length).
         public var takesBody: Bool {

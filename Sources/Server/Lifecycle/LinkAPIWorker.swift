@@ -1,4 +1,5 @@
 import AASA
+import ConsolePages
 import Database
 import HTTP1
 import LinkStore
@@ -223,7 +224,7 @@ final class LinkAPIWorker: Sendable {
     private func changes(_ call: ShortLinkAPI.Call) -> Bool {
         switch call {
         case .create, .createNative, .change, .update, .domainSwitch: return true
-        case .read, .stats, .domainState, .claim: return false
+        case .read, .stats, .domainState, .claim, .consolePage: return false
         }
     }
 
@@ -300,6 +301,23 @@ final class LinkAPIWorker: Sendable {
             }
         case .claim(let text, let domain, let platform):
             return try claim(text, domain: domain, platform: platform, database, now: now)
+        case .consolePage(let domain, let suffix, let days):
+            guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
+                return AdminResponses.noConsolePage
+            }
+            let dayList = (0..<days).reversed().map { String(CivilTime(unixSeconds: Int(now) - $0 * 86_400).isoSecond.prefix(10)) }
+            let page = LinkPage.Content(
+                shortLink: link.shortLink,
+                state: link.state.rawValue,
+                domainDisabled: try database.disabledDomains()[domain] != nil,
+                parameters: link.parameters.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },
+                history: try database.history(domain: domain, suffix: suffix).map { (at: $0.at, change: $0.change) },
+                days: dayList,
+                clicks: try database.clicks(domain: domain, suffix: suffix, from: dayList.first ?? "")
+            )
+            return AdminResponses.console(
+                ConsoleRenderer.Answer(status: 200, contentType: "text/html; charset=utf-8", body: Array(LinkPage.html(page).utf8))
+            )
         case .domainState(let domain), .domainSwitch(let domain, _):
             guard let config = server.withLock({ $0 })?.config(), config.site(forHost: domain)?.site.links != nil else {
                 return AdminResponses.problem(

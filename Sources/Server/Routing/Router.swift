@@ -252,6 +252,10 @@ enum Router {
         case .console(let page):
             let target = String(decoding: UnsafeBufferPointer(rebasing: buffer[head.targetRange]), as: UTF8.self)
             let query = target.firstIndex(of: "?").map { String(target[target.index(after: $0)...]) } ?? ""
+            if let call = ConsoleLinkPage.call(path: page, query: query) {
+                // A stored link's page reads the store: the link worker renders it, never the loop.
+                return .linkAPI(call, token: .admin)
+            }
             let found: ConsoleRenderer.Answer?
             do {
                 found = try admin().console(page, query)
