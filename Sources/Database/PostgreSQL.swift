@@ -80,6 +80,27 @@ public final class PostgresConnection: DatabaseConnection {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Asks the server to tell this connection of every `NOTIFY channel`; the returned socket turns
+    /// readable when one arrives (wait on it beside others, then ``takeNotifications()``).
+    public func listen(_ channel: String) throws(DatabaseError) -> Int32 {
+        try execute("LISTEN \(channel)")
+        return PQsocket(handle)
+    }
+
+    /// Reads what the server sent without waiting; true when a notification was among it. A connection
+    /// the server closed reads as an error, so the listener connects again.
+    public func takeNotifications() throws(DatabaseError) -> Bool {
+        guard PQconsumeInput(handle) == 1 else {
+            throw DatabaseError(code: 1, message: "\(name): \(Self.trimmed(PQerrorMessage(handle)))")
+        }
+        var any = false
+        while let notification = PQnotifies(handle) {
+            any = true
+            PQfreemem(notification)
+        }
+        return any
+    }
+
     public func schemaVersion() throws(DatabaseError) -> Int64 {
         guard try integer("SELECT (to_regclass('aasa_link_schema') IS NOT NULL)::int") == 1 else { return 0 }
         return try integer("SELECT coalesce(max(version), 0) FROM aasa_link_schema")

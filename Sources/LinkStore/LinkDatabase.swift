@@ -345,7 +345,11 @@ public final class LinkDatabase {
                 try statement.bind(1, domain)
                 _ = try statement.step()
             }
-            return connection.changes > 0
+            // Said after the change is committed (this statement was its own transaction, or the caller's
+            // commits both), so a replica told reads the new state.
+            let changed = connection.changes > 0
+            if changed { try announceChange() }
+            return changed
         }
     }
 
@@ -533,7 +537,29 @@ public final class LinkDatabase {
     }
 
     private func nextRevision() throws(DatabaseError) -> Int64 {
-        try connection.integer("SELECT coalesce(max(revision), 0) + 1 FROM links")
+        try announceChange()
+        return try connection.integer("SELECT coalesce(max(revision), 0) + 1 FROM links")
+    }
+
+    /// The channel replicas listen on (PostgreSQL): told at the commit of every change, so a replica reads
+    /// it at once instead of at its next poll. Several in one transaction arrive as one.
+    static let changeChannel = "aasa_links"
+
+    private func announceChange() throws(DatabaseError) {
+        if connection.dialect == .postgres { try connection.execute("NOTIFY \(Self.changeChannel)") }
+    }
+
+    /// A socket that turns readable when another connection changed the store (PostgreSQL's NOTIFY); nil
+    /// for SQLite, whose readers poll. Call ``takeChangeSignals()`` once it is readable.
+    public func listenForChanges() -> Int32? {
+        guard let postgres = connection as? PostgresConnection else { return nil }
+        return try? postgres.listen(Self.changeChannel)
+    }
+
+    /// True when a change was announced since the last call.
+    public func takeChangeSignals() throws(LinkStoreError) -> Bool {
+        guard let postgres = connection as? PostgresConnection else { return false }
+        return try wrap { () throws(DatabaseError) in try postgres.takeNotifications() }
     }
 
     private func bind(_ statement: any DatabaseStatement, _ link: StoredLink) throws(DatabaseError) {

@@ -318,6 +318,30 @@ struct LinkDatabaseTests {
         }
     }
 
+    @Test("PostgreSQL: a listener is told of each committed change (a link, a domain switch) and of nothing else")
+    func announcements() throws {
+        try Self.withStore(.postgres) { store in
+            let listener = try store.open()
+            let socket = try #require(listener.listenForChanges())
+            let writer = try store.open()
+            #expect(try !listener.takeChangeSignals(), "nothing changed yet")
+            try writer.create(Self.link("a"), now: 1)
+            #expect(waitUntil(5) { (try? listener.takeChangeSignals()) == true }, "told of the new link")
+            #expect(try !listener.takeChangeSignals(), "told once")
+            _ = try writer.list()
+            _ = try writer.setDomain("go.example.com", disabled: false, now: 2)
+            usleep(200_000)
+            #expect(try !listener.takeChangeSignals(), "reads and a switch that changed nothing are not changes")
+            try writer.setDomain("go.example.com", disabled: true, now: 3)
+            #expect(waitUntil(5) { (try? listener.takeChangeSignals()) == true }, "told of the kill switch")
+            #expect(socket >= 0)
+        }
+        try withTemporaryDirectory { directory in
+            let sqlite = try LinkDatabase(path: directory + "/links.sqlite")
+            #expect(sqlite.listenForChanges() == nil, "SQLite's readers poll")
+        }
+    }
+
     @Test("PostgreSQL: text with a NUL is refused in words instead of cut short; a database without a store is not made one by a reader")
     func postgresRefusals() throws {
         try Self.withStore(.postgres) { store in

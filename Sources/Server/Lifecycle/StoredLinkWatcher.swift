@@ -6,7 +6,8 @@ import Support
 import Synchronization
 
 /// Keeps the server's table of stored short links current: loads the link store at start, then asks it
-/// every `interval` for what changed after the revision it holds and publishes a new table (the loops take
+/// for what changed after the revision it holds — when PostgreSQL announces a change, and every
+/// `interval` in any case — and publishes a new table (the loops take
 /// it with their next batch). Runs on its own thread, so no event loop ever waits on the database; while
 /// the database cannot be read, the last table keeps answering and the failure is logged once.
 final class StoredLinkWatcher: Sendable {
@@ -115,20 +116,31 @@ final class StoredLinkWatcher: Sendable {
             }
         }
         defer { writeClicks(database ?? (try? LinkDatabase(location, create: false))) }
+        // PostgreSQL tells of every change as it commits (NOTIFY): the store is read at once, and the poll
+        // every interval stays as the fallback (and is all SQLite has).
+        var announcements: Int32?
         while !stopped.load(ordering: .acquiring) {
-            if let wakeup {
-                _ = Posix.waitReadable([wakeup.fd], timeoutMilliseconds: Int32(Self.interval))
-                wakeup.event.drain()
-            } else {
+            let watched = [wakeup?.fd, announcements].compactMap { $0 }
+            if watched.isEmpty {
                 Posix.sleep(milliseconds: Self.interval)
+            } else {
+                _ = Posix.waitReadable(watched, timeoutMilliseconds: Int32(Self.interval))
+                wakeup?.event.drain()
+            }
+            if let open = database, announcements != nil, (try? open.takeChangeSignals()) == nil {
+                database = nil
             }
             // A deleted SQLite file is not made again behind the operator's back; a PostgreSQL database that
             // was down at start gets its tables now.
-            if database == nil { database = try? LinkDatabase(location, create: location.isPostgres) }
+            if database == nil {
+                database = try? LinkDatabase(location, create: location.isPostgres)
+                announcements = database?.listenForChanges()
+            }
             guard let database, let next = Self.advance(table, database) else {
                 if !failing { Log.error("short links: cannot read \(location); the links loaded so far keep answering") }
                 failing = true
                 database = nil
+                announcements = nil
                 // The loops' clicks move here, where what waits is bounded, until the store is back.
                 if Posix.monotonicMilliseconds() - clicksWrittenAt >= Self.clickMilliseconds { writeClicks(nil) }
                 continue
