@@ -118,10 +118,17 @@ final class StoredLinkWatcher: Sendable {
         defer { writeClicks(database ?? (try? LinkDatabase(location, create: false))) }
         // PostgreSQL tells of every change as it commits (NOTIFY): the store is read at once, and the poll
         // every interval stays as the fallback (and is all SQLite has).
-        var announcements: Int32?
+        // Listening from the start: a change committed since the load is read by the first pass anyway.
+        if database == nil { database = try? LinkDatabase(location, create: location.isPostgres) }
+        var announcements = database?.listenForChanges()
+        // An announcement libpq read while the store was being read leaves the socket quiet: it is taken
+        // after each read, and the next read starts without waiting.
+        var announcedDuringRead = false
         while !stopped.load(ordering: .acquiring) {
             let watched = [wakeup?.fd, announcements].compactMap { $0 }
-            if watched.isEmpty {
+            if announcedDuringRead {
+                announcedDuringRead = false
+            } else if watched.isEmpty {
                 Posix.sleep(milliseconds: Self.interval)
             } else {
                 _ = Posix.waitReadable(watched, timeoutMilliseconds: Int32(Self.interval))
@@ -150,6 +157,7 @@ final class StoredLinkWatcher: Sendable {
             failing = false
             if next !== table { published.withLock { $0 = next } }
             if Posix.monotonicMilliseconds() - clicksWrittenAt >= Self.clickMilliseconds { writeClicks(database) }
+            if announcements != nil, (try? database.takeChangeSignals()) == true { announcedDuringRead = true }
         }
     }
 
