@@ -27,7 +27,21 @@ public final class SQLiteConnection: DatabaseConnection {
         sqlite3_busy_timeout(handle, busyMilliseconds)
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        for statements in idle.values { for statement in statements { sqlite3_finalize(statement) } }
+        sqlite3_close_v2(handle)
+    }
+
+    /// Compiled statements no one holds, by their SQL: the store runs the same few statements for every
+    /// link, and compiling one costs more than running it. A statement goes back here, reset, when its
+    /// holder lets go, so two holders of the same SQL (one iterating while another runs) never share one.
+    private var idle: [String: [OpaquePointer]] = [:]
+
+    fileprivate func recycle(_ statement: OpaquePointer, sql: String) {
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+        idle[sql, default: []].append(statement)
+    }
 
     /// Statements without results or parameters (schema, pragmas, transactions).
     public func execute(_ sql: String) throws(DatabaseError) {
@@ -41,10 +55,11 @@ public final class SQLiteConnection: DatabaseConnection {
     }
 
     public func prepare(_ sql: String) throws(DatabaseError) -> any DatabaseStatement {
+        if let statement = idle[sql]?.popLast() { return SQLiteStatement(statement, sql: sql, connection: self) }
         var statement: OpaquePointer?
         let status = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw error(status) }
-        return SQLiteStatement(statement, connection: self)
+        return SQLiteStatement(statement, sql: sql, connection: self)
     }
 
     /// BEGIN IMMEDIATE takes SQLite's write lock at the start, so two writers queue on the busy timeout
@@ -64,17 +79,20 @@ public final class SQLiteConnection: DatabaseConnection {
     }
 }
 
-/// A prepared statement: bind by position (1-based, as SQLite counts), step through rows.
+/// A prepared statement: bind by position (1-based, as SQLite counts), step through rows. Given back to
+/// its connection's idle statements when released.
 final class SQLiteStatement: DatabaseStatement {
     private let statement: OpaquePointer
+    private let sql: String
     private let connection: SQLiteConnection
 
-    fileprivate init(_ statement: OpaquePointer, connection: SQLiteConnection) {
+    fileprivate init(_ statement: OpaquePointer, sql: String, connection: SQLiteConnection) {
         self.statement = statement
+        self.sql = sql
         self.connection = connection
     }
 
-    deinit { sqlite3_finalize(statement) }
+    deinit { connection.recycle(statement, sql: sql) }
 
     public func bind(_ index: Int32, _ text: String) throws(DatabaseError) {
         let status = text.withCString { CSQLite_bind_text(statement, index, $0, Int32(text.utf8.count)) }
