@@ -124,7 +124,10 @@ let package = Package(
         .testTarget(name: "LinksTests", dependencies: ["Links", "AASA", "Support", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["Server", "AASA", "HTTP1", "Links", "LinkStore", "Gzip", "TLS", "Posix", "Support", "TestSupport"],
+            dependencies: [
+                "Server", "AASA", "Database", "FetchRecords", "HTTP1", "Links", "LinkStore", "Gzip", "TLS", "Posix", "Support",
+                "TestSupport",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),

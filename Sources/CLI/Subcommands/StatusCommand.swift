@@ -18,7 +18,8 @@ enum StatusCommand {
             (GoogleAssociationService) the last fetch, the version it got and whether that is the current one;
             with the Cache-Control the server sends and how long ago the document changed. Behind a load
             balancer each replica sees part of the fetches: name every replica's admin listener, or the state
-            directories, and their records are merged.
+            directories, and their records are merged. Replicas sharing a PostgreSQL database
+            (server.linkStore.postgres) keep their records there: any one replica's admin listener answers for all.
 
             USAGE: aasa-server status [HOST...] [--admin HOST:PORT]... [--token-file FILE] [--state DIR]... [--json]
                                       [--timeout SECONDS]

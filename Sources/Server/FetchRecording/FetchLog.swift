@@ -1,15 +1,19 @@
 import AASA
 public import FetchRecords
+import LinkStore
 import Posix
 import Synchronization
 
 /// The fetch records of this server: the supervisor collects the loops' fetches into a ledger the admin
 /// listener reads (`/status`, the console), notes each new version of a fetched host's documents, and
-/// appends both to the state directory when there is one. Nothing here runs on an event loop but the
-/// reading of the ledger for an admin request.
+/// keeps both: in the PostgreSQL database replicas share when the config names one (every replica then
+/// sees every replica's records), else in the state directory when there is one, else in memory only.
+/// Nothing here runs on an event loop but the reading of the ledger for an admin request.
 final class FetchLog: Sendable {
     private let ledger: Mutex<FetchLedger>
     private let store: Mutex<RecordStore?>
+    /// With `server.linkStore.postgres`: the records of every replica.
+    let database: FetchRecordDatabase?
     /// Called for each fetch, after it is recorded (`dev` prints a line when the phone fetched).
     private let onFetch: (@Sendable (FetchRecord, HostStatus) -> Void)?
 
@@ -26,7 +30,10 @@ final class FetchLog: Sendable {
             maxHostsPerWildcard: settings.fetchHostsPerWildcard
         )
         var store: RecordStore?
-        if let directory = settings.stateDirectory {
+        database = Self.database(settings: settings, configPath: configPath)
+        if let database {
+            Log.info("fetch records in \(database.location), shared by every replica")
+        } else if let directory = settings.stateDirectory {
             let path = ConfigLoader.resolve(directory, relativeTo: configPath)
             let read = RecordStore.read(directory: path, limit: settings.fetchHistory, maxHosts: settings.fetchHosts)
             ledger = FetchLedger(
@@ -51,6 +58,47 @@ final class FetchLog: Sendable {
         }
         self.ledger = Mutex(ledger)
         self.store = Mutex(store)
+    }
+
+    /// The database the config's short links are kept in, when it is PostgreSQL; nil otherwise, and
+    /// (logged) when its password file cannot be read.
+    private static func database(settings: ServerSettings, configPath: String) -> FetchRecordDatabase? {
+        guard settings.linkStorePostgres != nil else { return nil }
+        do throws(LinkStoreError) {
+            guard case .postgres(let login)? = try LinkStoreLocation.configured(settings, configPath: configPath) else { return nil }
+            return FetchRecordDatabase(
+                login: login,
+                replica: "\(Posix.hostName())-\(Posix.processID())",
+                history: settings.fetchHistory,
+                maxHosts: settings.fetchHosts
+            )
+        } catch {
+            Log.warning("fetch records: \(error); keeping them in memory only")
+            return nil
+        }
+    }
+
+    /// Starts sharing records through the database (nothing without one); `snapshot` gives the generation
+    /// in force, which says which wildcard serves another replica's host.
+    func startSharing(snapshot: @escaping @Sendable () -> Snapshot) {
+        database?.start { [self] entries in absorb(entries, snapshot: snapshot()) }
+    }
+
+    func stopSharing() { database?.stop() }
+
+    /// Other replicas' records, read from the database: folded in as this replica's own are (repeats
+    /// dropped), without being written again.
+    func absorb(_ entries: [RecordLine.Entry], snapshot: Snapshot) {
+        ledger.withLock { ledger in
+            for entry in entries {
+                switch entry {
+                case .fetch(let fetch):
+                    ledger.add(fetch, wildcard: ledger.hosts[fetch.host] == nil ? snapshot.wildcard(serving: fetch.host) : nil)
+                case .version(let version):
+                    ledger.add(version, wildcard: ledger.hosts[version.host] == nil ? snapshot.wildcard(serving: version.host) : nil)
+                }
+            }
+        }
     }
 
     private let housekeeping = Mutex<(alive: Int64, compacted: Int64)>((0, 0))
@@ -223,6 +271,7 @@ final class FetchLog: Sendable {
 
     private func save(_ entries: [RecordLine.Entry]) {
         guard !entries.isEmpty else { return }
+        if let database { return database.add(entries) }
         store.withLock { store in
             guard let writer = store else { return }
             do {

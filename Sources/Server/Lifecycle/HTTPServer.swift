@@ -149,6 +149,7 @@ public enum HTTPServer {
                 + "(\(loopsReason); config generation 1)"
         )
         state.storedLinks?.start(takeClicks: { registry.takeClicks() })
+        state.fetchLog.startSharing(snapshot: { [state] in state.snapshot })
         let loopHandles = loops.map(\.handle)
         state.linkAPI?.start(
             config: { [state] in state.current.config },
@@ -166,6 +167,7 @@ public enum HTTPServer {
         for thread in threads { thread.join() }
         // After the loops: their last clicks are written before the process ends.
         state.storedLinks?.stop()
+        state.fetchLog.stopSharing()
         acme?.stop()
         supervisor.closeListeners()
         if let admin = bound.admin { Posix.close(admin.fd) }

@@ -90,6 +90,14 @@ enum MetricsRenderer {
         out += "# TYPE aasa_fetch_record_hosts_dropped_total counter\n"
         out += "aasa_fetch_record_hosts_dropped_total{bound=\"fetchHosts\"} \(dropped.overall)\n"
         out += "aasa_fetch_record_hosts_dropped_total{bound=\"fetchHostsPerWildcard\"} \(dropped.underWildcards)\n"
+        if let database = state.fetchLog.database {
+            let backlog = database.backlog
+            out += "# HELP aasa_fetch_records_waiting Fetch records waiting to be written to the PostgreSQL database.\n"
+            out += "# TYPE aasa_fetch_records_waiting gauge\naasa_fetch_records_waiting \(backlog.waiting)\n"
+            out += "# HELP aasa_fetch_records_unwritten_total Fetch records dropped because \(FetchRecordDatabase.waitingLimit) "
+            out += "already waited for the database.\n"
+            out += "# TYPE aasa_fetch_records_unwritten_total counter\naasa_fetch_records_unwritten_total \(backlog.dropped)\n"
+        }
         out += "# HELP aasa_response_bytes_total Bytes of responses queued for sending (headers and bodies).\n"
         out += "# TYPE aasa_response_bytes_total counter\naasa_response_bytes_total \(stats.responseBytes)\n"
         out += "# HELP aasa_open_connections Client connections currently open.\n"
