@@ -80,8 +80,8 @@ let package = Package(
         .target(
             name: "CLI",
             dependencies: [
-                "AASA", "ACME", "FetchRecords", "HTTP1", "Links", "LinkStore", "Server", "Check", "Posix", "QRCode", "TLS", "Gzip",
-                "Support",
+                "AASA", "ACME", "FetchRecords", "HTTP1", "HTTPClient", "Links", "LinkStore", "Server", "Check", "Posix", "QRCode", "TLS",
+                "Gzip", "Support",
             ],
             swiftSettings: strictSettings,
             plugins: ["BuildInfo"]

@@ -315,6 +315,26 @@ public final class LinkDatabase {
         }
     }
 
+    /// A page of live links in order of domain and suffix: those after `after` (from the first when its
+    /// domain is empty), at most `limit`; one domain's when `domain` is given.
+    public func list(domain: String?, after: (domain: String, suffix: String), limit: Int) throws(LinkStoreError) -> [StoredLink] {
+        try wrap { () throws(DatabaseError) in
+            let statement = try connection.prepare(
+                """
+                SELECT \(Self.columns) FROM links WHERE state != 'deleted' AND (?1 = '' OR domain = ?1)
+                AND (domain > ?2 OR (domain = ?2 AND suffix > ?3)) ORDER BY domain, suffix LIMIT ?4
+                """
+            )
+            try statement.bind(1, domain ?? "")
+            try statement.bind(2, after.domain)
+            try statement.bind(3, after.suffix)
+            try statement.bind(4, Int64(limit))
+            var links: [StoredLink] = []
+            while try statement.step() { links.append(Self.read(statement)) }
+            return links
+        }
+    }
+
     /// Every link that changed after `revision` (deleted ones included, so a reader forgets them), oldest
     /// change first, at most `limit`.
     public func changes(after revision: Int64, limit: Int = 10_000) throws(LinkStoreError) -> [StoredLink] {

@@ -48,6 +48,29 @@ struct ShortLinkAPITests {
         )
         #expect(ShortLinkAPI.call(method: "POST", path: "/v1/links") == .success(.createNative))
         #expect(
+            ShortLinkAPI.call(method: "GET", path: "/v1/links")
+                == .success(.list(domain: nil, afterDomain: "", afterSuffix: "", limit: ShortLinkAPI.pageSize))
+        )
+        #expect(
+            ShortLinkAPI.call(method: "GET", path: "/v1/links", query: "domain=Go.example.com&after=go.example.com%2Fabc&limit=50")
+                == .success(.list(domain: "go.example.com", afterDomain: "go.example.com", afterSuffix: "abc", limit: 50))
+        )
+        #expect(
+            ShortLinkAPI.call(method: "GET", path: "/v1/links/go.example.com/abc/history")
+                == .success(.history(domain: "go.example.com", suffix: "abc"))
+        )
+        #expect(
+            ShortLinkAPI.call(method: "GET", path: "/v1/links/go.example.com/abc/clicks", query: "days=30")
+                == .success(.clicks(domain: "go.example.com", suffix: "abc", days: 30))
+        )
+        for query in ["limit=10001", "limit=x", "after=abc", "order=desc"] {
+            guard case .failure(let problem)? = ShortLinkAPI.call(method: "GET", path: "/v1/links", query: query) else {
+                Issue.record("GET /v1/links?\(query) is not refused")
+                continue
+            }
+            #expect(problem.status == 400, "\(query)")
+        }
+        #expect(
             ShortLinkAPI.call(method: "PATCH", path: "/v1/links/Go.example.com/abc")
                 == .success(.update(domain: "go.example.com", suffix: "abc"))
         )
@@ -62,7 +85,8 @@ struct ShortLinkAPITests {
         )
         for (method, path) in [
             ("GET", "/v1/shortLinks"), ("PUT", "/v1/links/go.example.com/abc"), ("GET", "/v1/links/go.example.com/abc/disable"),
-            ("GET", "/v1/links"), ("DELETE", "/v1/domains/go.example.com"), ("GET", "/v1/domains/go.example.com/disable"),
+            ("PUT", "/v1/links"), ("POST", "/v1/links/go.example.com/abc/history"), ("DELETE", "/v1/domains/go.example.com"),
+            ("GET", "/v1/domains/go.example.com/disable"),
         ] {
             guard case .failure(let problem)? = ShortLinkAPI.call(method: method, path: path) else {
                 Issue.record("\(method) \(path) is not a 405")
@@ -249,5 +273,42 @@ struct ShortLinkAPITests {
                 + #"{"platform":"OTHER","count":"1","event":"CLICK"},{"platform":"OTHER","count":"5","event":"APP_RE_OPEN"}]}"#
         )
         #expect(ShortLinkAPI.linkStatsJSON([]) == #"{"linkEventStats":[]}"#)
+    }
+
+    @Test("The reading answers read back as written: a page, a history, counts; anything else is nil")
+    func readingRoundTrip() throws {
+        func root(_ text: String) throws -> JSONNode { try #require(JSONParser.parse(Array(text.utf8)).root) }
+        var link = StoredLink(
+            domain: "go.example.com",
+            suffix: "spring",
+            parameters: ["link": "https://example.com/a", "st": "A \"title\""]
+        )
+        link.created = 1_800_000_000
+        link.updated = 1_800_000_100
+        let disabled = StoredLink(domain: "go.example.com", suffix: "off", parameters: ["link": "https://example.com/b"], state: .disabled)
+        let written = try root(ShortLinkAPI.pageJSON([link, disabled], disabledDomains: ["x.example.com": 7], next: disabled))
+        let page = try #require(ShortLinkAPI.page(written))
+        #expect(page.links == [link, disabled] && page.disabledDomains == ["x.example.com": 7] && page.next == "go.example.com/off")
+        let last = try root(ShortLinkAPI.pageJSON([], disabledDomains: [:], next: nil))
+        #expect(ShortLinkAPI.page(last).map { $0.links.isEmpty && $0.next == nil } == true)
+
+        let entries: [ShortLinkAPI.HistoryEntry] = [(1, "created", ["link": "https://example.com/a"]), (2, "updated", [:])]
+        let history = try #require(
+            ShortLinkAPI.history(try root(ShortLinkAPI.historyJSON(link, entries)))
+        )
+        #expect(
+            history.map(\.at) == [1, 2] && history.map(\.change) == ["created", "updated"] && history[0].parameters == entries[0].parameters
+        )
+
+        let rows = [ShortLinkAPI.ClickRow(day: "2026-12-04", visitor: "iphone", outcome: "store", head: false, count: 3)]
+        let counts = try root(ShortLinkAPI.clicksJSON(link, rows))
+        #expect(ShortLinkAPI.clickRows(counts) == rows)
+
+        for text in [
+            #"{"links": [{"domain": "a"}], "disabledDomains": []}"#, #"{"history": [{"at": "soon"}]}"#, #"{"clicks": [{"day": 1}]}"#, "[]",
+        ] {
+            let node = try root(text)
+            #expect(ShortLinkAPI.page(node) == nil && ShortLinkAPI.history(node) == nil && ShortLinkAPI.clickRows(node) == nil, "\(text)")
+        }
     }
 }

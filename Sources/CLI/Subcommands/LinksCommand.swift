@@ -35,6 +35,8 @@ enum LinksCommand {
                    aasa-server links import (--takeout FILE.csv [--domain HOST] | FILE.jsonl) [--dry-run]
                        [--config FILE] [--json]
 
+            Every action but import takes --server URL [--token-file FILE] in place of --config FILE.
+
             create stores a new link and prints it: https://HOST/SUFFIX, the suffix unguessable (96 random bits,
             17 characters) unless --alias names it or --short asks for the shortest free one (at least 4).
             update sets the values given and removes --remove's, checked as create checks them. disable makes the
@@ -49,6 +51,11 @@ enum LinksCommand {
             qr draws the link's QR code in the terminal, or writes it to a new --output file, SVG or PNG — the
             image a running server gives at https://HOST/_/qr/SUFFIX.svg and .png.
 
+            With --server URL (a running server's admin listener, e.g. http://127.0.0.1:9090, and --token-file
+            with its admin or API token) every action but import goes through the server's link API instead of
+            the database, for a machine that reaches the server and not its store; the server checks what create
+            and update check here, and the output is the same.
+
             export prints every live link as JSON lines; import reads them back, or Google Takeout's CSV of
             Firebase Dynamic Links (--takeout: each short link's path on --domain, or on its own host). An
             import checks every record as create does, never replaces a link that differs (it is reported),
@@ -57,6 +64,8 @@ enum LinksCommand {
 
             OPTIONS:
               --config FILE       The config (default: the built-in example, which has no link domain).
+              --server URL        A running server's admin listener (http:// or https://) instead of --config.
+              --token-file FILE   With --server: the admin token or the API token (sent as Authorization: Bearer).
               --domain HOST       The link domain: a host of a site with "links".
               --link URL          The deep link the app receives (FDL's link).
               --alias NAME        The suffix: letters, digits, '-' and '_', at most 64, not starting with '_'.
@@ -89,7 +98,7 @@ enum LinksCommand {
         spec: ArgumentSpec(
             options: [
                 "--config", "--domain", "--link", "--alias", "--ios-fallback", "--ipad-fallback", "--android-fallback", "--web",
-                "--title", "--description", "--image", "--takeout", "--days", "--output",
+                "--title", "--description", "--image", "--takeout", "--days", "--output", "--server", "--token-file",
             ],
             repeatableOptions: ["--parameter", "--remove"],
             flags: ["--short", "--json", "--dry-run"],
@@ -106,6 +115,19 @@ enum LinksCommand {
                 console: console,
                 usage: usage
             )
+        }
+        if let server = arguments.value("--server") {
+            guard arguments.value("--config") == nil else {
+                return CommandLineTool.usageError(
+                    "--server and --config each name where the links are: give one",
+                    console: console,
+                    usage: usage
+                )
+            }
+            return LinksOverAPI.run(action, arguments, serverURL: server, console: console)
+        }
+        guard arguments.value("--token-file") == nil else {
+            return CommandLineTool.usageError("--token-file goes with --server", console: console, usage: usage)
         }
         let configPath = arguments.value("--config") ?? BuiltInConfig.name
         guard let loaded = CommandLineTool.loadConfig(configPath, certificates: .notRead, console: console) else { return ExitStatus.usage }
@@ -136,51 +158,17 @@ enum LinksCommand {
                 let domain = arguments.positionals.dropFirst().first?.lowercased()
                 let links = try database.list(domain: domain)
                 let switchedOff = try database.disabledDomains().filter { domain == nil || $0.key == domain }
-                if !json {
-                    for (host, since) in switchedOff.sorted(by: { $0.key < $1.key }) {
-                        console.out(
-                            "\(host) is disabled since \(CivilTime(unixSeconds: Int(since)).isoSecond)Z: its links answer 410 Gone\n"
-                        )
-                    }
-                }
-                if json {
-                    console.out(JSONWriter.string(.array(links.map(ShortLinkAPI.linkJSON)), pretty: true) + "\n")
-                } else if links.isEmpty {
-                    console.out("no short links\(domain.map { " on \($0)" } ?? "")\n")
-                } else {
-                    for link in links {
-                        console.out("\(link.shortLink)  \(link.state.rawValue)  \(link.parameters["link"] ?? "")\n")
-                    }
-                }
+                printList(links, disabledDomains: switchedOff, domain: domain, json: json, console: console)
                 return ExitStatus.success
             case "stats":
                 guard let (domain, suffix) = namedLink(arguments, "stats", console: console) else { return ExitStatus.usage }
-                let days = arguments.value("--days").map { Int($0) ?? 0 } ?? 7
-                guard days >= 1, days <= ShortLinkAPI.statsDayLimit else {
-                    return CommandLineTool.usageError(
-                        "--days takes a number of days from 1 to \(ShortLinkAPI.statsDayLimit)",
-                        console: console,
-                        usage: usage
-                    )
-                }
+                guard let days = statsDays(arguments, console: console) else { return ExitStatus.usage }
                 let link = try liveLink(database, domain, suffix)
                 let first = String(CivilTime(unixSeconds: Int(now) - (days - 1) * 86_400).isoSecond.prefix(10))
-                let rows = try database.clicks(domain: domain, suffix: suffix, from: first)
-                if json {
-                    let objects: [JSONOutput] = rows.map {
-                        .object([
-                            ("day", .string($0.day)), ("visitor", .string($0.visitor)), ("outcome", .string($0.outcome)),
-                            ("head", .bool($0.head)),
-                            ("count", .int($0.count)),
-                        ])
-                    }
-                    console.out(
-                        JSONWriter.string(.object([("shortLink", .string(link.shortLink)), ("clicks", .array(objects))]), pretty: true)
-                            + "\n"
-                    )
-                } else {
-                    console.out(statsText(link, rows, days: days))
+                let rows = try database.clicks(domain: domain, suffix: suffix, from: first).map {
+                    ShortLinkAPI.ClickRow(day: $0.day, visitor: $0.visitor, outcome: $0.outcome, head: $0.head, count: $0.count)
                 }
+                console.out(json ? ShortLinkAPI.clicksJSON(link, rows, pretty: true) + "\n" : statsText(link, rows, days: days))
                 return ExitStatus.success
             case "export":
                 let domain = arguments.positionals.dropFirst().first?.lowercased()
@@ -196,12 +184,7 @@ enum LinksCommand {
                 guard linkDomain(domain, loaded.config, console: console) != nil else { return ExitStatus.failure }
                 let disabled = action == "disable-domain"
                 try database.setDomain(domain, disabled: disabled, now: now)
-                let since = try database.disabledDomains()[domain]
-                if json {
-                    console.out(ShortLinkAPI.domainJSON(domain, disabledSince: since) + "\n")
-                } else {
-                    console.out(disabled ? "\(domain) disabled: every stored link on it answers 410 Gone\n" : "\(domain) enabled\n")
-                }
+                printDomain(domain, disabledSince: try database.disabledDomains()[domain], json: json, console: console)
                 return ExitStatus.success
             case "update":
                 return try update(Action(arguments: arguments, config: loaded.config, database: database, now: now, console: console))
@@ -217,14 +200,10 @@ enum LinksCommand {
                 case "enable": link = try database.setState(domain: domain, suffix: suffix, .active, now: now)
                 default: link = try database.setState(domain: domain, suffix: suffix, .deleted, now: now)
                 }
-                if json {
-                    console.out(JSONWriter.string(ShortLinkAPI.linkJSON(link), pretty: true) + "\n")
-                } else if action == "show" {
+                if action == "show" && !json {
                     console.out(text(link, history: try database.history(domain: domain, suffix: suffix)))
                 } else {
-                    console.out(
-                        "\(link.shortLink) \(link.state == .active ? "enabled" : link.state == .disabled ? "disabled (410 Gone)" : "deleted")\n"
-                    )
+                    printChanged(link, json: json, console: console)
                 }
                 return ExitStatus.success
             default:
@@ -240,8 +219,54 @@ enum LinksCommand {
         }
     }
 
+    /// `list`'s output: the domains switched off, then one line per link (or a JSON array of them).
+    static func printList(_ links: [StoredLink], disabledDomains: [String: Int64], domain: String?, json: Bool, console: any Console) {
+        if json {
+            console.out(JSONWriter.string(.array(links.map(ShortLinkAPI.linkJSON)), pretty: true) + "\n")
+            return
+        }
+        for (host, since) in disabledDomains.sorted(by: { $0.key < $1.key }) {
+            console.out("\(host) is disabled since \(CivilTime(unixSeconds: Int(since)).isoSecond)Z: its links answer 410 Gone\n")
+        }
+        if links.isEmpty { console.out("no short links\(domain.map { " on \($0)" } ?? "")\n") }
+        for link in links { console.out("\(link.shortLink)  \(link.state.rawValue)  \(link.parameters["link"] ?? "")\n") }
+    }
+
+    /// A link after `disable`, `enable` or `delete` (or `show --json`).
+    static func printChanged(_ link: StoredLink, json: Bool, console: any Console) {
+        if json {
+            console.out(JSONWriter.string(ShortLinkAPI.linkJSON(link), pretty: true) + "\n")
+        } else {
+            console.out(
+                "\(link.shortLink) \(link.state == .active ? "enabled" : link.state == .disabled ? "disabled (410 Gone)" : "deleted")\n"
+            )
+        }
+    }
+
+    static func printDomain(_ domain: String, disabledSince: Int64?, json: Bool, console: any Console) {
+        if json {
+            console.out(ShortLinkAPI.domainJSON(domain, disabledSince: disabledSince) + "\n")
+        } else {
+            console.out(disabledSince != nil ? "\(domain) disabled: every stored link on it answers 410 Gone\n" : "\(domain) enabled\n")
+        }
+    }
+
+    /// `--days` of `stats` (default 7); nil once the usage error is said.
+    static func statsDays(_ arguments: ParsedArguments, console: any Console) -> Int? {
+        let days = arguments.value("--days").map { Int($0) ?? 0 } ?? 7
+        guard days >= 1, days <= ShortLinkAPI.statsDayLimit else {
+            _ = CommandLineTool.usageError(
+                "--days takes a number of days from 1 to \(ShortLinkAPI.statsDayLimit)",
+                console: console,
+                usage: subcommand.help
+            )
+            return nil
+        }
+        return days
+    }
+
     /// The SHORT_LINK an action names; nil once the usage error is said.
-    private static func namedLink(_ arguments: ParsedArguments, _ action: String, console: any Console) -> (String, String)? {
+    static func namedLink(_ arguments: ParsedArguments, _ action: String, console: any Console) -> (String, String)? {
         guard arguments.positionals.count == 2, let named = StoredLink.locate(arguments.positionals[1]) else {
             _ = CommandLineTool.usageError("write: links \(action) https://HOST/SUFFIX", console: console, usage: subcommand.help)
             return nil
@@ -259,7 +284,7 @@ enum LinksCommand {
 
     /// The link's QR code: drawn in the terminal, or written to a new SVG or PNG file (never over one that
     /// exists) — the same image the server gives at /_/qr/SUFFIX.svg and .png.
-    private static func qrCode(_ link: StoredLink, output: String?, console: any Console) -> Int32 {
+    static func qrCode(_ link: StoredLink, output: String?, console: any Console) -> Int32 {
         guard let code = QRCode(link.shortLink) else {
             console.err("error: \(link.shortLink) is too long for a QR code\n")
             return ExitStatus.failure
@@ -318,7 +343,7 @@ enum LinksCommand {
 
     /// The parameters the options give (`--link`, `--web` … and `--parameter NAME=VALUE`), set in
     /// `parameters`; false once a usage error is said.
-    private static func given(_ arguments: ParsedArguments, into parameters: inout [String: String], console: any Console) -> Bool {
+    static func given(_ arguments: ParsedArguments, into parameters: inout [String: String], console: any Console) -> Bool {
         for given in arguments.all("--parameter") {
             guard let equals = given.firstIndex(of: "="), equals != given.startIndex else {
                 _ = CommandLineTool.usageError("--parameter takes NAME=VALUE, not '\(given)'", console: console, usage: subcommand.help)
@@ -500,13 +525,7 @@ enum LinksCommand {
     static let statsColumns = ["iphone", "ipad", "android", "desktop", "in-app", "crawler"]
 
     /// Clicks per day and class, HEAD requests in a column of their own.
-    static func statsText(
-        _ link: StoredLink,
-        _ rows: [(day: String, visitor: String, outcome: String, head: Bool, count: Int)],
-        days: Int
-    )
-        -> String
-    {
+    static func statsText(_ link: StoredLink, _ rows: [ShortLinkAPI.ClickRow], days: Int) -> String {
         var text = "\(link.shortLink): clicks in the last \(days) day\(days == 1 ? "" : "s") (UTC)\n"
         let appOutcomes = Set(ShortLinkAPI.appEvents.map(\.0))
         let events = rows.filter { appOutcomes.contains($0.outcome) }

@@ -13,6 +13,14 @@ public enum ShortLinkAPI {
         case createNative
         /// `GET /v1/links/<domain>/<suffix>`.
         case read(domain: String, suffix: String)
+        /// `GET /v1/links?domain=HOST&after=HOST/SUFFIX&limit=N`: live links in order of domain and suffix, a
+        /// page at a time (`next` names where the following page starts); `after` empty: from the first.
+        case list(domain: String?, afterDomain: String, afterSuffix: String, limit: Int)
+        /// `GET /v1/links/<domain>/<suffix>/history`: every change of the link, oldest first.
+        case history(domain: String, suffix: String)
+        /// `GET /v1/links/<domain>/<suffix>/clicks?days=N`: the counts per day, visitor class, outcome and
+        /// HEAD, as `links stats --json` prints them.
+        case clicks(domain: String, suffix: String, days: Int)
         /// `POST /v1/links/<domain>/<suffix>/disable` or `/enable`, `DELETE /v1/links/<domain>/<suffix>`.
         case change(domain: String, suffix: String, StoredLink.State)
         /// `PATCH /v1/links/<domain>/<suffix>` with `{"parameters": {NAME: VALUE or null}}` (a JSON merge patch).
@@ -42,6 +50,9 @@ public enum ShortLinkAPI {
 
     /// FDL's default when `durationDays` is missing is an error; a week is asked most.
     public static let statsDayLimit = 3_650
+    /// Links per page of `GET /v1/links`: by default, and at most.
+    public static let pageSize = 1_000
+    public static let pageLimit = 10_000
 
     /// A refusal: its status, a title, what exactly is wrong, and where in the request body when it is there.
     public struct Problem: Error, Sendable, Equatable {
@@ -77,6 +88,19 @@ public enum ShortLinkAPI {
         func wrongMethod(_ allowed: String) -> Result<Call, Problem> {
             .failure(Problem(status: 405, title: "Method not allowed", detail: "\(path) answers \(allowed)"))
         }
+        func days(_ name: String) -> Result<Int, Problem> {
+            let given = (query ?? "").split(separator: "&").first { $0.hasPrefix("\(name)=") }?.dropFirst(name.count + 1)
+            guard let given, let days = Int(given), days >= 1, days <= statsDayLimit else {
+                return .failure(
+                    Problem(
+                        status: 400,
+                        title: "Invalid \(name)",
+                        detail: "\(name) must be a whole number of days from 1 to \(statsDayLimit)"
+                    )
+                )
+            }
+            return .success(days)
+        }
         if parts.last == "linkStats" {
             let link: (domain: String, suffix: String)?
             switch parts.count {
@@ -86,23 +110,17 @@ public enum ShortLinkAPI {
             }
             guard let link else { return nil }
             guard method == "GET" || method == "HEAD" else { return wrongMethod("GET") }
-            let given = (query ?? "").split(separator: "&").first { $0.hasPrefix("durationDays=") }?.dropFirst("durationDays=".count)
-            guard let given, let days = Int(given), days >= 1, days <= statsDayLimit else {
-                return .failure(
-                    Problem(
-                        status: 400,
-                        title: "Invalid durationDays",
-                        detail: "durationDays must be a whole number of days from 1 to \(statsDayLimit)"
-                    )
-                )
-            }
-            return .success(.stats(domain: link.domain, suffix: link.suffix, days: days))
+            return days("durationDays").map { .stats(domain: link.domain, suffix: link.suffix, days: $0) }
         }
         switch parts.count {
         case 1 where parts[0] == "shortLinks":
             return method == "POST" ? .success(.create) : wrongMethod("POST")
         case 1 where parts[0] == "links":
-            return method == "POST" ? .success(.createNative) : wrongMethod("POST")
+            switch method {
+            case "POST": return .success(.createNative)
+            case "GET", "HEAD": return listing(query ?? "")
+            default: return wrongMethod("GET and POST")
+            }
         case 2 where parts[0] == "domains" && !parts[1].isEmpty:
             return method == "GET" || method == "HEAD" ? .success(.domainState(domain: parts[1].lowercased())) : wrongMethod("GET")
         case 3 where parts[0] == "domains" && !parts[1].isEmpty && (parts[2] == "disable" || parts[2] == "enable"):
@@ -115,12 +133,49 @@ public enum ShortLinkAPI {
             case "PATCH": return .success(.update(domain: parts[1].lowercased(), suffix: parts[2]))
             default: return wrongMethod("GET, PATCH and DELETE")
             }
+        case 4 where parts[0] == "links" && !parts[1].isEmpty && !parts[2].isEmpty && (parts[3] == "history" || parts[3] == "clicks"):
+            guard method == "GET" || method == "HEAD" else { return wrongMethod("GET") }
+            let (domain, suffix) = (parts[1].lowercased(), parts[2])
+            guard parts[3] == "clicks" else { return .success(.history(domain: domain, suffix: suffix)) }
+            return days("days").map { .clicks(domain: domain, suffix: suffix, days: $0) }
         case 4 where parts[0] == "links" && !parts[1].isEmpty && !parts[2].isEmpty && (parts[3] == "disable" || parts[3] == "enable"):
             guard method == "POST" else { return wrongMethod("POST") }
             return .success(.change(domain: parts[1].lowercased(), suffix: parts[2], parts[3] == "disable" ? .disabled : .active))
         default:
             return nil
         }
+    }
+
+    /// `GET /v1/links`'s query: `domain`, `after` (the last link of the page before, `HOST/SUFFIX`) and
+    /// `limit`, each optional; anything else is refused by name.
+    static func listing(_ query: String) -> Result<Call, Problem> {
+        var domain: String?
+        var after = (domain: "", suffix: "")
+        var limit = pageSize
+        for pair in query.split(separator: "&") {
+            let name = pair.prefix { $0 != "=" }
+            let value = percentDecode(String(pair.dropFirst(name.count + 1)))
+            switch name {
+            case "domain" where !value.isEmpty: domain = value.lowercased()
+            case "after":
+                guard let link = StoredLink.locate(value) else {
+                    return .failure(Problem(status: 400, title: "Invalid after", detail: "after names a link as HOST/SUFFIX"))
+                }
+                after = link
+            case "limit":
+                guard let number = Int(value), number >= 1, number <= pageLimit else {
+                    return .failure(
+                        Problem(status: 400, title: "Invalid limit", detail: "limit is a number of links from 1 to \(pageLimit)")
+                    )
+                }
+                limit = number
+            default:
+                return .failure(
+                    Problem(status: 400, title: "Invalid query", detail: "GET /v1/links takes domain, after and limit, not '\(name)'")
+                )
+            }
+        }
+        return .success(.list(domain: domain, afterDomain: after.domain, afterSuffix: after.suffix, limit: limit))
     }
 
     /// How a new link's suffix is chosen.

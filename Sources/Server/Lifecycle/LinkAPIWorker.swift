@@ -224,7 +224,7 @@ final class LinkAPIWorker: Sendable {
     private func changes(_ call: ShortLinkAPI.Call) -> Bool {
         switch call {
         case .create, .createNative, .change, .update, .domainSwitch: return true
-        case .read, .stats, .domainState, .claim, .consolePage: return false
+        case .read, .list, .history, .clicks, .stats, .domainState, .claim, .consolePage: return false
         }
     }
 
@@ -273,17 +273,6 @@ final class LinkAPIWorker: Sendable {
                     extraHeaders: [("Location", "/v1/links/\(link.domain)/\(link.suffix)")]
                 )
             }
-        case .stats(let domain, let suffix, let days):
-            guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
-                return AdminResponses.problem(
-                    ShortLinkAPI.Problem(status: 404, title: "No such link", detail: "no link https://\(domain)/\(suffix)")
-                )
-            }
-            let first = String(CivilTime(unixSeconds: Int(now) - (days - 1) * 86_400).isoSecond.prefix(10))
-            let rows = try database.clicks(domain: link.domain, suffix: link.suffix, from: first).map {
-                ShortLinkAPI.ClickRow(day: $0.day, visitor: $0.visitor, outcome: $0.outcome, head: $0.head, count: $0.count)
-            }
-            return StandardResponses.json(status: 200, ShortLinkAPI.linkStatsJSON(rows))
         case .update(let domain, let suffix):
             guard let config = server.withLock({ $0 })?.config() else {
                 throw LinkStoreError.database(DatabaseError(code: 1, message: "the server is not running"))
@@ -329,13 +318,41 @@ final class LinkAPIWorker: Sendable {
                 status: 200,
                 ShortLinkAPI.domainJSON(domain, disabledSince: try database.disabledDomains()[domain])
             )
-        case .read(let domain, let suffix):
+        case .read(let domain, let suffix), .history(let domain, let suffix), .clicks(let domain, let suffix, _),
+            .stats(let domain, let suffix, _):
             guard let link = try database.link(domain: domain, suffix: suffix), link.state != .deleted else {
                 return AdminResponses.problem(
                     ShortLinkAPI.Problem(status: 404, title: "No such link", detail: "no link https://\(domain)/\(suffix)")
                 )
             }
-            return StandardResponses.json(status: 200, JSONWriter.string(ShortLinkAPI.linkJSON(link)))
+            switch job.call {
+            case .history:
+                return StandardResponses.json(
+                    status: 200,
+                    ShortLinkAPI.historyJSON(link, try database.history(domain: domain, suffix: suffix))
+                )
+            case .clicks(_, _, let days), .stats(_, _, let days):
+                let first = String(CivilTime(unixSeconds: Int(now) - (days - 1) * 86_400).isoSecond.prefix(10))
+                let rows = try database.clicks(domain: link.domain, suffix: link.suffix, from: first).map {
+                    ShortLinkAPI.ClickRow(day: $0.day, visitor: $0.visitor, outcome: $0.outcome, head: $0.head, count: $0.count)
+                }
+                if case .stats = job.call { return StandardResponses.json(status: 200, ShortLinkAPI.linkStatsJSON(rows)) }
+                return StandardResponses.json(status: 200, ShortLinkAPI.clicksJSON(link, rows))
+            default:
+                return StandardResponses.json(status: 200, JSONWriter.string(ShortLinkAPI.linkJSON(link)))
+            }
+        case .list(let domain, let afterDomain, let afterSuffix, let limit):
+            // One more than asked: whether a next page exists is known without another query.
+            let found = try database.list(domain: domain, after: (afterDomain, afterSuffix), limit: limit + 1)
+            let page = Array(found.prefix(limit))
+            return StandardResponses.json(
+                status: 200,
+                ShortLinkAPI.pageJSON(
+                    page,
+                    disabledDomains: try database.disabledDomains().filter { domain == nil || $0.key == domain },
+                    next: found.count > limit ? page.last : nil
+                )
+            )
         case .change(let domain, let suffix, let state):
             do throws(LinkStoreError) {
                 let link = try database.setState(domain: domain, suffix: suffix, state, now: now)
