@@ -53,6 +53,9 @@ public enum ConsolePage {
         nav.pages{display:flex;justify-content:space-between;margin:1em 0}
         svg.timeline{width:100%;height:auto;max-width:60em}
         ul.findings li{margin:.2em 0}.error{color:#cf222e}.warning{color:var(--stale)}
+        form.link label{display:block;margin:.7em 0}form.link small{display:block;color:var(--none);font-size:.85em}
+        form.link input:not([type=checkbox]),form.link select{display:block;box-sizing:border-box;width:100%;max-width:40em;padding:.35em}
+        form.link .invalid{outline:2px solid #cf222e}
         @media (max-width:40em){main{padding:.5em}div.table{overflow-x:auto}th.optional.wide,td.optional.wide{display:none}
         th,td{padding:.3em .35em;font-size:.92em}}
         """

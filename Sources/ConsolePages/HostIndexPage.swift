@@ -49,12 +49,21 @@ public enum HostIndexPage {
         /// Certificate files expiring within 21 days (or expired), and those from the dev CA.
         public var certificatesExpiring = 0
         public var devCertificates = 0
+        /// The server keeps short links (a link store and a site with links): the form is offered.
+        public var shortLinks = false
 
-        public init(appleCurrent: Int = 0, appleEarlier: Int = 0, certificatesExpiring: Int = 0, devCertificates: Int = 0) {
+        public init(
+            appleCurrent: Int = 0,
+            appleEarlier: Int = 0,
+            certificatesExpiring: Int = 0,
+            devCertificates: Int = 0,
+            shortLinks: Bool = false
+        ) {
             self.appleCurrent = appleCurrent
             self.appleEarlier = appleEarlier
             self.certificatesExpiring = certificatesExpiring
             self.devCertificates = devCertificates
+            self.shortLinks = shortLinks
         }
     }
 
@@ -123,6 +132,11 @@ public enum HostIndexPage {
             items.append("<li class=\"stale\">Certificate files: \(parts.joined(separator: "; "))</li>")
         } else {
             items.append("<li>Certificate files: none expiring within 21 days</li>")
+        }
+        if summary.shortLinks {
+            items.append(
+                "<li>Short links: <a href=\"\(LinkFormPage.path)\">create one</a>; a link's numbers are at /console/link/HOST/SUFFIX</li>"
+            )
         }
         return "<ul class=\"summary\">" + items.joined() + "</ul>"
     }

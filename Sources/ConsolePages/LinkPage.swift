@@ -74,7 +74,7 @@ public enum LinkPage {
         for entry in content.history {
             body += "<li>\(CivilTime(unixSeconds: Int(entry.at)).isoSecond)Z \(HTML.escape(entry.change))</li>\n"
         }
-        body += "</ol>\n"
+        body += "</ol>\n<p><a href=\"\(LinkFormPage.path)\">New short link</a></p>\n"
         return ConsolePage.frame(title: content.shortLink, body: body)
     }
 

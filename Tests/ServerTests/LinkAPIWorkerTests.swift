@@ -64,4 +64,23 @@ struct LinkAPIWorkerTests {
             #expect(wakes >= total / LinkAPIWorker.queueLimit && wakes <= total && configReads.load(ordering: .relaxed) == total / 2)
         }
     }
+
+    @Test("The console's form creates with the token typed into it: the link API's or the admin's; none configured, none works")
+    func formToken() {
+        let both = AdminPolicy(token: Array("admin-secret".utf8), linkAPIToken: Array("api-secret".utf8))
+        #expect(LinkAPIWorker.formToken("api-secret", policy: both) == .success(.linkAPI))
+        #expect(LinkAPIWorker.formToken("admin-secret", policy: both) == .success(.admin))
+        for typed in ["api-secret ", "admin", "", nil] as [String?] {
+            guard case .failure(let problem) = LinkAPIWorker.formToken(typed, policy: both) else {
+                Issue.record("\(typed ?? "no token") is taken")
+                continue
+            }
+            #expect(problem.status == 401 && problem.path == "$.token")
+        }
+        guard case .failure(let problem) = LinkAPIWorker.formToken("anything", policy: AdminPolicy()) else {
+            Issue.record("a token is taken with none configured")
+            return
+        }
+        #expect(problem.status == 403 && problem.detail.contains("set server.linkAPI.tokenFile"))
+    }
 }

@@ -256,6 +256,47 @@ struct AdminPolicyTests {
         #expect(status(local, "GET /healthz HTTP/1.1\r\nHost: localhost:9090\r\nOrigin: http://localhost:9090\r\n\r\n") == 403)
     }
 
+    @Test(
+        "The console's form: posted from the listener's own origin only, form-encoded with a length; never another route, never a program"
+    )
+    func consoleForm() {
+        let form = "POST /console/links/new HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 9\r\n"
+        for (host, origin) in [
+            ("127.0.0.1:9090", "http://127.0.0.1:9090"), ("LOCALHOST:9090", "http://localhost:9090"), ("[::1]:9090", "https://[::1]:9090"),
+        ] {
+            #expect(status(local, form + "Host: \(host)\r\nOrigin: \(origin)\r\n\r\nlink=x%3A") == 2, "\(origin) posting to \(host)")
+        }
+        for origin in ["http://evil.example", "http://127.0.0.1:9091", "null", "http://127.0.0.1:9090.evil.example", "http://127.0.0.1"] {
+            #expect(status(local, form + "Host: 127.0.0.1:9090\r\nOrigin: \(origin)\r\n\r\nlink=x%3A") == 403, "\(origin)")
+        }
+        // A rebound name sends its own name as Origin and Host alike: the Host rule refuses it first.
+        #expect(status(local, form + "Host: evil.example:9090\r\nOrigin: http://evil.example:9090\r\n\r\nlink=x%3A") == 403)
+        #expect(status(local, form + "Host: 127.0.0.1:9090\r\n\r\nlink=x%3A") == 403, "a program uses the API")
+        let sameOrigin = "Host: 127.0.0.1:9090\r\nOrigin: http://127.0.0.1:9090\r\n"
+        #expect(
+            status(local, "POST /console/links/new HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\(sameOrigin)\r\nlink=x%3A")
+                == 415
+        )
+        #expect(
+            status(
+                local,
+                "POST /console/links/new HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\(sameOrigin)\r\n0\r\n\r\n"
+            ) == 411
+        )
+        // The same origin opens nothing else: not the form's page by GET, not a reload, not another console path.
+        #expect(status(local, "GET /console/links/new HTTP/1.1\r\n\(sameOrigin)\r\n") == 403)
+        #expect(status(local, "POST /reload HTTP/1.1\r\n\(sameOrigin)Content-Length: 0\r\n\r\n") == 403)
+        #expect(status(local, "POST /console/links/newer HTTP/1.1\r\n\(sameOrigin)Content-Length: 0\r\n\r\n") == 403)
+        #expect(status(local, "GET /console/links/new HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == 2, "the form's page")
+        // With a token, the form needs it too; exposed without one, it is closed like the console.
+        let token = "0123456789abcdef0123"
+        let tokened = RouterHarness(adminPolicy: AdminPolicy(token: Array(token.utf8)))
+        #expect(status(tokened, form + sameOrigin + "\r\nlink=x%3A") == 401)
+        #expect(status(tokened, form + sameOrigin + "Authorization: Bearer \(token)\r\n\r\nlink=x%3A") == 2)
+        let exposed = RouterHarness(adminPolicy: AdminPolicy(readOnly: true))
+        #expect(status(exposed, form + sameOrigin + "\r\nlink=x%3A") == 403)
+    }
+
     @Test("Without a token, Host must be localhost or an IP literal (DNS rebinding); with a token any Host is fine")
     func host() {
         for host in ["127.0.0.1:9090", "localhost", "LOCALHOST.", "[::1]:9090", "10.1.2.3:9090"] {

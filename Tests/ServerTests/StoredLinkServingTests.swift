@@ -645,8 +645,6 @@ struct StoredLinkServingTests {
 
     @Test("The console's page of a stored link in chromium: no console error or CSP violation, the bars drawn, the totals the counts")
     func consolePageInBrowser() throws {
-        let python = TestPaths.repositoryRoot + "/.ci/venv/bin/python"
-        try #require(FileManager.default.isExecutableFile(atPath: python), ".ci/run creates .ci/venv with selenium")
         // The admin listener on loopback with no token: the console is readable there (docs/serving.md).
         let config = Self.config.replacingOccurrences(of: #""admin": "off""#, with: #""admin": "127.0.0.1:0""#)
         let server = try Self.serverWithLinkS(config)
@@ -663,17 +661,14 @@ struct StoredLinkServingTests {
         #expect(server.waitForExit() == 0)
         let restarted = try ServerProcess(config: config, command: ["serve", "--config", directory + "/config.json"])
         defer { restarted.stop() }
-        let screenshots = TestPaths.repositoryRoot + "/.build/console-screenshots"
-        try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
-        let result = try runTool(
+        let browser = try runBrowserScript(
+            "Tests/ServerTests/Fixtures/link-console-browser.py",
             [
-                "flock", "-w", "180", TestPaths.chromiumLock, python,
-                TestPaths.repositoryRoot + "/Tests/ServerTests/Fixtures/link-console-browser.py",
-                "http://127.0.0.1:\(restarted.adminPort)/console/link/go.example.com/s", screenshots + "/console-link.png", "2 0 0 3 0 0 0",
-            ],
-            timeout: 300
+                "http://127.0.0.1:\(restarted.adminPort)/console/link/go.example.com/s",
+                try TestPaths.screenshots("console-screenshots") + "/console-link.png", "2 0 0 3 0 0 0",
+            ]
         )
-        #expect(result.status == 0, "\(String(decoding: result.stdout, as: UTF8.self))\(result.stderr)")
+        #expect(browser.passed, "\(browser.report)")
     }
 
     @Test("validate names a stored link that a config rule naming its path hides, at the rule; a wildcard rule hides none")

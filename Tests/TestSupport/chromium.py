@@ -14,3 +14,18 @@ def chromium(width=1200, height=900):
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     driver.set_page_load_timeout(30)
     return driver
+
+
+def drive(check, **size):
+    """Runs check(driver), which returns what failed, in a fresh chromium; prints each failure and exits 0
+    when there was none. The browser is closed whatever happens."""
+    import sys
+
+    driver = chromium(**size)
+    try:
+        failures = check(driver)
+    finally:
+        driver.quit()
+    for failure in failures:
+        print(failure)
+    sys.exit(1 if failures else 0)

@@ -38,11 +38,15 @@ public enum ShortLinkAPI {
         /// `GET /console/link/<domain>/<suffix>?days=N` on the admin listener: the console's page of the link
         /// (HTML), for an operator.
         case consolePage(domain: String, suffix: String, days: Int)
+        /// `GET /console/links/new`: the console's form for a new link.
+        case consoleForm
+        /// `POST /console/links/new` from the console's own form (``ConsoleLinkForm``): a link, then its page.
+        case consoleCreate
 
         /// The call reads a JSON body (sent with a Content-Length).
         public var takesBody: Bool {
             switch self {
-            case .create, .createNative, .update: return true
+            case .create, .createNative, .update, .consoleCreate: return true
             default: return false
             }
         }

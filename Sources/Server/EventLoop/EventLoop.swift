@@ -360,7 +360,8 @@ final class EventLoop {
                         query: query,
                         log: state.fetchLog,
                         snapshot: state.snapshot,
-                        now: Int(Posix.unixTime() * 1000)
+                        now: Int(Posix.unixTime() * 1000),
+                        shortLinks: state.linkAPI != nil
                     )
                 } catch {
                     Log.warning("console: answered 500 for \(path): \(error.reason)")

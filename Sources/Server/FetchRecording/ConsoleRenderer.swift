@@ -21,7 +21,15 @@ enum ConsoleRenderer {
         var reason: String
     }
 
-    static func answer(path: String, query: String, log: FetchLog, snapshot: Snapshot, now: Int) throws(Failure) -> Answer? {
+    /// `shortLinks`: the server keeps short links (its console offers the form for a new one).
+    static func answer(
+        path: String,
+        query: String,
+        log: FetchLog,
+        snapshot: Snapshot,
+        now: Int,
+        shortLinks: Bool = false
+    ) throws(Failure) -> Answer? {
         let parameters = HTML.query(query)
         if path == ConsolePage.stylesheetPath {
             return Answer(status: 200, contentType: "text/css; charset=utf-8", body: Array(ConsolePage.stylesheet.utf8))
@@ -31,7 +39,8 @@ enum ConsoleRenderer {
         }
         if path == "/console" || path == "/console/" {
             let page = max(1, min(Int(parameters["page"] ?? "1") ?? 1, 1_000_000))
-            let listing = try hostListing(query: parameters["q"] ?? "", page: page, log: log, snapshot: snapshot, now: now)
+            var listing = try hostListing(query: parameters["q"] ?? "", page: page, log: log, snapshot: snapshot, now: now)
+            listing.summary.shortLinks = shortLinks
             return html(HostIndexPage.html(listing, now: now))
         }
         let prefix = "/console/host/"

@@ -154,7 +154,8 @@ public enum HTTPServer {
         state.linkAPI?.start(
             config: { [state] in state.current.config },
             wakeLoop: { loop in loopHandles[loop].epoll.wake() },
-            changed: { [state] in state.storedLinks?.nudge() }
+            changed: { [state] in state.storedLinks?.nudge() },
+            policy: { [state] in state.snapshot.adminPolicy }
         )
         supervisor.announceReady()
         supervisor.run()

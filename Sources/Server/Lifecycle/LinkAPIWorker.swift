@@ -34,15 +34,19 @@ final class LinkAPIWorker: Sendable {
         let config: @Sendable () -> LoadedConfig
         let wakeLoop: @Sendable (Int) -> Void
         let changed: @Sendable () -> Void
+        /// The tokens in force: the console's form checks the one typed into it.
+        let policy: @Sendable () -> AdminPolicy
 
         init(
             config: @escaping @Sendable () -> LoadedConfig,
             wakeLoop: @escaping @Sendable (Int) -> Void,
-            changed: @escaping @Sendable () -> Void
+            changed: @escaping @Sendable () -> Void,
+            policy: @escaping @Sendable () -> AdminPolicy
         ) {
             self.config = config
             self.wakeLoop = wakeLoop
             self.changed = changed
+            self.policy = policy
         }
     }
     /// A class, not a tuple of closures: a tuple read out of the Mutex (`withLock { $0 }`, an inout) wrote
@@ -59,9 +63,10 @@ final class LinkAPIWorker: Sendable {
     func start(
         config: @escaping @Sendable () -> LoadedConfig,
         wakeLoop: @escaping @Sendable (Int) -> Void,
-        changed: @escaping @Sendable () -> Void
+        changed: @escaping @Sendable () -> Void,
+        policy: @escaping @Sendable () -> AdminPolicy = { AdminPolicy() }
     ) {
-        let hooks = Hooks(config: config, wakeLoop: wakeLoop, changed: changed)
+        let hooks = Hooks(config: config, wakeLoop: wakeLoop, changed: changed, policy: policy)
         server.withLock { $0 = hooks }
         let started = try? Posix.Thread { [self] in run() }
         thread.withLock { $0 = started }
@@ -145,7 +150,7 @@ final class LinkAPIWorker: Sendable {
                 responses = batch.map { _ in unavailable }
             }
             let hooks = server.withLock { $0 }
-            if zip(batch, responses).contains(where: { changes($0.call) && ($1.status == 200 || $1.status == 201) }) { hooks?.changed() }
+            if zip(batch, responses).contains(where: { changes($0.call) && [200, 201, 303].contains($1.status) }) { hooks?.changed() }
             answers.withLock { answers in
                 for (job, response) in zip(batch, responses) { answers.append((job.ticket, response)) }
             }
@@ -200,6 +205,96 @@ final class LinkAPIWorker: Sendable {
         }
     }
 
+    /// A creation refused: the problem, and headers it comes with (`Retry-After`).
+    struct Refusal: Error {
+        var problem: ShortLinkAPI.Problem
+        var headers: [(String, String)] = []
+    }
+
+    /// The link a creation body (FDL's or the native one) makes, stored; or why not — the token's rate, the
+    /// body's checks against the config in force, a taken alias.
+    private func created(
+        from body: [UInt8],
+        native: Bool,
+        token: APIToken,
+        _ database: LinkDatabase,
+        now: Int64
+    ) throws(LinkStoreError) -> Result<StoredLink, Refusal> {
+        guard let config = server.withLock({ $0 })?.config() else {
+            throw LinkStoreError.database(DatabaseError(code: 1, message: "the server is not running"))
+        }
+        let rate = config.config?.server.linkAPICreationsPerSecond ?? ServerSettings().linkAPICreationsPerSecond
+        if let wait = creationWait(token, rate: rate) {
+            let problem = ShortLinkAPI.Problem(
+                status: 429,
+                title: "Too many links",
+                detail: "this token may create \(rate) links a second (server.linkAPI.creationsPerSecond); nothing was stored"
+            )
+            return .failure(Refusal(problem: problem, headers: [("Retry-After", String(max(1, wait)))]))
+        }
+        switch ShortLinkAPI.creation(body: body, config: config, native: native) {
+        case .failure(let problem):
+            return .failure(Refusal(problem: problem))
+        case .success(let creation):
+            do throws(LinkStoreError) {
+                return .success(try create(creation, database, now: now))
+            } catch {
+                guard case .conflict(let existing) = error else { throw error }
+                let problem = ShortLinkAPI.Problem(
+                    status: 409,
+                    title: "Suffix taken",
+                    detail: "\(existing.shortLink) already exists (\(existing.state.rawValue), to \(existing.parameters["link"] ?? "?"))",
+                    path: "$.suffix"
+                )
+                return .failure(Refusal(problem: problem))
+            }
+        }
+    }
+
+    /// Which token the form's token field holds: the console's form creates links as the API does, only
+    /// with a token (a local program could forge the browser's Origin, never the token).
+    static func formToken(_ typed: String?, policy: AdminPolicy) -> Result<APIToken, ShortLinkAPI.Problem> {
+        guard policy.token != nil || policy.linkAPIToken != nil else {
+            return .failure(
+                ShortLinkAPI.Problem(
+                    status: 403,
+                    title: "No API token",
+                    detail: "creating links needs a token, in the console as in the API: set server.linkAPI.tokenFile (or adminTokenFile)",
+                    path: "$.token"
+                )
+            )
+        }
+        let bearer = typed.map { Array("Bearer \($0)".utf8) } ?? []
+        if let linkAPIToken = policy.linkAPIToken, bearer.withUnsafeBufferPointer({ Router.bearerMatches($0, linkAPIToken) }) {
+            return .success(.linkAPI)
+        }
+        if let adminToken = policy.token, bearer.withUnsafeBufferPointer({ Router.bearerMatches($0, adminToken) }) {
+            return .success(.admin)
+        }
+        return .failure(
+            ShortLinkAPI.Problem(
+                status: 401,
+                title: "Unauthorized",
+                detail: typed == nil
+                    ? "give the link API's token (or the admin token)" : "that is not the link API's token nor the admin token",
+                path: "$.token"
+            )
+        )
+    }
+
+    /// The console's form: the link domains of the config in force, and what a refused submission held.
+    private func formContent(values: [String: String] = [:], refusal: String? = nil, field: String? = nil) -> LinkFormPage.Content {
+        let config = server.withLock { $0 }?.config()
+        var domains: [String] = []
+        for site in config?.sites ?? [] where site.site.links != nil {
+            for host in site.site.hosts where !host.value.description.hasPrefix("*") { domains.append(host.value.description) }
+        }
+        let policy = server.withLock { $0 }?.policy() ?? AdminPolicy()
+        var content = LinkFormPage.Content(domains: domains, values: values, refusal: refusal, field: field)
+        content.tokenConfigured = policy.token != nil || policy.linkAPIToken != nil
+        return content
+    }
+
     /// An alias is stored or refused as taken; a drawn suffix that is taken is drawn again.
     private func create(_ creation: ShortLinkAPI.Creation, _ database: LinkDatabase, now: Int64) throws(LinkStoreError) -> StoredLink {
         let short: Bool
@@ -223,8 +318,8 @@ final class LinkAPIWorker: Sendable {
 
     private func changes(_ call: ShortLinkAPI.Call) -> Bool {
         switch call {
-        case .create, .createNative, .change, .update, .domainSwitch: return true
-        case .read, .list, .history, .clicks, .stats, .domainState, .claim, .consolePage: return false
+        case .create, .createNative, .consoleCreate, .change, .update, .domainSwitch: return true
+        case .read, .list, .history, .clicks, .stats, .domainState, .claim, .consolePage, .consoleForm: return false
         }
     }
 
@@ -232,46 +327,58 @@ final class LinkAPIWorker: Sendable {
         let now = Int64(Posix.unixTime())
         switch job.call {
         case .create, .createNative:
-            guard let config = server.withLock({ $0 })?.config() else {
-                throw LinkStoreError.database(DatabaseError(code: 1, message: "the server is not running"))
-            }
-            let native = job.call == .createNative
-            let rate = config.config?.server.linkAPICreationsPerSecond ?? ServerSettings().linkAPICreationsPerSecond
-            if let wait = creationWait(job.token, rate: rate) {
-                return AdminResponses.problem(
-                    ShortLinkAPI.Problem(
-                        status: 429,
-                        title: "Too many links",
-                        detail: "this token may create \(rate) links a second (server.linkAPI.creationsPerSecond); nothing was stored"
-                    ),
-                    extraHeaders: [("Retry-After", String(max(1, wait)))]
-                )
-            }
-            switch ShortLinkAPI.creation(body: job.body, config: config, native: native) {
-            case .failure(let problem):
-                return AdminResponses.problem(problem)
-            case .success(let creation):
-                let link: StoredLink
-                do throws(LinkStoreError) {
-                    link = try create(creation, database, now: now)
-                } catch {
-                    guard case .conflict(let existing) = error else { throw error }
-                    return AdminResponses.problem(
-                        ShortLinkAPI.Problem(
-                            status: 409,
-                            title: "Suffix taken",
-                            detail:
-                                "\(existing.shortLink) already exists (\(existing.state.rawValue), to \(existing.parameters["link"] ?? "?"))",
-                            path: "$.suffix"
-                        )
-                    )
-                }
-                guard native else { return StandardResponses.json(status: 200, ShortLinkAPI.createdJSON(link)) }
+            switch try created(from: job.body, native: job.call == .createNative, token: job.token, database, now: now) {
+            case .failure(let refusal):
+                return AdminResponses.problem(refusal.problem, extraHeaders: refusal.headers)
+            case .success(let link) where job.call == .create:
+                return StandardResponses.json(status: 200, ShortLinkAPI.createdJSON(link))
+            case .success(let link):
                 return StandardResponses.json(
                     status: 201,
                     JSONWriter.string(ShortLinkAPI.linkJSON(link)),
                     extraHeaders: [("Location", "/v1/links/\(link.domain)/\(link.suffix)")]
                 )
+            }
+        case .consoleForm:
+            return AdminResponses.console(
+                ConsoleRenderer.Answer(
+                    status: 200,
+                    contentType: "text/html; charset=utf-8",
+                    body: Array(LinkFormPage.html(formContent()).utf8)
+                )
+            )
+        case .consoleCreate:
+            // Refused: the form again, with the words, the field marked and what was typed kept.
+            func refused(_ problem: ShortLinkAPI.Problem, _ values: [String: String]) -> PreparedResponse {
+                let content = formContent(values: values, refusal: problem.detail, field: ConsoleLinkForm.field(of: problem.path))
+                return AdminResponses.console(
+                    ConsoleRenderer.Answer(
+                        status: problem.status,
+                        contentType: "text/html; charset=utf-8",
+                        body: Array(LinkFormPage.html(content).utf8)
+                    )
+                )
+            }
+            var values: [String: String]
+            switch ConsoleLinkForm.values(job.body) {
+            case .failure(let problem): return refused(problem, [:])
+            case .success(let given): values = given
+            }
+            // A token is never shown again, whatever the answer.
+            let typed = values.removeValue(forKey: "token")
+            var token = job.token
+            if token == .none {
+                switch Self.formToken(typed, policy: server.withLock { $0 }?.policy() ?? AdminPolicy()) {
+                case .success(let matched): token = matched
+                case .failure(let problem): return refused(problem, values)
+                }
+            }
+            switch try created(from: ConsoleLinkForm.nativeBody(values), native: true, token: token, database, now: now) {
+            case .failure(let refusal):
+                return refused(refusal.problem, values)
+            case .success(let link):
+                // To the new link's own page: a path made from what was stored, never from the request.
+                return AdminResponses.seeOther("/console/link/\(HTML.component(link.domain))/\(HTML.component(link.suffix))")
             }
         case .update(let domain, let suffix):
             guard let config = server.withLock({ $0 })?.config() else {

@@ -196,8 +196,15 @@ enum Router {
         let policy = snapshot.adminPolicy
         // A browser page, whatever site it came from, must not drive the admin listener: every cross-origin
         // request a browser makes carries Origin, and nothing else that talks to this listener sends one.
-        if head.originRange != nil {
-            return .respond(AdminResponses.crossOrigin, site: "-", pathClass: .admin)
+        // One exception: the console's own form, posted by a page of this very listener — its Origin names
+        // the Host the form is sent to, which a page elsewhere cannot make its browser say.
+        let consoleForm = equal(path, consoleFormPath)
+        if let origin = head.originRange {
+            guard head.method == .post, consoleForm, let host = head.hostRange,
+                isSameOrigin(UnsafeBufferPointer(rebasing: buffer[origin]), host: UnsafeBufferPointer(rebasing: buffer[host]))
+            else {
+                return .respond(AdminResponses.crossOrigin, site: "-", pathClass: .admin)
+            }
         }
         // DNS rebinding points a name the attacker controls at 127.0.0.1; the browser then sends that name.
         // Without a token, only names that cannot be rebound are accepted.
@@ -237,6 +244,18 @@ enum Router {
         // fetched it stay closed; probes keep health, readiness and metrics.
         if policy.readOnly, resource.isOperatorPage {
             return .respond(AdminResponses.exposedWithoutToken, site: "-", pathClass: .admin)
+        }
+        if consoleForm && head.method == .post {
+            // What a browser sends for the console's form, and only that: a program creates links with the
+            // link API, which takes JSON and a token.
+            guard head.originRange != nil else { return .respond(AdminResponses.formWithoutOrigin, site: "-", pathClass: .admin) }
+            guard let type = head.contentTypeRange, isURLEncodedForm(UnsafeBufferPointer(rebasing: buffer[type])) else {
+                return .respond(AdminResponses.formType, site: "-", pathClass: .admin)
+            }
+            guard case .length = head.body else { return .respond(AdminResponses.lengthRequired, site: "-", pathClass: .admin) }
+            // With an admin token the request has shown it already (the console needs it); else the worker
+            // checks the token typed into the form.
+            return .linkAPI(.consoleCreate, token: policy.token != nil ? .admin : .none)
         }
         guard head.method == .get || head.method == .head else {
             return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .admin)
@@ -368,6 +387,24 @@ enum Router {
     }
 
     /// `application/x-www-form-urlencoded`, `multipart/form-data`, `text/plain` (any parameters, any case).
+    static let consoleFormPath = Array(LinkFormPage.path.utf8)
+
+    /// `Origin: http://HOST` or `https://HOST` where HOST is the request's own Host value (compared without
+    /// regard to case): the page that sent it was served by this listener under that name.
+    static func isSameOrigin(_ origin: UnsafeBufferPointer<UInt8>, host: UnsafeBufferPointer<UInt8>) -> Bool {
+        let text = String(decoding: origin, as: UTF8.self).lowercased()
+        let name = String(decoding: host, as: UTF8.self).lowercased()
+        return !name.isEmpty && (text == "http://" + name || text == "https://" + name)
+    }
+
+    /// `application/x-www-form-urlencoded`, with parameters or without.
+    static func isURLEncodedForm(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        var end = value.firstIndex(of: UInt8(ascii: ";")) ?? value.count
+        while end > 0 && (value[end - 1] == 0x20 || value[end - 1] == 0x09) { end -= 1 }
+        return String(decoding: UnsafeBufferPointer(rebasing: value[0..<end]), as: UTF8.self).lowercased()
+            == "application/x-www-form-urlencoded"
+    }
+
     static func isSimpleFormType(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
         var end = value.firstIndex(of: UInt8(ascii: ";")) ?? value.count
         while end > 0 && (value[end - 1] == 0x20 || value[end - 1] == 0x09) { end -= 1 }
@@ -440,6 +477,27 @@ enum AdminResponses {
         "use POST (POST /reload, POST /certificates/retry/HOST)",
         extraHeaders: [("Allow", "POST")]
     )
+    static let formWithoutOrigin = StandardResponses.error(
+        status: 403,
+        "the console's form is posted by a browser, which names the page's origin; programs create links with the link API (POST /v1/links)"
+    )
+    static let formType = StandardResponses.error(
+        status: 415,
+        "the console's form is sent as application/x-www-form-urlencoded; programs create links with the link API (POST /v1/links)"
+    )
+    static let lengthRequired = StandardResponses.error(status: 411, "send the form with a Content-Length, not chunked")
+
+    /// After the console's form created a link: to its page (a path of this listener, made by the server).
+    static func seeOther(_ path: String) -> PreparedResponse {
+        PreparedResponse(
+            status: 303,
+            headers: [
+                ("Server", "aasa-server"), ("Location", path), ("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"),
+            ],
+            body: Array("created: \(path)\n".utf8)
+        )
+    }
+
     static let crossOrigin = StandardResponses.error(
         status: 403,
         "cross-origin requests are refused: the admin listener is for tools and probes, not web pages (the request carried Origin)"
@@ -505,14 +563,16 @@ enum AdminResponses {
         )
     }
 
-    /// Console pages: no script, no outside asset, never framed, never cached (they show live state).
+    /// Console pages: no script, no outside asset, never framed, never cached (they show live state). The
+    /// referrer goes to this listener only: with none at all a browser would post the console's form with
+    /// `Origin: null`, which the listener cannot tell from a page elsewhere.
     static func console(_ answer: ConsoleRenderer.Answer) -> PreparedResponse {
         PreparedResponse(
             status: answer.status,
             headers: [
                 ("Server", "aasa-server"), ("Content-Type", answer.contentType), ("Cache-Control", "no-store"),
                 ("Content-Security-Policy", ConsolePage.contentSecurityPolicy), ("X-Content-Type-Options", "nosniff"),
-                ("Referrer-Policy", "no-referrer"),
+                ("Referrer-Policy", "same-origin"),
             ],
             body: answer.body
         )

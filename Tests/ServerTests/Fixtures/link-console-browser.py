@@ -8,13 +8,13 @@ import sys
 from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "TestSupport"))
-from chromium import chromium  # noqa: E402
+from chromium import drive  # noqa: E402
 
 url, screenshot, expected = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = []
 
-driver = chromium()
-try:
+
+def check(driver):
+    failures = []
     driver.get(url)
     for entry in driver.get_log("browser"):
         if entry["level"] in ("SEVERE", "WARNING"):
@@ -30,8 +30,7 @@ try:
     if totals[1:] != expected.split():
         failures.append(f"total row {totals} is not total {expected}")
     driver.save_screenshot(screenshot)
-finally:
-    driver.quit()
-for failure in failures:
-    print(failure)
-sys.exit(1 if failures else 0)
+    return failures
+
+
+drive(check)
