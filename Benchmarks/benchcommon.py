@@ -15,9 +15,13 @@ def free_port():
     return port
 
 
-def release_binary():
-    """Builds aasa-server as deployed (release, Swift runtime linked statically) and returns its path."""
-    subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "aasa-server"], cwd=ROOT,
+def release_binary(defines=()):
+    """Builds aasa-server as deployed (release, Swift runtime linked statically) and returns its path.
+    `defines`: compilation conditions of a counterfactual build, kept in a build directory of its own."""
+    options = [argument for name in defines for argument in ("-Xswiftc", f"-D{name}")]
+    if defines:
+        options += ["--build-path", ".build/" + "-".join(name.lower() for name in defines)]
+    subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "aasa-server", *options], cwd=ROOT,
                    check=True, stdout=subprocess.DEVNULL)
-    return subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, capture_output=True,
+    return subprocess.run(["swift", "build", "-c", "release", "--show-bin-path", *options], cwd=ROOT, capture_output=True,
                           text=True).stdout.strip() + "/aasa-server"

@@ -8,17 +8,25 @@ requests and one with 6N, divided by 5N: start-up and shutdown cancel out.
 
 Cells: keep-alive (one connection, sequential requests), new connection (Connection: close, a
 connection per request), HTTPS keep-alive, a full TLS 1.3 handshake + GET per connection, a ~101 KB
-document over keep-alive, and three link answers over keep-alive (docs/links.md): a desktop's 302, an
-iPhone's landing page and a crawler's preview page (binaries without link support cannot run these). Only user-space instructions are counted: the kernel's share of a request
-(the system calls) is the same for every build that makes the same calls.
+document over keep-alive, three link answers over keep-alive (docs/links.md): a desktop's 302, an
+iPhone's landing page and a crawler's preview page (binaries without link support cannot run these),
+and a desktop's click on stored short links (docs/short-links.md), every click recorded: on one link
+again and again, and on 1,000 links in turn. Only user-space instructions are counted: the kernel's
+share of a request (the system calls) is the same for every build that makes the same calls.
+
+--without-click-recording adds a column: this checkout built with AASA_WITHOUT_CLICK_RECORDING, the
+same server with the loops' click counting taken out, so the stored-link cells show what recording a
+click costs the loop (the issue's goal: within 3 %).
 
 Usage: Benchmarks/request-instructions.py [--requests 2000] [--binary PATH]... [--tests keep-alive,...]
+                                          [--without-click-recording]
 With no --binary, builds this checkout in release mode. Needs valgrind. Loopback only.
 """
 import argparse
 import json
 import os
 import re
+import shutil
 import socket
 import ssl
 import subprocess
@@ -100,6 +108,15 @@ def link_keep_alive(port, count, agent):
     sock.close()
 
 
+def stored_links_keep_alive(port, count, links):
+    sock = socket.create_connection(("127.0.0.1", port))
+    for index in range(count):
+        sock.sendall(f"GET /s{index % links} HTTP/1.1\r\nHost: go.example.com\r\nUser-Agent: {DESKTOP}\r\n\r\n".encode())
+        read_response(sock)
+    sock.close()
+
+
+STORED_LINKS = 1000
 LINK_SITE = {"hosts": ["go.example.com"],
              "links": {"app": "shop", "openHost": "open.example.com",
                        "rules": [{"/": "/admin/*", "exclude": True},
@@ -119,6 +136,8 @@ CELLS = {
     "link desktop 302": lambda port, tls_port, n: link_keep_alive(port, n, DESKTOP),
     "link iphone landing": lambda port, tls_port, n: link_keep_alive(port, n, IPHONE),
     "link crawler preview": lambda port, tls_port, n: link_keep_alive(port, n, CRAWLER),
+    "stored link 302 one link": lambda port, tls_port, n: stored_links_keep_alive(port, n, 1),
+    "stored link 302 1000 links": lambda port, tls_port, n: stored_links_keep_alive(port, n, STORED_LINKS),
 }
 # Full handshakes are slow under valgrind: those cells run a tenth of the requests.
 DIVISOR = {"tls handshake": 10}
@@ -128,13 +147,24 @@ def measure(binary, work, cell, count):
     port, tls_port = free_port(), free_port()
     config = f"{work}/config.json"
     sites = [{"hosts": ["example.com"], "file": "doc"}, {"hosts": ["large.example.com"], "file": "large"}]
-    link = cell.startswith("link ")
+    stored = cell.startswith("stored ")
+    link = cell.startswith("link ") or stored
+    link_site = dict(LINK_SITE, links=dict(LINK_SITE["links"], allow=["shop.example.com"])) if stored else LINK_SITE
     with open(config, "w") as f:
-        json.dump({"version": 1, "sites": sites + ([LINK_SITE] if link else []), **({"apps": LINK_APPS} if link else {}),
+        json.dump({"version": 1, "sites": sites + ([link_site] if link else []), **({"apps": LINK_APPS} if link else {}),
                    "server": {"listen": [f"127.0.0.1:{port}", {"address": "127.0.0.1", "port": tls_port, "tls": True}],
                               "admin": "off", "threads": 1, "accessLog": False, "reload": {"watch": False}, "maxRequestsPerConnection": 1000000,
+                              **({"stateDirectory": "state"} if stored else {}),
                               "certificates": [{"hosts": ["example.com", "large.example.com"] + (["go.example.com"] if link else []),
                                                 "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
+    if stored:
+        # A fresh store each run, so both runs of a cell start from the same links and no counts.
+        shutil.rmtree(f"{work}/state", ignore_errors=True)
+        with open(f"{work}/links.jsonl", "w") as f:
+            for index in range(STORED_LINKS):
+                f.write(json.dumps({"domain": "go.example.com", "suffix": f"s{index}",
+                                    "parameters": {"link": f"https://shop.example.com/item/{index}"}}) + "\n")
+        subprocess.run([binary, "links", "import", f"{work}/links.jsonl", "--config", config], check=True, stdout=subprocess.DEVNULL)
     out = f"{work}/callgrind.out"
     # Swift seeds its hash tables per process: without a fixed seed, where dictionary entries collide
     # moves the counts between runs of the same binary by a few percent.
@@ -163,6 +193,8 @@ def main():
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--binary", action="append")
     parser.add_argument("--tests", default=",".join(CELLS))
+    parser.add_argument("--without-click-recording", action="store_true",
+                        help="add this checkout built without the loops' click counting (AASA_WITHOUT_CLICK_RECORDING)")
     parser.add_argument("--user-agent", help="send this User-Agent with every request (e.g. a browser's, or AASA-Bot/1.0.0 "
                         "to measure the cost of recording a fetch)")
     args = parser.parse_args()
@@ -174,7 +206,12 @@ def main():
     work = tempfile.mkdtemp(prefix="aasa-instr-")
     # valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: measure copies without debug info.
     binaries = []
-    for index, binary in enumerate(args.binary or [release_binary()]):
+    names = args.binary or ["this checkout"]
+    built = list(args.binary or [release_binary()])
+    if args.without_click_recording:
+        built.append(release_binary(defines=["AASA_WITHOUT_CLICK_RECORDING"]))
+        names = names + ["without click recording"]
+    for index, binary in enumerate(built):
         stripped = f"{work}/{index}-{os.path.basename(binary)}"
         subprocess.run(["strip", "--strip-debug", "-o", stripped, binary], check=True)
         binaries.append(stripped)
@@ -190,7 +227,7 @@ def main():
     subprocess.run([binaries[0], "dev-cert", "--host", "example.com", "--host", "large.example.com", "--host", "go.example.com",
                     "--out", f"{work}/tls"], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    print("| cell | " + " | ".join(args.binary or ["this checkout"]) + " |")
+    print("| cell | " + " | ".join(names) + " |")
     print("|---|" + "---:|" * len(binaries))
     for cell in args.tests.split(","):
         row = []

@@ -19,8 +19,10 @@ Cells: keep-alive (wrk -t1 -c64), new connection per request (Connection: close,
 keep-alive, a full TLS 1.3 handshake + one GET per connection (a client that never resumes, since wrk
 resumes sessions), the 101 KB document over keep-alive, and a link's redirect over keep-alive (a
 desktop browser's GET /p/42 on go.example.com: aasa-server's link rule with a web template, nginx's
-`return 302`, H2O's `redirect:`, each answering 302 to https://shop.example.com/item/42). RSS: idle (after start), peak (VmHWM at the
-end) and after (some seconds after the last test; memory a burst leaves behind).
+`return 302`, H2O's `redirect:`, each answering 302 to https://shop.example.com/item/42), and a stored
+short link's click (GET /s42: aasa-server's link store in its state directory, the click counted for
+the link's numbers; nginx's and H2O's same redirect for that path). RSS: idle (after start), peak (VmHWM
+at the end) and after (some seconds after the last test; memory a burst leaves behind).
 
 Usage: Benchmarks/serve-vs-nginx.py [--seconds 8] [--repetitions 3] [--baseline PATH] [--settle 30]
 Needs: nginx, h2o, wrk (apt-get install nginx h2o wrk); builds aasa-server in release mode with the Swift
@@ -160,6 +162,7 @@ TESTS = {
     "tls handshake": lambda s, a: run_handshakes(s["tls_port"], a.seconds),
     "101 KB keep-alive": lambda s, a: run_wrk(s["port"], a.seconds, host="large.example.com"),
     "link 302 keep-alive": lambda s, a: run_wrk(s["port"], a.seconds, host="go.example.com", path="/p/42", agent=DESKTOP),
+    "stored link 302 keep-alive": lambda s, a: run_wrk(s["port"], a.seconds, host="go.example.com", path="/s42", agent=DESKTOP),
 }
 
 
@@ -192,11 +195,15 @@ def start_servers(names, baseline=None, connections=1024):
                 {"hosts": [host], "file": f"www/{host}/.well-known/apple-app-site-association"}
                 for host in ("example.com", "large.example.com")] + [
                 {"hosts": ["go.example.com"],
-                 "links": {"app": "shop", "rules": [{"/": "/p/*", "web": "https://shop.example.com/item/{1}"}]}}],
+                 "links": {"app": "shop", "allow": ["shop.example.com"],
+                           "rules": [{"/": "/p/*", "web": "https://shop.example.com/item/{1}"}]}}],
                 "server": {"listen": [f"127.0.0.1:{port}", {"address": "127.0.0.1", "port": tls_port, "tls": True}],
                            "admin": "off", "threads": 1, "accessLog": False, "maxConnections": max(10000, connections),
+                           "stateDirectory": f"{name}-state",
                            "certificates": [{"hosts": ["example.com", "large.example.com", "go.example.com"],
                                              "certificate": "tls/cert.pem", "key": "tls/key.pem"}]}}, f)
+        subprocess.run([path, "links", "create", "--domain", "go.example.com", "--link", "https://shop.example.com/item/42",
+                        "--alias", "s42", "--config", config], check=True, stdout=subprocess.DEVNULL)
         process = subprocess.Popen(["taskset", "-c", "0", path, "serve", "--config", config],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         servers[name] = {"process": process, "port": port, "tls_port": tls_port}
@@ -242,6 +249,7 @@ http {{
         listen 127.0.0.1:{port};
         server_name go.example.com;
         location ~ ^/p/(.*)$ {{ return 302 https://shop.example.com/item/$1; }}
+        location = /s42 {{ return 302 https://shop.example.com/item/42; }}
     }}
 }}
 """)
@@ -261,6 +269,10 @@ http {{
       /p:
         redirect:
           url: https://shop.example.com/item
+          status: 302
+      /s42:
+        redirect:
+          url: https://shop.example.com/item/42
           status: 302
 """
         with open(f"{work}/h2o.conf", "w") as f:
@@ -335,15 +347,16 @@ def main():
                 reply = urllib.request.urlopen(request)
                 assert reply.read().decode() == body, f"{name} served different bytes for {host}"
                 assert reply.headers["Content-Type"].startswith("application/json"), f"{name}: {reply.headers['Content-Type']}"
-            # The link cell: every server answers the same redirect.
-            with socket.create_connection(("127.0.0.1", server["port"])) as sock:
-                sock.sendall(f"GET /p/42 HTTP/1.1\r\nHost: go.example.com\r\nUser-Agent: {DESKTOP}\r\nConnection: close\r\n\r\n".encode())
-                reply = b""
-                while chunk := sock.recv(65536):
-                    reply += chunk
-            head = reply.split(b"\r\n\r\n")[0].decode()
-            assert head.startswith("HTTP/1.1 302") and "location: https://shop.example.com/item/42" in head.lower(), \
-                f"{name} link answer: {head}"
+            # The link cells: every server answers the same redirect.
+            for path in ("/p/42", "/s42"):
+                with socket.create_connection(("127.0.0.1", server["port"])) as sock:
+                    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: go.example.com\r\nUser-Agent: {DESKTOP}\r\nConnection: close\r\n\r\n".encode())
+                    reply = b""
+                    while chunk := sock.recv(65536):
+                        reply += chunk
+                head = reply.split(b"\r\n\r\n")[0].decode()
+                assert head.startswith("HTTP/1.1 302") and "location: https://shop.example.com/item/42" in head.lower(), \
+                    f"{name} link answer for {path}: {head}"
 
         names = list(servers)
         for repetition in range(args.repetitions):

@@ -149,7 +149,9 @@ public final class LinkDatabase {
         }
     }
 
-    static let columns = "domain, suffix, parameters, state, created, updated, revision"
+    /// What a link's row holds that this server writes; the database assigns `id`.
+    static let writtenColumns = "domain, suffix, parameters, state, created, updated, revision"
+    static let columns = writtenColumns + ", id"
 
     private static func read(_ statement: any DatabaseStatement) -> StoredLink {
         StoredLink(
@@ -160,7 +162,8 @@ public final class LinkDatabase {
             state: StoredLink.State(rawValue: statement.text(3)) ?? .disabled,
             created: statement.integer(4),
             updated: statement.integer(5),
-            revision: statement.integer(6)
+            revision: statement.integer(6),
+            id: statement.integer(7)
         )
     }
 
@@ -250,11 +253,12 @@ public final class LinkDatabase {
                 stored.revision = try nextRevision()
                 let statement = try connection.prepare(
                     existing == nil
-                        ? "INSERT INTO links (\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                        ? "INSERT INTO links (\(Self.writtenColumns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id"
                         : "UPDATE links SET parameters = ?3, state = ?4, created = ?5, updated = ?6, revision = ?7 WHERE domain = ?1 AND suffix = ?2"
                 )
                 try bind(statement, stored)
-                try statement.step()
+                // A new row's id is the database's; a link created again keeps its row.
+                stored.id = try statement.step() ? statement.integer(0) : existing?.id ?? 0
                 try record(stored, change: existing == nil ? "created" : "created again")
                 return stored
             }
@@ -466,20 +470,19 @@ public final class LinkDatabase {
         }
     }
 
-    /// Clicks of one day by link: (domain, suffix, visitor, outcome, head) and how many, added to what the
-    /// store holds for that day, in one transaction. Clicks of a link that no longer exists are dropped
+    /// Clicks of one day by link: (the link's row id, visitor, outcome, head) and how many, added to what
+    /// the store holds for that day, in one transaction. Clicks of a link that no longer exists are dropped
     /// (returned, so they are counted, not lost silently).
     public struct ClickCount: Sendable, Equatable {
-        public var domain: String
-        public var suffix: String
+        /// ``StoredLink/id``.
+        public var link: Int64
         public var visitor: String
         public var outcome: String
         public var head: Bool
         public var count: Int
 
-        public init(domain: String, suffix: String, visitor: String, outcome: String, head: Bool, count: Int) {
-            self.domain = domain
-            self.suffix = suffix
+        public init(link: Int64, visitor: String, outcome: String, head: Bool, count: Int) {
+            self.link = link
             self.visitor = visitor
             self.outcome = outcome
             self.head = head
@@ -494,20 +497,19 @@ public final class LinkDatabase {
                 let statement = try connection.prepare(
                     """
                     INSERT INTO link_clicks (link, day, visitor, outcome, head, count)
-                    SELECT id, ?3, ?4, ?5, ?6, ?7 FROM links WHERE domain = ?1 AND suffix = ?2
+                    SELECT id, ?2, ?3, ?4, ?5, ?6 FROM links WHERE id = ?1
                     ON CONFLICT (link, day, visitor, outcome, head) DO UPDATE SET count = link_clicks.count + excluded.count
                     """
                 )
                 var dropped = 0
                 for click in clicks {
                     statement.reset()
-                    try statement.bind(1, click.domain)
-                    try statement.bind(2, click.suffix)
-                    try statement.bind(3, day)
-                    try statement.bind(4, click.visitor)
-                    try statement.bind(5, click.outcome)
-                    try statement.bind(6, click.head ? 1 : 0)
-                    try statement.bind(7, Int64(click.count))
+                    try statement.bind(1, click.link)
+                    try statement.bind(2, day)
+                    try statement.bind(3, click.visitor)
+                    try statement.bind(4, click.outcome)
+                    try statement.bind(5, click.head ? 1 : 0)
+                    try statement.bind(6, Int64(click.count))
                     try statement.step()
                     if connection.changes == 0 { dropped += click.count }
                 }

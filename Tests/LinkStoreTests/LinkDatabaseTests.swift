@@ -175,8 +175,7 @@ struct LinkDatabaseTests {
                 _ = try database.addClicks(
                     [
                         LinkDatabase.ClickCount(
-                            domain: "go.example.com",
-                            suffix: suffix,
+                            link: try #require(try database.link(domain: "go.example.com", suffix: suffix)).id,
                             visitor: "iphone",
                             outcome: "landing",
                             head: false,
@@ -252,10 +251,12 @@ struct LinkDatabaseTests {
         try Self.withStore(backend) { store in
             let database = try store.open()
             try database.create(Self.link("a"), now: 1)
+            let stored = try #require(try database.link(domain: "go.example.com", suffix: "a"))
+            #expect(stored.id > 0, "a stored link has the row id its clicks name")
             func click(_ suffix: String, _ visitor: String, _ count: Int, head: Bool = false) -> LinkDatabase.ClickCount {
                 LinkDatabase.ClickCount(
-                    domain: "go.example.com",
-                    suffix: suffix,
+                    // A link that never existed: an id no row has.
+                    link: suffix == "a" ? stored.id : stored.id + 1_000,
                     visitor: visitor,
                     outcome: "web",
                     head: head,

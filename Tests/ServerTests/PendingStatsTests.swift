@@ -69,9 +69,8 @@ struct PendingStatsTests {
             for loop in 0..<2 {
                 for _ in 0..<Int.random(in: 0...5, using: &generator) {
                     let key = LoopStats.ClickKey(
-                        domain: "go.example.com",
-                        suffix: "s\(Int.random(in: 0..<4, using: &generator))",
-                        visitor: "desktop",
+                        link: Int64.random(in: 1...4, using: &generator),
+                        visitor: ["desktop", "iphone"].randomElement(using: &generator)!,
                         outcome: "web",
                         head: Bool.random(using: &generator)
                     )
@@ -92,11 +91,11 @@ struct PendingStatsTests {
         var writer = ClickWriter()
         var batch: [LoopStats.ClickKey: Int] = [:]
         for index in 0..<ClickWriter.keyLimit {
-            batch[LoopStats.ClickKey(domain: "go.example.com", suffix: "s\(index)", visitor: "desktop", outcome: "web", head: false)] = 1
+            batch[LoopStats.ClickKey(link: Int64(index), visitor: "desktop", outcome: "web", head: false)] = 1
         }
         writer.add(batch)
-        let known = LoopStats.ClickKey(domain: "go.example.com", suffix: "s0", visitor: "desktop", outcome: "web", head: false)
-        let new = LoopStats.ClickKey(domain: "go.example.com", suffix: "new", visitor: "desktop", outcome: "web", head: false)
+        let known = LoopStats.ClickKey(link: 0, visitor: "desktop", outcome: "web", head: false)
+        let new = LoopStats.ClickKey(link: -1, visitor: "desktop", outcome: "web", head: false)
         writer.add([known: 2, new: 5])
         #expect(writer.waiting.count == ClickWriter.keyLimit && writer.waiting[known] == 3)
         #expect(writer.dropped == 5, "a new kind over the bound is dropped and counted; a known one still adds up")

@@ -1,4 +1,5 @@
 import AASA
+import Foundation
 import HTTP1
 import Links
 import TestSupport
@@ -128,5 +129,40 @@ struct StoredLinkRoutingTests {
             revision: 3
         )
         #expect(Self.answer(router, "/spring", agent: LinkServingTests.desktop, table: disabled, cache: cache)?.response.status == 410)
+    }
+
+    @Test(
+        "A link's rule is worked out once per loop, revision and load: the same answers as without the memo; a change or a reload work it out again"
+    )
+    func rulesRemembered() {
+        let router = RouterHarness(Self.config)
+        let cache = LinkAnswerCache()
+        var link = Self.link("spring", ["link": "https://example.com/one", "afl": "https://example.com/android"])
+        link.id = 7
+        let table = ShortLinkTable.empty.applying([link], revision: 1)
+        for agent in [LinkServingTests.desktop, LinkServingTests.android, LinkServingTests.iPhone] {
+            let remembered = Self.answer(router, "/spring", agent: agent, table: table, cache: cache)
+            let fresh = Self.answer(router, "/spring", agent: agent, table: table)
+            #expect(
+                LinkAnswerCacheTests.bytes(remembered) == LinkAnswerCacheTests.bytes(fresh) && !LinkAnswerCacheTests.bytes(fresh).isEmpty
+            )
+        }
+        #expect(cache.storedRules.hits == 2, "three visitor classes, one check")
+
+        var changed = link
+        changed.parameters["link"] = "https://example.com/two"
+        changed.revision = 2
+        let newer = table.applying([changed], revision: 2)
+        #expect(
+            Self.location(Self.answer(router, "/spring", agent: LinkServingTests.desktop, table: newer, cache: cache))
+                == "https://example.com/two"
+        )
+        #expect(cache.storedRules.hits == 2, "a new revision is checked again")
+
+        // A reload that takes the link's host off the allowlist: the remembered rule is not used.
+        let reloaded = RouterHarness(Self.config.replacingOccurrences(of: #""allow": ["example.com"]"#, with: #""allow": ["example.org"]"#))
+        let refused = Self.answer(reloaded, "/spring", agent: LinkServingTests.android, table: newer, cache: cache)
+        #expect(refused?.response.status == 400 && refused?.outcome == "refused", "\(Self.body(refused))")
+        #expect(cache.storedRules.hits == 2)
     }
 }

@@ -27,6 +27,9 @@ public struct StoredLink: Sendable, Equatable {
     /// The store's change counter when the link last changed: a reader that saw revision N asks only
     /// for what changed after it.
     public var revision: Int64
+    /// The store's row id (0 before it is stored): how a click names its link on the loops, where a
+    /// number is counted in a few instructions and a domain and suffix would be hashed.
+    public var id: Int64
 
     public init(
         domain: String,
@@ -35,7 +38,8 @@ public struct StoredLink: Sendable, Equatable {
         state: State = .active,
         created: Int64 = 0,
         updated: Int64 = 0,
-        revision: Int64 = 0
+        revision: Int64 = 0,
+        id: Int64 = 0
     ) {
         self.domain = domain
         self.suffix = suffix
@@ -44,6 +48,7 @@ public struct StoredLink: Sendable, Equatable {
         self.created = created
         self.updated = updated
         self.revision = revision
+        self.id = id
     }
 
     public var path: String { "/" + suffix }

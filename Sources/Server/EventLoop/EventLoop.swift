@@ -326,17 +326,13 @@ final class EventLoop {
             record(connection, head, status: response.status, bytes: bytes, site: site, pathClass: .link)
             if answer.outcome != "-" {
                 pendingStats.countLink(LoopStats.LinkKey(site: site, visitor: answer.visitor, outcome: answer.outcome))
+                // AASA_WITHOUT_CLICK_RECORDING builds the counterfactual Benchmarks/request-instructions.py
+                // measures recording's share of a click against (--without-click-recording); never shipped.
+                #if !AASA_WITHOUT_CLICK_RECORDING
                 if let stored = answer.stored {
-                    pendingStats.countClick(
-                        LoopStats.ClickKey(
-                            domain: stored.domain,
-                            suffix: stored.suffix,
-                            visitor: answer.visitor,
-                            outcome: answer.outcome,
-                            head: head.method == .head
-                        )
-                    )
+                    pendingStats.countClick(LoopStats.ClickKey(link: stored, kind: answer.clickKind, head: head.method == .head))
                 }
+                #endif
             }
         case .respond(let response, let site, let pathClass):
             let bytes = connection.machine.respond(response)

@@ -31,8 +31,7 @@ struct ClickWriter {
         let day = String(CivilTime(unixSeconds: unixSeconds).isoSecond.prefix(10))
         let clicks = waiting.map { key, count in
             LinkDatabase.ClickCount(
-                domain: key.domain,
-                suffix: key.suffix,
+                link: key.link,
                 visitor: key.visitor,
                 outcome: key.outcome,
                 head: key.head,

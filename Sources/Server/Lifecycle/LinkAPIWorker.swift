@@ -191,8 +191,7 @@ final class LinkAPIWorker: Sendable {
             _ = try database.addClicks(
                 [
                     LinkDatabase.ClickCount(
-                        domain: domain,
-                        suffix: code.suffix,
+                        link: link.id,
                         visitor: platform,
                         outcome: "install",
                         head: false,

@@ -72,13 +72,13 @@ enum DeferredLinkRoutes {
                 return plain(StandardResponses.error(status: 400, "event must be first-open or re-open"))
             }
             guard let given = items["link"], let (domain, suffix) = StoredLink.locate(given.contains("/") ? given : host + "/" + given),
-                domain == host, table.link(domain: host, path: "/" + suffix) != nil
+                domain == host, let link = table.link(domain: host, path: "/" + suffix)
             else { return plain(StandardResponses.error(status: 404, "link names no short link of this host")) }
             return LinkAnswer(
                 response: opened,
                 visitor: platform(query: query, userAgent: userAgent),
                 outcome: event,
-                stored: (domain, suffix)
+                stored: link.id
             )
         }
         return nil

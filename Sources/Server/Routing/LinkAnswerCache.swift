@@ -28,6 +28,9 @@ final class LinkAnswerCache {
 
     /// Visitors by the User-Agents this loop read last: on a hit the answer costs no signature scan.
     let visitors = VisitorMemo()
+    /// Stored links' rules, checked against their site's allowlist once per link and load: a click the
+    /// answers above do not hold is routed without the check.
+    let storedRules = StoredRuleMemo()
 
     /// The target's bytes, the host and the visitor class: a site's hosts, and the classes, land apart.
     static func slot(_ target: UnsafeBufferPointer<UInt8>, _ visitor: Visitor, _ host: String) -> Int {

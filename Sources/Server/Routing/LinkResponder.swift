@@ -39,8 +39,12 @@ final class LinkAnswer: Sendable {
     /// ``LinkOutcome``'s raw value, "refused" (a 400), or "-".
     let outcome: String
 
-    /// The stored short link answered (its clicks are written to the link store); nil for config rules.
-    let stored: (domain: String, suffix: String)?
+    /// The stored short link answered, by ``StoredLink/id`` (its clicks are written to the link store); nil
+    /// for config rules.
+    let stored: Int64?
+    /// The visitor and outcome a stored link's click is counted under (``ClickKinds``), worked out once
+    /// per answer, so a cached answer's click costs no lookup.
+    let clickKind: UInt16
     /// What the loop does with a claim code instead of sending `response` as it is (``ClaimAction``).
     let claim: ClaimAction?
 
@@ -48,13 +52,14 @@ final class LinkAnswer: Sendable {
         response: PreparedResponse,
         visitor: String,
         outcome: String,
-        stored: (domain: String, suffix: String)? = nil,
+        stored: Int64? = nil,
         claim: ClaimAction? = nil
     ) {
         self.response = response
         self.visitor = visitor
         self.outcome = outcome
         self.stored = stored
+        clickKind = stored == nil ? 0 : ClickKinds.code(visitor: visitor, outcome: outcome)
         self.claim = claim
     }
 }
@@ -113,7 +118,8 @@ enum LinkResponder {
                 visitor: visitor,
                 links: links,
                 storedLinks: storedLinks,
-                siteHosts: siteHosts()
+                siteHosts: siteHosts(),
+                storedRules: cache?.storedRules
             )
         else { return nil }
         if cacheable { cache?.store(answer, links: links, storedLinks: storedLinks, visitor: visitor, host: host, target: target) }
@@ -169,7 +175,8 @@ enum LinkResponder {
         visitor: Visitor,
         links: CompiledLinks,
         storedLinks: ShortLinkTable?,
-        siteHosts: @autoclosure () -> [HostPattern]
+        siteHosts: @autoclosure () -> [HostPattern],
+        storedRules: StoredRuleMemo?
     ) -> LinkAnswer? {
         let request = LinkRequest(host: host, path: pathText, query: query, visitor: visitor)
         var refused: LinkAnswer { LinkAnswer(response: methodNotAllowed, visitor: visitor.label, outcome: "-") }
@@ -188,7 +195,8 @@ enum LinkResponder {
                 links,
                 ownHosts: Set(siteHosts().map(\.description)),
                 domainDisabled: storedLinks.disabledDomains.contains(stored.domain),
-                claimKey: storedLinks.claimKey
+                claimKey: storedLinks.claimKey,
+                rules: storedRules
             )
         }
         guard let found = links.matcher.match(path: pathText, query: query) else { return nil }
@@ -203,20 +211,25 @@ enum LinkResponder {
         _ stored: StoredLink,
         _ request: LinkRequest,
         _ links: CompiledLinks,
-        ownHosts: Set<String>,
+        ownHosts: @autoclosure () -> Set<String>,
         domainDisabled: Bool = false,
-        claimKey: [UInt8]? = nil
+        claimKey: [UInt8]? = nil,
+        rules: StoredRuleMemo? = nil
     ) -> LinkAnswer {
         guard stored.state == .active, !domainDisabled else {
             return LinkAnswer(
                 response: html(status: 410, LinkPages.gone(), policy: pagePolicy),
                 visitor: request.visitor.label,
                 outcome: "gone",
-                stored: (stored.domain, stored.suffix)
+                stored: stored.id
             )
         }
         // `?d=1`, FDL's preview link: the link's flow per visitor as a page.
-        let parsed = FirebaseLongLink.rule(stored.parameters, links: links.links, ownHosts: ownHosts.union([request.host])).map {
+        func make() -> Result<FirebaseLongLink.Parsed, FirebaseLongLink.Refusal> {
+            FirebaseLongLink.rule(stored.parameters, links: links.links, ownHosts: ownHosts().union([request.host]))
+        }
+        let rule = rules?.rule(for: stored, host: request.host, links: links, make: make) ?? make()
+        let parsed = rule.map {
             var parsed = $0
             parsed.debug = request.query == "d=1"
             return parsed
@@ -232,7 +245,7 @@ enum LinkResponder {
             response: answer.response,
             visitor: answer.visitor,
             outcome: answer.outcome,
-            stored: (stored.domain, stored.suffix),
+            stored: stored.id,
             claim: claim
         )
     }
