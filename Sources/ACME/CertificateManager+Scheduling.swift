@@ -48,24 +48,27 @@ extension CertificateManager {
         while true {
             enum Step {
                 case stop
-                case order(String)
+                case order(String, OrderQueue.Kind)
                 case wait(Int32)
             }
             let step = state.withLock { state -> Step in
                 if state.stopping { return .stop }
-                switch state.queue.next(now: Int(Posix.unixTime())) {
-                case .order(let host, _):
+                let firstOrders = state.runningFirstOrders < max(1, settings.maxConcurrentOrders - 1)
+                switch state.queue.next(now: Int(Posix.unixTime()), firstOrders: firstOrders) {
+                case .order(let host, let kind):
                     state[host].work = .running
-                    return .order(host)
+                    if kind == .first { state.runningFirstOrders += 1 }
+                    return .order(host, kind)
                 case .waitUntil(let time): return .wait(Int32(clamping: max(1, min(60, time - Int(Posix.unixTime()))) * 1000))
                 case .empty: return .wait(1000)
                 }
             }
             switch step {
-            case .order(let host):
+            case .order(let host, let kind):
                 obtain(host)
                 let again = state.withLock { state -> Bool in
                     state[host].work = .idle
+                    if kind == .first { state.runningFirstOrders -= 1 }
                     guard state[host].retryRequested else { return false }
                     state[host].retryRequested = false
                     // The retry asked for during the order: its backoff is forgotten too.

@@ -105,6 +105,9 @@ extension CertificateManager {
         var loads: [String] = []
         var counters = Counters()
         var stopping = false
+        /// First orders being carried out now: they may take every worker but one, which stays free for a
+        /// renewal (a certificate about to expire never waits behind made-up names being ordered).
+        var runningFirstOrders = 0
 
         init(queue: OrderQueue) { self.queue = queue }
 

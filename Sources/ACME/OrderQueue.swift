@@ -65,15 +65,16 @@ struct OrderQueue {
         return .queued
     }
 
-    /// The next order to start at `now` (Unix seconds): a renewal if any, else the first waiting name
-    /// whose registered domain and the overall limit both have room.
-    mutating func next(now: Int) -> Next {
+    /// The next order to start at `now` (Unix seconds): a renewal if any, else — when `firstOrders` allows
+    /// one more first order to run — the first waiting name whose registered domain and the overall limit
+    /// both have room.
+    mutating func next(now: Int, firstOrders: Bool = true) -> Next {
         if !renewals.isEmpty {
             let host = renewals.removeFirst()
             queued.remove(host)
             return .order(host, .renewal)
         }
-        guard !firsts.isEmpty else { return .empty }
+        guard !firsts.isEmpty, firstOrders else { return .empty }
         overall.refill(now: now)
         guard overall.tokens >= 1 else {
             rateLimited += 1

@@ -17,6 +17,19 @@ struct OrderQueueTests {
         #expect(queue.next(now: 0) == .order("n0.flood.test", .first))
     }
 
+    @Test(
+        "With every worker but one busy on first orders, a worker starts only renewals; the waiting first orders keep their turn and allowance"
+    )
+    func workerKeptForRenewals() {
+        var queue = OrderQueue(limits: Self.limits, now: 0)
+        for index in 0..<3 { _ = queue.enqueue("n\(index).flood.test", .first) }
+        #expect(queue.next(now: 0, firstOrders: false) == .empty)
+        _ = queue.enqueue("shop.example.com", .renewal)
+        #expect(queue.next(now: 0, firstOrders: false) == .order("shop.example.com", .renewal))
+        #expect(queue.rateLimited == 0 && queue.waitingFirstOrders == 3)
+        #expect(queue.next(now: 0) == .order("n0.flood.test", .first), "the first in line, its allowance untouched")
+    }
+
     @Test("First orders: at most the burst per registered domain, then one per refill; other domains go on; the overall limit holds")
     func rateLimits() {
         var queue = OrderQueue(limits: Self.limits, now: 0)

@@ -92,7 +92,9 @@ struct ReplicaFailurePebbleTests {
             .write(to: URL(fileURLWithPath: slow))
         chmod(slow, 0o755)
         let hosts = (0..<4).map { "skew\($0).test" }
-        let acme = #""challenges": ["dns-01"], "lockStaleAfter": 30, "dnsHook": "\#(slow)""#
+        // Five workers: the four first orders all run at once (one worker stays kept for renewals), so the
+        // on-time replica holds every lock before the skewed one starts.
+        let acme = #""challenges": ["dns-01"], "lockStaleAfter": 30, "maxConcurrentOrders": 5, "dnsHook": "\#(slow)""#
         let onTime = try ServerProcess(config: acmeConfig(pebble, sites: sites(hosts.map { [$0] }), storage: storage, acme: acme))
         defer { onTime.stop() }
         #expect(waitUntil(30) { onTime.stderr.components(separatedBy: "ordered a certificate for").count - 1 == hosts.count })
