@@ -24,7 +24,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
-        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        // libpq: its header only; the library is opened when a PostgreSQL store is first used (Database).
+        .systemLibrary(name: "CPostgreSQL", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
         // Pure: bytes and values in, values out. No Foundation, no OS module, no clocks, no globals.
         // Small text and byte helpers the other targets share, written once (no dependencies).

@@ -15,6 +15,10 @@ The reload is asked for with POST /reload; its JSON answer carries the time from
 to the new snapshot in force. The peak is VmHWM after resetting it (/proc/PID/clear_refs) just before the
 reload. Loopback only; every wait is bounded.
 
+Beside each start, the same run times CPython reading the same files with its C `json` module (every
+file read and json.load-ed, one process, files already in the page cache): the time a server would need
+merely to parse its config in the most common scripting runtime, the yardstick of the scale issue.
+
 With --links, every other site also has link rules (docs/links.md): two rules, a web template and a
 preview, the cost per rule being the difference from a run without.
 
@@ -122,6 +126,22 @@ def keep_alive_cost(pid, port, host, seconds):
     return used / requests * 1e6
 
 
+PYTHON_READ = """
+import glob, json, os, sys, time
+started = time.monotonic()
+for path in [sys.argv[1]] + sorted(glob.glob(os.path.join(os.path.dirname(sys.argv[1]), "sites.d", "*.json"))):
+    with open(path, "rb") as handle:
+        json.load(handle)
+print(time.monotonic() - started)
+"""
+
+
+def python_read_seconds(config):
+    """CPython's json.load of the config and every included file, timed inside the interpreter."""
+    out = subprocess.run([sys.executable, "-c", PYTHON_READ, config], capture_output=True, text=True, timeout=600, check=True)
+    return float(out.stdout.strip())
+
+
 def measure(binary, hosts, layout, per_file, seconds):
     directory = tempfile.mkdtemp(prefix="aasa-scale-")
     try:
@@ -131,6 +151,7 @@ def measure(binary, hosts, layout, per_file, seconds):
         # the start-up being measured (a server starts from files already on disk).
         os.sync()
         time.sleep(1)
+        python_seconds = python_read_seconds(os.path.join(directory, "config.json"))
         log = open(os.path.join(directory, "stderr.log"), "w+")
         started = time.monotonic()
         server = subprocess.Popen([binary, "serve", "--config", os.path.join(directory, "config.json")],
@@ -164,7 +185,7 @@ def measure(binary, hosts, layout, per_file, seconds):
             served = urllib.request.urlopen(urllib.request.Request(
                 f"http://127.0.0.1:{port}/.well-known/apple-app-site-association", headers={"Host": edited}), timeout=10).read()
             assert b"/r1/" in served, "the edit is not served"
-            return {"hosts": hosts, "ready_s": ready, "rss_ready_mb": rss_ready, "rss_settled_mb": rss_settled,
+            return {"hosts": hosts, "ready_s": ready, "python_json_s": python_seconds, "rss_ready_mb": rss_ready, "rss_settled_mb": rss_settled,
                     "keepalive_us": cost, "reload_ms": answer.get("milliseconds"), "reload_result": answer.get("result"),
                     "rss_before_reload_mb": steady, "rss_peak_reload_mb": peak}
         finally:
@@ -195,10 +216,10 @@ def main():
     for hosts in [int(text) for text in arguments.hosts.split(",")]:
         rows.append(measure(binary, hosts, arguments.layout, arguments.per_file, arguments.seconds))
     print(f"binary {binary}, layout {arguments.layout}" + (f" ({arguments.per_file} sites per file)" if arguments.layout == "include" else ""))
-    print("| hosts | ready after start | RSS ready | RSS settled | keep-alive µs/req | one-site edit reload | RSS peak during it |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| hosts | ready after start | CPython json.load | RSS ready | RSS settled | keep-alive µs/req | one-site edit reload | RSS peak during it |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        print(f"| {row['hosts']:,} | {row['ready_s']:.2f} s | {row['rss_ready_mb']:.0f} MB | {row['rss_settled_mb']:.0f} MB | "
+        print(f"| {row['hosts']:,} | {row['ready_s']:.2f} s | {row['python_json_s']:.2f} s | {row['rss_ready_mb']:.0f} MB | {row['rss_settled_mb']:.0f} MB | "
               f"{row['keepalive_us']:.2f} | {row['reload_ms']} ms ({row['reload_result']}) | "
               f"{row['rss_peak_reload_mb']:.0f} MB ({row['rss_peak_reload_mb'] / max(row['rss_before_reload_mb'], 1):.2f}×) |")
     print(json.dumps(rows))

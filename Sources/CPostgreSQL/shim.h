@@ -1,2 +1,3 @@
-// libpq, PostgreSQL's client library (Debian's libpq-dev; pkg-config's libpq adds its include directory).
-#include <libpq-fe.h>
+// libpq's declarations only (Debian's libpq-dev): the library itself is opened at run time, when a
+// PostgreSQL store is first used (Sources/Database/LibPQ.swift), so nothing here is linked.
+#include <postgresql/libpq-fe.h>

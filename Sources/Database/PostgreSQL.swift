@@ -8,6 +8,7 @@ public final class PostgresConnection: DatabaseConnection {
     public let dialect = SQLDialect.postgres
     public let name: String
     private let handle: OpaquePointer
+    fileprivate let pq: LibPQ
     public fileprivate(set) var changes = 0
     public var transactionDepth = 0
 
@@ -25,28 +26,29 @@ public final class PostgresConnection: DatabaseConnection {
         // may set its own timeout, but the password comes only from the file.
         var pairs = [("connect_timeout", String(connectSeconds)), ("application_name", "aasa-server"), ("dbname", connection)]
         if let password { pairs.append(("password", password)) }
+        pq = try LibPQ.shared.get()
         let keywords = CStrings(pairs.map(\.0))
         let values = CStrings(pairs.map(\.1))
-        let connected = PQconnectdbParams(keywords.pointers, values.pointers, 1)
+        let connected = pq.connectdbParams(keywords.pointers, values.pointers, 1)
         guard let connected else { throw DatabaseError(code: 1, message: "PostgreSQL: out of memory") }
-        guard PQstatus(connected) == CONNECTION_OK else {
-            let message = Self.trimmed(PQerrorMessage(connected))
-            PQfinish(connected)
+        guard pq.status(connected) == CONNECTION_OK else {
+            let message = Self.trimmed(pq.errorMessage(connected))
+            pq.finish(connected)
             throw DatabaseError(code: 1, message: "PostgreSQL: \(message)")
         }
         handle = connected
         // NOTICEs (a table that already exists…) are not ours to print on the server's stderr.
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        let host = PQhost(handle).map { String(cString: $0) } ?? ""
+        _ = pq.setNoticeProcessor(handle, { _, _ in }, nil)
+        let host = pq.host(handle).map { String(cString: $0) } ?? ""
         let shownHost = host.hasPrefix("/") ? "[\(host)]" : host
         name =
-            "postgresql://\(PQuser(handle).map { String(cString: $0) } ?? "")@\(shownHost):\(PQport(handle).map { String(cString: $0) } ?? "")/\(PQdb(handle).map { String(cString: $0) } ?? "")"
+            "postgresql://\(pq.user(handle).map { String(cString: $0) } ?? "")@\(shownHost):\(pq.port(handle).map { String(cString: $0) } ?? "")/\(pq.db(handle).map { String(cString: $0) } ?? "")"
         // A write waiting on another's lock, or a statement stuck on a sick server, fails in words instead
         // of holding the thread forever.
         try execute("SET lock_timeout = '10s'; SET statement_timeout = '60s'")
     }
 
-    deinit { PQfinish(handle) }
+    deinit { pq.finish(handle) }
 
     fileprivate static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
         guard let message else { return "unknown error" }
@@ -54,15 +56,15 @@ public final class PostgresConnection: DatabaseConnection {
     }
 
     func error(_ result: OpaquePointer?) -> DatabaseError {
-        let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
-        let message = Self.trimmed(result.map { PQresultErrorMessage($0) } ?? PQerrorMessage(handle))
+        let state = result.flatMap { pq.resultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+        let message = Self.trimmed(result.map { pq.resultErrorMessage($0) } ?? pq.errorMessage(handle))
         return DatabaseError(code: 1, message: "\(name): \(message)\(state.map { " (SQLSTATE \($0))" } ?? "")")
     }
 
     public func execute(_ sql: String) throws(DatabaseError) {
-        let result = PQexec(handle, sql)
-        defer { PQclear(result) }
-        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
+        let result = pq.exec(handle, sql)
+        defer { pq.clear(result) }
+        let status = result.map { pq.resultStatus($0) } ?? PGRES_FATAL_ERROR
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw error(result) }
     }
 
@@ -84,19 +86,19 @@ public final class PostgresConnection: DatabaseConnection {
     /// readable when one arrives (wait on it beside others, then ``takeNotifications()``).
     public func listen(_ channel: String) throws(DatabaseError) -> Int32 {
         try execute("LISTEN \(channel)")
-        return PQsocket(handle)
+        return pq.socket(handle)
     }
 
     /// Reads what the server sent without waiting; true when a notification was among it. A connection
     /// the server closed reads as an error, so the listener connects again.
     public func takeNotifications() throws(DatabaseError) -> Bool {
-        guard PQconsumeInput(handle) == 1 else {
-            throw DatabaseError(code: 1, message: "\(name): \(Self.trimmed(PQerrorMessage(handle)))")
+        guard pq.consumeInput(handle) == 1 else {
+            throw DatabaseError(code: 1, message: "\(name): \(Self.trimmed(pq.errorMessage(handle)))")
         }
         var any = false
-        while let notification = PQnotifies(handle) {
+        while let notification = pq.notifies(handle) {
             any = true
-            PQfreemem(notification)
+            pq.freemem(notification)
         }
         return any
     }
@@ -119,15 +121,15 @@ public final class PostgresConnection: DatabaseConnection {
     fileprivate func run(_ sql: String, _ parameters: [(type: UInt32, value: String)]) throws(DatabaseError) -> OpaquePointer {
         let values = CStrings(parameters.map(\.value))
         let result = parameters.map(\.type).withUnsafeBufferPointer { types in
-            PQexecParams(handle, sql, Int32(parameters.count), types.baseAddress, values.pointers, nil, nil, 0)
+            pq.execParams(handle, sql, Int32(parameters.count), types.baseAddress, values.pointers, nil, nil, 0)
         }
-        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
+        let status = result.map { pq.resultStatus($0) } ?? PGRES_FATAL_ERROR
         guard let result, status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             let failure = error(result)
-            PQclear(result)
+            pq.clear(result)
             throw failure
         }
-        changes = Int(String(cString: PQcmdTuples(result))) ?? 0
+        changes = pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
         return result
     }
 }
@@ -137,6 +139,7 @@ public final class PostgresConnection: DatabaseConnection {
 final class PostgresStatement: DatabaseStatement {
     private let sql: String
     private let connection: PostgresConnection
+    private var pq: LibPQ { connection.pq }
     private var parameters: [(type: UInt32, value: String)] = []
     private var result: OpaquePointer?
     private var row: Int32 = -1
@@ -150,7 +153,7 @@ final class PostgresStatement: DatabaseStatement {
         self.connection = connection
     }
 
-    deinit { PQclear(result) }
+    deinit { pq.clear(result) }
 
     private func set(_ index: Int32, _ parameter: (type: UInt32, value: String)) {
         let position = Int(index) - 1
@@ -175,11 +178,11 @@ final class PostgresStatement: DatabaseStatement {
             row = -1
         }
         row += 1
-        return row < PQntuples(result)
+        return row < pq.ntuples(result)
     }
 
     public func reset() {
-        PQclear(result)
+        pq.clear(result)
         result = nil
         parameters.removeAll(keepingCapacity: true)
     }
@@ -187,8 +190,8 @@ final class PostgresStatement: DatabaseStatement {
     public func integer(_ column: Int32) -> Int64 { Int64(text(column)) ?? 0 }
 
     public func text(_ column: Int32) -> String {
-        guard let result, let bytes = PQgetvalue(result, row, column) else { return "" }
-        let count = Int(PQgetlength(result, row, column))
+        guard let result, let bytes = pq.getvalue(result, row, column) else { return "" }
+        let count = Int(pq.getlength(result, row, column))
         return bytes.withMemoryRebound(to: UInt8.self, capacity: count) {
             String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
         }

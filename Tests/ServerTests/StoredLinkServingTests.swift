@@ -68,6 +68,9 @@ struct StoredLinkServingTests {
         #expect(waitUntil(3) { (try? Self.click("/spring", port: server.port)) == "302 https://example.com/spring" }, "\(server.stderr)")
         let seconds = monotonicSeconds() - start
         #expect(seconds < 1, "answered after \(seconds) s")
+        // libpq (and the seventeen libraries it needs) is loaded by a server whose store is in PostgreSQL only.
+        #expect(server.hasLoaded(library: "libpq.so") == (store == .postgres))
+        #expect(server.hasLoaded(library: "libsqlite3.so"))
 
         let unguessable = try Self.links(["create", "--domain", "go.example.com", "--link", "https://example.com/u", "--json"], directory)
         #expect(unguessable.status == 0)

@@ -118,6 +118,14 @@ public final class ServerProcess {
 
     deinit { stop() }
 
+    /// True when a shared library whose file name starts with `name` is mapped into the server process.
+    public func hasLoaded(library name: String) -> Bool {
+        // Read to its end: /proc reports a size of 0, which a read by size takes at its word.
+        let data = FileHandle(forReadingAtPath: "/proc/\(pid)/maps")?.readDataToEndOfFile() ?? Data()
+        let maps = String(decoding: data, as: UTF8.self)
+        return maps.split(separator: "\n").contains { $0.split(separator: "/").last?.hasPrefix(name) == true }
+    }
+
     /// Open descriptors of the server process (leak checks).
     public var openDescriptorCount: Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1

@@ -1,0 +1,33 @@
+internal import Glibc
+
+/// A C library opened when it is first needed (dlopen), not when the program starts: a library the
+/// program links is loaded and relocated at every start, by every command, whether it is used or not.
+/// Never closed: its functions are called for the life of the process.
+public struct SharedLibrary: @unchecked Sendable {
+    // dlopen's handle is immutable and may be used from any thread (dlsym is thread-safe).
+    private let handle: UnsafeMutableRawPointer
+    /// The name it was opened by.
+    public let name: String
+
+    /// Opens the first of `names` that the dynamic loader finds; the error is dlerror's words for each.
+    public static func open(_ names: [String]) -> Result<SharedLibrary, LoadError> {
+        var reasons: [String] = []
+        for name in names {
+            // RTLD_NOW: a missing symbol fails here, in words, not later as a crash; RTLD_LOCAL: its symbols
+            // stay out of the global scope, where they could interpose on another library's.
+            if let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) {
+                return .success(SharedLibrary(handle: handle, name: name))
+            }
+            reasons.append(dlerror().map { String(cString: $0) } ?? "\(name): cannot be opened")
+        }
+        return .failure(LoadError(reasons: reasons))
+    }
+
+    /// The address of a function or variable the library exports, nil when it has none by that name.
+    public func symbol(_ name: String) -> UnsafeMutableRawPointer? { dlsym(handle, name) }
+
+    public struct LoadError: Error, Sendable, CustomStringConvertible {
+        public var reasons: [String]
+        public var description: String { reasons.joined(separator: "; ") }
+    }
+}
