@@ -24,7 +24,12 @@ short link's click (GET /s42: aasa-server's link store in its state directory, t
 the link's numbers; nginx's and H2O's same redirect for that path). RSS: idle (after start), peak (VmHWM
 at the end) and after (some seconds after the last test; memory a burst leaves behind).
 
-Usage: Benchmarks/serve-vs-nginx.py [--seconds 8] [--repetitions 3] [--baseline PATH] [--settle 30]
+The "C limit" column is Benchmarks/limit-server.c, compiled by this script: one thread, epoll, each
+response prepared once and sent with one call, OpenSSL for TLS, nothing validated, no Date, no limits —
+the least that passes these cells, so "aasa/C limit" reads how far aasa-server is from this machine's
+floor (the scale issue's yardstick).
+
+Usage: Benchmarks/serve-vs-nginx.py [--seconds 8] [--repetitions 3] [--baseline PATH] [--settle 30] [--without-limit]
 Needs: nginx, h2o, wrk (apt-get install nginx h2o wrk); builds aasa-server in release mode with the Swift
 runtime linked statically (--static-swift-stdlib), as it is deployed.
 Traffic goes to 127.0.0.1 only, and every run is bounded by --seconds.
@@ -300,6 +305,17 @@ hosts:
         servers["h2o"] = {"process": subprocess.Popen(["taskset", "-c", "0", "h2o", "-c", f"{work}/h2o.conf"],
                                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
                           "port": port, "tls_port": tls_port}
+    if "C limit" in names:
+        # The floor: Benchmarks/limit-server.c does only what the cells need (see its comment).
+        subprocess.run([shutil.which("cc") or "gcc", "-O2", "-o", f"{work}/limit-server",
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "limit-server.c"), "-lssl", "-lcrypto"],
+                       check=True)
+        port, tls_port = free_port(), free_port()
+        servers["C limit"] = {"process": subprocess.Popen(
+            ["taskset", "-c", "0", f"{work}/limit-server", str(port), str(tls_port), f"{work}/tls/cert.pem", f"{work}/tls/key.pem",
+             f"{work}/www/example.com/.well-known/apple-app-site-association",
+             f"{work}/www/large.example.com/.well-known/apple-app-site-association"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), "port": port, "tls_port": tls_port}
     try:
         for server in servers.values():
             wait_port(server["port"])
@@ -331,10 +347,12 @@ def main():
     parser.add_argument("--baseline", help="an earlier aasa-server binary to run beside this one")
     parser.add_argument("--settle", type=int, default=30, help="seconds after the last test before 'after' RSS")
     parser.add_argument("--tests", default=",".join(TESTS), help="comma-separated subset of: " + ", ".join(TESTS))
+    parser.add_argument("--without-limit", action="store_true", help="leave out the C limit (Benchmarks/limit-server.c; needs cc and libssl-dev)")
     args = parser.parse_args()
     tests = [t.strip() for t in args.tests.split(",")]
     small, large = SMALL, LARGE
-    servers, work = start_servers(["aasa-server", "nginx", "h2o"], baseline=args.baseline)
+    names = ["aasa-server", "nginx", "h2o"] + ([] if args.without_limit else ["C limit"])
+    servers, work = start_servers(names, baseline=args.baseline)
     results = {(name, test): [] for name in servers for test in tests}
     try:
         time.sleep(1)

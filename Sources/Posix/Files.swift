@@ -139,7 +139,7 @@ extension Posix {
     }
 
     /// "a FIFO", "a directory"… for anything but a regular file; nil for a regular file.
-    private static func fileTypeName(_ mode: mode_t) -> String? {
+    static func fileTypeName(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: return nil
         case S_IFDIR: return "a directory"
@@ -186,6 +186,12 @@ extension Posix {
     /// Writes through a temporary file in the same directory, flushed, then renamed over the target:
     /// a reader sees the old file or the new one, never half of one.
     public static func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: UInt32 = 0o644) throws(SystemError) {
+        try writeFileAtomically(parts: CollectionOfOne(bytes), to: path, mode: mode)
+    }
+
+    /// As ``writeFileAtomically(_:to:mode:)``, the content made part by part as it is written (a lazy
+    /// sequence never holds the whole file: a snapshot of a million sites is written in file-sized parts).
+    public static func writeFileAtomically(parts: some Sequence<[UInt8]>, to path: String, mode: UInt32 = 0o644) throws(SystemError) {
         let directory = directoryName(path)
         try makeDirectories(directory)
         // A name no other writer can have (every container is pid 1, replicas share storage), created
@@ -200,8 +206,13 @@ extension Posix {
         guard fd >= 0 else { throw SystemError(call: "open \(temporary)", code: errno) }
         // Exactly the mode asked for, whatever the umask, before any byte is written (private keys stay 0600).
         _ = fchmod(fd, mode)
-        let writeError = bytes.withUnsafeBytes { writeAll(fd, $0) }
-        var failure = writeError.map { SystemError(call: "write \(temporary)", code: $0) }
+        var failure: SystemError?
+        for part in parts {
+            if let code = part.withUnsafeBytes({ writeAll(fd, $0) }) {
+                failure = SystemError(call: "write \(temporary)", code: code)
+                break
+            }
+        }
         if failure == nil && fsync(fd) != 0 { failure = SystemError(call: "fsync \(temporary)", code: errno) }
         close(fd)
         if let failure {

@@ -104,8 +104,10 @@ public final class ServerProcess {
         return process.terminationStatus
     }
 
-    /// SIGTERM, a bounded wait, then SIGKILL: nothing outlives the test.
+    /// SIGTERM, a bounded wait, then SIGKILL: nothing outlives the test — not even a server a launcher
+    /// runs as its child (faketime forks rather than execs, and does not pass SIGTERM on).
     public func stop() {
+        let children = process.isRunning ? Self.descendants(of: pid) : []
         if process.isRunning {
             signal(SIGTERM)
             if waitForExit(5) == nil {
@@ -113,7 +115,33 @@ public final class ServerProcess {
                 _ = waitForExit(5)
             }
         }
+        for child in children { kill(child, SIGTERM) }
+        if !children.isEmpty && !waitUntil(5, { children.allSatisfy { kill($0, 0) != 0 } }) {
+            for child in children { kill(child, SIGKILL) }
+        }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Every process below `parent`, from /proc (each process's parent is the fourth field of its stat).
+    static func descendants(of parent: Int32) -> [Int32] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        var parents: [Int32: Int32] = [:]
+        for name in names {
+            guard let pid = Int32(name),
+                let stat = FileHandle(forReadingAtPath: "/proc/\(pid)/stat")?.readDataToEndOfFile(),
+                let text = String(data: stat, encoding: .utf8), let close = text.lastIndex(of: ")")
+            else { continue }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let ppid = Int32(fields[1]) { parents[pid] = ppid }
+        }
+        var found: [Int32] = []
+        var frontier = [parent]
+        while let next = frontier.popLast() {
+            let children = parents.filter { $0.value == next }.map(\.key)
+            found += children
+            frontier += children
+        }
+        return found
     }
 
     deinit { stop() }

@@ -18,7 +18,8 @@ public enum ConfigLoader {
         reusing previous: LoadedConfig? = nil,
         parallel: ParallelFor? = nil,
         servingOnly: Bool = false,
-        includes access: IncludeAccess? = nil
+        includes access: IncludeAccess? = nil,
+        compiled: CompiledSites.Input? = nil
     ) -> LoadedConfig {
         let spans = SiteReuse.siteSpans(configBytes)
         let pool = DocumentPool()
@@ -39,6 +40,11 @@ public enum ConfigLoader {
             )
             return LoadedConfig(config: result.config, sites: result.sites, diagnostics: findings, hostTable: result.hostTable)
         }
+        // The snapshot is read once, by the first load: later loads take unchanged files from the last one.
+        let snapshot =
+            previous == nil
+            ? result.config?.server.stateDirectory.flatMap { directory in compiled?.read(resolve(directory, relativeTo: configPath)) }
+            : nil
         let included = IncludedSites.load(
             patterns,
             configPath: configPath,
@@ -48,7 +54,9 @@ public enum ConfigLoader {
             previous: previous?.includeState,
             parallel: parallel,
             servingOnly: servingOnly,
-            pool: pool
+            pool: pool,
+            compiled: compiled,
+            snapshot: snapshot
         )
         // Config.sites stays what the config file itself lists; LoadedConfig.sites has every site, the
         // included files' groups taken over as they are.

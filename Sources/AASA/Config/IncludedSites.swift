@@ -24,16 +24,32 @@ struct IncludeState: Sendable {
         /// The file's sites; the same object for as long as the file is unchanged.
         let group: SiteList.Group
         let findings: [Diagnostic]
+        /// Its content's digest, when the load keeps a snapshot (``CompiledSites``).
+        let digest: CompiledSites.Digest?
+        /// Taken from the snapshot rather than built from the file's bytes.
+        let restored: Bool
 
-        init(path: String, stamp: String, sites: [LoadedSite], findings: [Diagnostic]) {
+        init(
+            path: String,
+            stamp: String,
+            sites: [LoadedSite],
+            findings: [Diagnostic],
+            digest: CompiledSites.Digest? = nil,
+            restored: Bool = false
+        ) {
             self.stamp = stamp
             group = SiteList.Group(sites, source: path)
             self.findings = findings
+            self.digest = digest
+            self.restored = restored
         }
     }
 
     var files: [String: File]
     var aliases: AppTable
+    /// Files this load built from their bytes, and files it took from the snapshot instead.
+    var parsedFiles = 0
+    var restoredFiles = 0
 }
 
 enum IncludedSites {
@@ -57,7 +73,9 @@ enum IncludedSites {
         previous: IncludeState?,
         parallel: ParallelFor?,
         servingOnly: Bool,
-        pool: DocumentPool
+        pool: DocumentPool,
+        compiled: CompiledSites.Input? = nil,
+        snapshot: CompiledSites? = nil
     ) -> Result {
         var result = Result()
         result.state.aliases = aliases
@@ -98,6 +116,13 @@ enum IncludedSites {
         let reusable = previous.flatMap { $0.aliases == aliases ? $0 : nil }
         let stamps = paths.map { access.stamp($0) }
         let files = TaskSlots<IncludeState.File>(count: paths.count)
+        let restoring = compiled.map {
+            Restoring(
+                snapshot: snapshot,
+                context: CompiledSites.context(build: $0.build, aliases: aliases, servingOnly: servingOnly),
+                configPath: configPath
+            )
+        }
         let loadOne: @Sendable (Int) -> Void = { [paths] index in
             let path = paths[index]
             guard let stamp = stamps[index] else {
@@ -115,7 +140,15 @@ enum IncludedSites {
                 files[index] = earlier
                 return
             }
-            files[index] = Self.loadFile(path, stamp: stamp, aliases: aliases, readFile: readFile, servingOnly: servingOnly, pool: pool)
+            files[index] = Self.loadFile(
+                path,
+                stamp: stamp,
+                aliases: aliases,
+                readFile: readFile,
+                servingOnly: servingOnly,
+                pool: pool,
+                restoring: restoring
+            )
         }
         let toLoad = paths.indices.count { index in reusable?.files[paths[index]]?.stamp != stamps[index] || stamps[index] == nil }
         if let parallel, toLoad >= 8 {
@@ -125,6 +158,9 @@ enum IncludedSites {
         }
         for (index, path) in paths.enumerated() {
             guard let file = files[index] else { continue }
+            if file !== reusable?.files[path] {
+                if file.restored { result.state.restoredFiles += 1 } else { result.state.parsedFiles += 1 }
+            }
             result.groups.append(file.group)
             result.findings += file.findings
             if !file.findings.hasErrors { result.state.files[path] = file }
@@ -132,14 +168,23 @@ enum IncludedSites {
         return result
     }
 
-    /// One included file: its sites, built as the main config's are, findings in that file.
+    /// A snapshot to take unchanged files from, and the context the load runs in.
+    struct Restoring: Sendable {
+        var snapshot: CompiledSites?
+        var context: UInt64
+        var configPath: String
+    }
+
+    /// One included file: its sites, built as the main config's are, findings in that file — or, when
+    /// `restoring` has the file under the same digest, the sites the snapshot kept.
     static func loadFile(
         _ path: String,
         stamp: String,
         aliases: AppTable,
         readFile: @escaping ConfigLoader.FileReader,
         servingOnly: Bool,
-        pool: DocumentPool? = nil
+        pool: DocumentPool? = nil,
+        restoring: Restoring? = nil
     ) -> IncludeState.File {
         let bytes: [UInt8]
         switch readFile(path) {
@@ -151,6 +196,18 @@ enum IncludedSites {
                 findings: [Diagnostic(.error, "file.unreadable", "cannot read the included file \"\(path)\": \(error.message)", file: path)]
             )
         case .success(let read): bytes = read
+        }
+        let digest = restoring.map { _ in CompiledSites.Digest(bytes) }
+        if let restoring, let digest,
+            let sites = restoring.snapshot?.sites(
+                for: path,
+                configPath: restoring.configPath,
+                digest: digest,
+                context: restoring.context,
+                pool: pool
+            )
+        {
+            return IncludeState.File(path: path, stamp: stamp, sites: sites, findings: [], digest: digest, restored: true)
         }
         // A list of sites is built site by site as the parser reads it: each site's tree is decoded and
         // freed while it is still in the cache, instead of a whole file's trees held and walked again.
@@ -198,7 +255,7 @@ enum IncludedSites {
             )
         }
         findings += built.findings
-        return IncludeState.File(path: path, stamp: stamp, sites: built.sites, findings: findings.withoutCascades())
+        return IncludeState.File(path: path, stamp: stamp, sites: built.sites, findings: findings.withoutCascades(), digest: digest)
     }
 
     /// `dir/*.json` → the matching files, sorted; a pattern without wildcards names one file, which must exist.

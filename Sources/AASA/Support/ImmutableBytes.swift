@@ -17,6 +17,14 @@ public final class ImmutableBytes: @unchecked Sendable {
         hash = FNV1a.wordHash(buffer)
     }
 
+    /// A copy of bytes someone else owns (a snapshot mapped from a file).
+    public init(copying bytes: UnsafeRawBufferPointer) {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+        storage.copyMemory(from: bytes)
+        buffer = UnsafeRawBufferPointer(storage)
+        hash = FNV1a.wordHash(buffer)
+    }
+
     deinit { buffer.deallocate() }
 
     public var count: Int { buffer.count }

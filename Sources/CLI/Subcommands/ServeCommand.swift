@@ -84,7 +84,9 @@ enum ServeCommand {
             )
         }
         // --check-config quotes source lines; the server keeps only what serving needs.
-        let generationOptions = GenerationOptions(servingOnly: !arguments.has("--check-config"), adjustSettings: options.apply)
+        var loading = GenerationOptions(servingOnly: !arguments.has("--check-config"), adjustSettings: options.apply)
+        if loading.servingOnly { loading.compiledSites = CompiledSitesStore(identity: "\(CommandLineTool.version) \(buildCommit)") }
+        let generationOptions = loading
         // Certificates from ACME join the TLS contexts through this slot once the manager exists.
         let obtained = CertificateManagerSlot()
         let certificates = CertificateSupply.files(obtained: obtained)
@@ -130,10 +132,24 @@ enum ServeCommand {
             )
         }
         // Nothing here may keep the first generation alive: the first reload must be able to free it.
+        if loaded.config.restoredIncludedFiles > 0 {
+            Log.info(
+                "\(loaded.config.restoredIncludedFiles) included files restored from the compiled-sites snapshot, "
+                    + "\(loaded.config.parsedIncludedFiles) built from their bytes"
+            )
+        }
+        // Written once the server listens: the start does not share the CPU with it.
+        generationOptions.compiledSites?.keep(loaded.config, configPath: configPath, later: true)
         guard case .success(let first) = Generation.first(consume loaded) else { return ExitStatus.failure }
         let builtIn = configPath == BuiltInConfig.name ? BuiltInConfig.bytes : nil
-        return HTTPServer.run(initial: consume first, recording: FetchRecording(configPath: configPath), acme: manager) {
-            ConfigReader.inputs(path: configPath, contents: builtIn, certificates: certificates, options: generationOptions)
-        }
+        return HTTPServer.run(
+            initial: consume first,
+            recording: FetchRecording(configPath: configPath),
+            acme: manager,
+            readInputs: {
+                ConfigReader.inputs(path: configPath, contents: builtIn, certificates: certificates, options: generationOptions)
+            },
+            onListening: { _ in generationOptions.compiledSites?.writeWaiting() }
+        )
     }
 }

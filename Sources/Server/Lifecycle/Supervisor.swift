@@ -129,10 +129,12 @@ final class Supervisor {
         state.lastReloadAttemptMilliseconds.store(Int(Posix.unixTime() * 1000), ordering: .relaxed)
         let previous = state.current
         let outcome: ReloadOutcome
-        switch readInputs().mapError(RejectedReload.unreadable(previous)).flatMap({ Generation.next(from: previous, inputs: $0) }) {
+        let inputs = readInputs()
+        switch inputs.mapError(RejectedReload.unreadable(previous)).flatMap({ Generation.next(from: previous, inputs: $0) }) {
         case .failure(let rejected):
             outcome = .rejected(rejected)
         case .success(let next):
+            if case .success(let read) = inputs { read.options.compiledSites?.keep(next.config, configPath: read.configPath) }
             // Fetches answered from the previous generation are recorded against it first.
             collectFetches()
             state.publish(next)

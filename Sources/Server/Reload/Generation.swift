@@ -58,7 +58,8 @@ public enum Generation {
             reusing: previous?.config,
             parallel: { Posix.parallelFor($0, $1) },
             servingOnly: options.servingOnly,
-            includes: inputs.includes
+            includes: inputs.includes,
+            compiled: options.compiledSites?.input
         )
         if let server = config.config?.server { config.config?.server = options.adjustSettings(server) }
         if options.forDevelopment {

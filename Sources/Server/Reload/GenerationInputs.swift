@@ -32,6 +32,8 @@ public struct GenerationOptions: Sendable {
     /// `--admin`, or `dev`'s own listeners and certificate. Everything downstream (serving, restart
     /// checks) sees only the effective settings.
     public var adjustSettings: @Sendable (ServerSettings) -> ServerSettings = { $0 }
+    /// `serve`: the included files' sites restored from, and kept in, the state directory's snapshot.
+    public var compiledSites: CompiledSitesStore?
 
     public init(
         forDevelopment: Bool = false,

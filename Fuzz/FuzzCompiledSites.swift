@@ -1,0 +1,33 @@
+import AASA
+
+/// The compiled-sites snapshot reader on arbitrary bytes: as a whole file (refused or read, never a
+/// crash), and as one entry framed with a valid header and checksums, so the entry's own layout — the
+/// part a checksum would otherwise keep the fuzzer from reaching — is what varies. Every site restored
+/// has the path and hosts the entry says.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let body = Array(UnsafeBufferPointer(start: data, count: count))
+    _ = CompiledSites.decode(body)
+
+    func little<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+    let context: UInt64 = 7
+    var framed = CompiledSites.magic + little(CompiledSites.formatVersion) + little(context) + little(UInt32(1))
+    framed += little(framed.withUnsafeBytes { FNV1a.wordHash($0) })
+    framed += little(UInt32(body.count)) + body + little(body.withUnsafeBytes { FNV1a.wordHash($0) })
+    guard let snapshot = CompiledSites.decode(framed) else { return 0 }
+    precondition(snapshot.entries.count == 1, "one entry framed, \(snapshot.entries.count) read")
+    for (key, entry) in snapshot.entries {
+        let path = "/fuzz/" + key
+        guard let sites = snapshot.sites(for: path, configPath: "/fuzz/config.json", digest: entry.digest, context: context)
+        else { continue }
+        for site in sites {
+            precondition(site.definedIn == path && site.isServingForm, "a restored site names another file")
+            precondition(site.site.hosts.allSatisfy { $0.origin.path == site.site.origin.path }, "a host outside its site")
+        }
+        precondition(
+            snapshot.sites(for: path, configPath: "/fuzz/config.json", digest: entry.digest, context: context + 1) == nil,
+            "restored under another context"
+        )
+    }
+    return 0
+}
