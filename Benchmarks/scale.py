@@ -15,6 +15,10 @@ The reload is asked for with POST /reload; its JSON answer carries the time from
 to the new snapshot in force. The peak is VmHWM after resetting it (/proc/PID/clear_refs) just before the
 reload. Loopback only; every wait is bounded.
 
+The server keeps a state directory: after the edit it is stopped and started again with no file changed
+since the snapshot (`compiled-sites`) it wrote after the edit's reload, and the table gives that restart's
+time beside the first start's.
+
 Beside each start, the same run times CPython reading the same files with its C `json` module (every
 file read and json.load-ed, one process, files already in the page cache): the time a server would need
 merely to parse its config in the most common scripting runtime, the yardstick of the scale issue.

@@ -43,6 +43,14 @@ final class PEMMaterial {
     }
 
     static func certificates(_ pem: [UInt8]) -> [OpaquePointer] {
+        PEMParseSharing.certificates(pem, parse: parseCertificates)
+    }
+
+    static func privateKey(_ pem: [UInt8]) -> OpaquePointer? {
+        PEMParseSharing.privateKey(pem, parse: parsePrivateKey)
+    }
+
+    private static func parseCertificates(_ pem: [UInt8]) -> [OpaquePointer] {
         var result: [OpaquePointer] = []
         pem.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return }
@@ -53,7 +61,7 @@ final class PEMMaterial {
         return result
     }
 
-    static func privateKey(_ pem: [UInt8]) -> OpaquePointer? {
+    private static func parsePrivateKey(_ pem: [UInt8]) -> OpaquePointer? {
         pem.withUnsafeBytes { raw -> OpaquePointer? in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
             defer { BIO_free(bio) }

@@ -17,6 +17,29 @@ enum CertificateLoader {
         obtained: (any ObtainedCertificates)? = nil,
         readFile: GenerationInputs.FileReader
     ) -> CertificateSet {
+        // Each certificate is read by the check, the host table, its context and its summary: parsed once.
+        PEMParseSharing.during {
+            loadParsingOnce(
+                settings,
+                configPath: configPath,
+                now: now,
+                sites: sites,
+                developmentCertificatesExpected: developmentCertificatesExpected,
+                obtained: obtained,
+                readFile: readFile
+            )
+        }
+    }
+
+    private static func loadParsingOnce(
+        _ settings: ServerSettings,
+        configPath: String,
+        now: Int,
+        sites: SiteList,
+        developmentCertificatesExpected: Bool,
+        obtained: (any ObtainedCertificates)?,
+        readFile: GenerationInputs.FileReader
+    ) -> CertificateSet {
         guard !settings.certificates.isEmpty || settings.acme != nil else {
             return CertificateSet(contexts: nil, diagnostics: [], fingerprint: nil, files: [])
         }
