@@ -25,6 +25,10 @@ final class FetchRecordDatabase: Sendable {
 
     private let waiting = Mutex<(entries: [RecordLine.Entry], dropped: Int)>(([], 0))
     private let stopped = Atomic<Bool>(false)
+    /// Rounds done with the database reachable (the first one prunes): what a caller waits on before
+    /// counting on a replica's start-up trim being behind it.
+    private let rounds = Atomic<Int>(0)
+    var completedRounds: Int { rounds.load(ordering: .acquiring) }
     private let thread = Mutex<Posix.Thread?>(nil)
     private let wakeup: EventFDBox?
 
@@ -110,6 +114,7 @@ final class FetchRecordDatabase: Sendable {
                 }
                 if failing { Log.info("fetch records: \(location) reachable again") }
                 failing = false
+                rounds.add(1, ordering: .releasing)
             } catch {
                 if !failing {
                     Log.error("fetch records: \(error); this replica's records wait (up to \(Self.waitingLimit)) until it answers")
