@@ -98,12 +98,16 @@ final class Supervisor {
     }
 
     /// Takes the fetches the loops recorded into the fetch log (and the state directory). The loops
-    /// publish their counts once per batch, so a fetch is here within one batch and one tick.
+    /// publish their counts once per batch, so a fetch is here within one batch and one tick. A loop
+    /// counts a fetch as waiting before its batch is published: only what was taken counts as collected,
+    /// so a fetch announced but not yet published is taken on a later tick (it used to be left until the
+    /// next fetch came, and a server's last fetch could stay out of its records).
     private func collectFetches() {
         let waiting = state.fetchesWaiting.load(ordering: .relaxed)
         guard waiting != fetchesCollected else { return }
-        fetchesCollected = waiting
-        state.fetchLog.collect(registry.takeFetches(), snapshot: state.snapshot)
+        let taken = registry.takeFetches()
+        fetchesCollected += taken.count
+        state.fetchLog.collect(taken, snapshot: state.snapshot)
     }
 
     /// Reads the config again and, if it has no errors, publishes it in one atomic swap; otherwise the
