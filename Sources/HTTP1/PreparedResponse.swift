@@ -6,19 +6,32 @@
 /// comes first; the lines that change per send (``ResponseEncoder``) go right after it. The body is either
 /// in the object's own allocation or in an immutable buffer another object owns (a document the loaded
 /// config holds anyway: a million sites then keep their bytes once, not twice).
+///
+/// Compact (a million sites hold one each): the status line and own lines are found from two 32-bit
+/// offsets into `storage`, the shared lines in ``SharedHeaders``.
 public final class PreparedResponse: @unchecked Sendable {
-    public let status: Int
+    public var status: Int { Int(storedStatus) }
     /// `HTTP/1.1 200 OK\r\n`.
-    public let statusLine: UnsafeRawBufferPointer
+    public var statusLine: UnsafeRawBufferPointer {
+        shared?.statusLine ?? UnsafeRawBufferPointer(start: storage, count: Int(lineEnd))
+    }
     /// Header lines this response shares with others (``SharedHeaders``); empty when it has none.
-    public let sharedFields: UnsafeRawBufferPointer
+    public var sharedFields: UnsafeRawBufferPointer { shared?.fields ?? UnsafeRawBufferPointer(start: storage, count: 0) }
     /// Its own header lines, `Content-Length` and the blank line.
-    public let fields: UnsafeRawBufferPointer
+    public var fields: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: storage + Int(lineEnd), count: Int(fieldsEnd &- lineEnd))
+    }
     public let bodyBytes: UnsafeRawBufferPointer
-    private let storage: UnsafeMutableRawBufferPointer
+    /// The status line when there are no shared lines, the own lines, then the body when it is not external.
+    private let storage: UnsafeMutableRawPointer
     /// Keeps `bodyBytes` valid when they are not in `storage`.
     private let bodyOwner: (any AnyObject & Sendable)?
     private let shared: SharedHeaders?
+    private let lineEnd: UInt32
+    private let fieldsEnd: UInt32
+    private let storedStatus: UInt16
+    /// The status line, shared and own lines together: what every send counts, kept to save the lookups.
+    private let headCount: UInt32
 
     /// `headers` must not include `Date`, `Connection` or `Content-Length`: the encoder owns those.
     public convenience init(status: Int, headers: [(String, String)], body: [UInt8]) {
@@ -91,7 +104,7 @@ public final class PreparedResponse: @unchecked Sendable {
         framed: Bool = true,
         writeBody: (UnsafeMutableRawBufferPointer) -> Void
     ) {
-        self.status = status
+        storedStatus = UInt16(status)
         let line = shared == nil ? ResponseEncoder.statusLine(status) : ""
         let contentLength = external?.body.count ?? bodyCount
         let etagCount = etag.map { "ETag: \"".utf8.count + 16 + $0.suffix.utf8CodeUnitCount + "\"\r\n".utf8.count } ?? 0
@@ -119,13 +132,13 @@ public final class PreparedResponse: @unchecked Sendable {
         writer.put("\r\n" as StaticString)
         let fieldsEnd = writer.cursor
         writeBody(UnsafeMutableRawBufferPointer(rebasing: writer.storage[fieldsEnd...]))
-        storage = writer.storage
-        statusLine = shared?.statusLine ?? UnsafeRawBufferPointer(rebasing: storage[0..<lineCount])
-        sharedFields = shared?.fields ?? UnsafeRawBufferPointer(rebasing: storage[0..<0])
-        fields = UnsafeRawBufferPointer(rebasing: storage[lineCount..<fieldsEnd])
-        bodyBytes = external?.body ?? UnsafeRawBufferPointer(rebasing: storage[fieldsEnd...])
+        storage = writer.storage.baseAddress!
+        lineEnd = UInt32(lineCount)
+        self.fieldsEnd = UInt32(fieldsEnd)
+        bodyBytes = external?.body ?? UnsafeRawBufferPointer(rebasing: writer.storage[fieldsEnd...])
         bodyOwner = external?.owner
         self.shared = shared
+        headCount = UInt32((shared.map { $0.statusLine.count + $0.fields.count } ?? lineCount) + fieldsEnd - lineCount)
     }
 
     deinit { storage.deallocate() }
@@ -137,7 +150,7 @@ public final class PreparedResponse: @unchecked Sendable {
 
     /// Bytes on the wire for one send (HEAD without the body).
     public func byteCount(perSendLines: Int, includeBody: Bool) -> Int {
-        statusLine.count + perSendLines + sharedFields.count + fields.count + (includeBody ? bodyBytes.count : 0)
+        Int(headCount) + perSendLines + (includeBody ? bodyBytes.count : 0)
     }
 }
 

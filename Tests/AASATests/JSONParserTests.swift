@@ -29,6 +29,20 @@ struct JSONParserTests {
         #expect(members[1].value["c"]?.location.line == 3)
     }
 
+    @Test("A position is three 32-bit numbers: a host or rule of a million-host config carries one")
+    func compactPositions() {
+        #expect(MemoryLayout<AASA.SourceLocation>.size == 12)
+        #expect(MemoryLayout<Provenance>.size == 24)
+        #expect(MemoryLayout<Located<HostPattern>>.stride == 48)
+        // The largest input (a 256 MB config) fits; anything past 32 bits stops at the limit instead of
+        // wrapping to a small number that would name the wrong place.
+        var location = AASA.SourceLocation(offset: 256 << 20, line: 3_000_000, column: 70_000)
+        #expect(location.offset == 256 << 20 && location.line == 3_000_000 && location.column == 70_000)
+        location.offset = 1 << 40
+        #expect(location.offset == Int(UInt32.max))
+        #expect(AASA.SourceLocation(offset: 5, line: 1, column: 6) < AASA.SourceLocation(offset: 9, line: 1, column: 2))
+    }
+
     @Test("Escapes, surrogate pairs and numbers decode exactly")
     func escapes() throws {
         let root = try #require(JSONParser.parse(#"["a\"b\\\/\n\u00e9\ud83d\ude00", -1.5e3, 0]"#).root)

@@ -377,15 +377,23 @@ struct ResponseEncoderTests {
             body: Array(repeating: UInt8(ascii: "x"), count: 5000)
         )
         let small = PreparedResponse(status: 404, headers: [], body: Array("{}".utf8))
+        // A document's response: status line and common lines shared, its own ETag and Content-Length.
+        let owner = Owner(#"{"applinks":{}}"#)
+        let shared = SharedHeaders(status: 200, headers: [("Server", "aasa-server"), ("Content-Type", "application/json")])
+        let document = PreparedResponse(shared: shared, etag: 0xABC, body: UnsafeRawBufferPointer(owner.buffer), owner: owner)
+        #expect(String(decoding: Array(document.statusLine), as: UTF8.self) == "HTTP/1.1 200 OK\r\n")
+        #expect(String(decoding: Array(document.fields), as: UTF8.self) == "ETag: \"0000000000000abc\"\r\nContent-Length: 15\r\n\r\n")
         let date = HTTPDate.line(unixSeconds: 86_400)
         var expected: [UInt8] = []
         ResponseEncoder.append(big, dateLine: date, connection: .none, includeBody: true, to: &expected)
         ResponseEncoder.append(small, dateLine: date, connection: .close, includeBody: false, to: &expected)
+        ResponseEncoder.append(document, dateLine: date, connection: .none, includeBody: true, to: &expected)
         ResponseEncoder.append(big, dateLine: date, connection: .keepAlive, includeBody: true, to: &expected)
         for split in [1, 7, 100, 4096, 20000] {
             var queue = OutputQueue()
             queue.append(big, dateLine: date, connection: .none, includeBody: true)
             queue.append(small, dateLine: date, connection: .close, includeBody: false)
+            queue.append(document, dateLine: date, connection: .none, includeBody: true)
             queue.append(big, dateLine: date, connection: .keepAlive, includeBody: true)
             #expect(queue.byteCount == expected.count)
             var written: [UInt8] = []

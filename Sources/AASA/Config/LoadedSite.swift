@@ -19,11 +19,29 @@ public final class LoadedSite: Sendable {
     /// A copy of ``served``.
     public var bytes: [UInt8] { served.array }
     /// The verbatim file's path as resolved against the config's directory.
-    public let file: String?
+    public var file: String? { extras?.file }
     var verbatimRoot: JSONNode? { model?.verbatimRoot }
-    /// What only the command line reads, boxed: a million serving-form sites then pay one pointer each
-    /// for it, not the inline space of every optional field.
-    private let model: Model?
+    /// What only the command line reads.
+    private var model: Model? { extras?.model }
+    /// Everything most serving-form sites do not have, boxed: a million of them then pay one pointer
+    /// each for it, not the inline space of every optional field (48 bytes a site).
+    private let extras: Extras?
+
+    private final class Extras: Sendable {
+        let file: String?
+        let model: Model?
+        let assetLinks: AssetLinks?
+        let landingPage: LandingPage?
+        let isServingForm: Bool
+
+        init(file: String?, model: Model?, assetLinks: AssetLinks?, landingPage: LandingPage?, isServingForm: Bool) {
+            self.file = file
+            self.model = model
+            self.assetLinks = assetLinks
+            self.landingPage = landingPage
+            self.isServingForm = isServingForm
+        }
+    }
 
     final class Model: Sendable {
         let document: AASADocument?
@@ -37,7 +55,7 @@ public final class LoadedSite: Sendable {
     /// False for an Android-only site: its hosts get the unknown-host answer on the AASA paths.
     public var servesApple: Bool { if case .none = site.source { return false } else { return true } }
     /// `/.well-known/assetlinks.json`, when the site has Android apps.
-    public let assetLinks: AssetLinks?
+    public var assetLinks: AssetLinks? { extras?.assetLinks }
 
     /// A site's Android statement list: what is served and what it says.
     public final class AssetLinks: Sendable {
@@ -64,7 +82,7 @@ public final class LoadedSite: Sendable {
     }
 
     /// The site's own landing page template (`links.landingPage`), read and parsed.
-    public let landingPage: LandingPage?
+    public var landingPage: LandingPage? { extras?.landingPage }
 
     public final class LandingPage: Sendable {
         /// Resolved against the config's directory.
@@ -84,8 +102,9 @@ public final class LoadedSite: Sendable {
     /// How logs and metrics name the site: its first host (``Site/name``), without copying the site.
     public var label: String { site.hosts.first?.value.description ?? site.name }
 
-    /// True once ``forServing()`` dropped what only the command line needs.
-    public let isServingForm: Bool
+    /// True once ``forServing()`` dropped what only the command line needs (a full-form site always has
+    /// its extras).
+    public var isServingForm: Bool { extras?.isServingForm ?? true }
     /// The included file the site is written in; nil for the config itself.
     public let definedIn: String?
 
@@ -122,13 +141,14 @@ public final class LoadedSite: Sendable {
         isServingForm: Bool = false,
         definedIn: String? = nil
     ) {
-        self.landingPage = landingPage
         self.site = site
-        model = document == nil && verbatimRoot == nil ? nil : Model(document: document, verbatimRoot: verbatimRoot)
+        let model = document == nil && verbatimRoot == nil ? nil : Model(document: document, verbatimRoot: verbatimRoot)
         self.served = served
-        self.file = file
-        self.assetLinks = assetLinks
-        self.isServingForm = isServingForm
+        if isServingForm && file == nil && model == nil && assetLinks == nil && landingPage == nil {
+            extras = nil
+        } else {
+            extras = Extras(file: file, model: model, assetLinks: assetLinks, landingPage: landingPage, isServingForm: isServingForm)
+        }
         self.definedIn = definedIn
     }
 

@@ -8,39 +8,81 @@ final class SiteResponses: Sendable {
     /// The label used in metrics and logs: the site's first host (bounded cardinality, unlike Host headers).
     let label: String
     let identity: PreparedResponse
-    let gzip: PreparedResponse?
+    var gzip: PreparedResponse? { extras?.gzip }
     /// False for an Android-only site: the AASA paths answer as for an unknown host.
-    let servesApple: Bool
+    var servesApple: Bool { extras?.servesApple ?? true }
     /// `/.well-known/assetlinks.json`; nil answers 404.
-    let assetLinks: PreparedDocument?
+    var assetLinks: PreparedDocument? { extras?.assetLinks }
     /// Kept to carry `Last-Modified` over a reload when the bytes did not change.
     let bodyHash: UInt64
     /// Both documents: what a reload compares to say which hosts changed.
     var contentHash: UInt64 { assetLinks.map { FNV1a.hash(FNV1a.hex($0.bodyHash).utf8.map { $0 }, startingWith: bodyHash) } ?? bodyHash }
     let lastModified: Int
     /// The assetlinks document's own: a reload that changes only the AASA leaves it as it was.
-    let assetLinksLastModified: Int
+    var assetLinksLastModified: Int { extras?.assetLinksLastModified ?? lastModified }
     /// What these responses were built from, so a reload that kept the site (same object) keeps them.
     let builtFrom: LoadedSite?
-    /// The site's link paths, compiled (nil for most sites: one pointer each).
-    let links: CompiledLinks?
+    /// The site's link paths, compiled (nil for most sites).
+    var links: CompiledLinks? { extras?.links }
     /// The hosts served (read from the site, not kept twice: a million hosts are many arrays).
     var hosts: [HostPattern] { builtFrom?.site.hosts.map(\.value) ?? [] }
+    /// What most sites do not have (a gzip form, Android statements, link rules), boxed: a million sites
+    /// then pay one pointer each for it (48 bytes a site less).
+    private let extras: Extras?
+
+    private final class Extras: Sendable {
+        let gzip: PreparedResponse?
+        let servesApple: Bool
+        let assetLinks: PreparedDocument?
+        let assetLinksLastModified: Int
+        let links: CompiledLinks?
+
+        init(gzip: PreparedResponse?, servesApple: Bool, assetLinks: PreparedDocument?, assetLinksLastModified: Int, links: CompiledLinks?)
+        {
+            self.gzip = gzip
+            self.servesApple = servesApple
+            self.assetLinks = assetLinks
+            self.assetLinksLastModified = assetLinksLastModified
+            self.links = links
+        }
+
+        /// Nil when every field has its common value.
+        static func make(
+            gzip: PreparedResponse?,
+            servesApple: Bool,
+            assetLinks: PreparedDocument?,
+            assetLinksLastModified: Int,
+            lastModified: Int,
+            links: CompiledLinks?
+        ) -> Extras? {
+            if gzip == nil, servesApple, assetLinks == nil, assetLinksLastModified == lastModified, links == nil { return nil }
+            return Extras(
+                gzip: gzip,
+                servesApple: servesApple,
+                assetLinks: assetLinks,
+                assetLinksLastModified: assetLinksLastModified,
+                links: links
+            )
+        }
+    }
 
     /// The same prepared responses, now standing for `site` (identical hosts and bytes, a new object):
     /// holding on to the old one would keep its whole decoded config alive.
     init(_ responses: SiteResponses, builtFrom site: LoadedSite) {
         label = responses.label
         identity = responses.identity
-        gzip = responses.gzip
-        servesApple = responses.servesApple
-        assetLinks = responses.assetLinks
         bodyHash = responses.bodyHash
         lastModified = responses.lastModified
-        assetLinksLastModified = responses.assetLinksLastModified
         builtFrom = site
         // The documents carried over; the link rules are the new config's (they change no document byte).
-        links = site.site.links.map { CompiledLinks($0, landingPage: site.landingPage?.template) }
+        extras = Extras.make(
+            gzip: responses.gzip,
+            servesApple: responses.servesApple,
+            assetLinks: responses.assetLinks,
+            assetLinksLastModified: responses.assetLinksLastModified,
+            lastModified: responses.lastModified,
+            links: site.site.links.map { CompiledLinks($0, landingPage: site.landingPage?.template) }
+        )
     }
 
     init(
@@ -55,17 +97,18 @@ final class SiteResponses: Sendable {
     ) {
         self.label = label
         self.lastModified = lastModified
-        assetLinksLastModified = assetLinksStamp?.lastModified ?? lastModified
         self.builtFrom = builtFrom
-        links = builtFrom.flatMap { site in site.site.links.map { CompiledLinks($0, landingPage: site.landingPage?.template) } }
-        self.servesApple = servesApple
         let document = PreparedDocument(body: body, headers: headers)
         bodyHash = document.bodyHash
         identity = document.identity
-        gzip = document.gzip
-        self.assetLinks = assetLinks.map {
-            PreparedDocument(body: ImmutableBytes($0), headers: assetLinksStamp?.headers ?? headers)
-        }
+        extras = Extras.make(
+            gzip: document.gzip,
+            servesApple: servesApple,
+            assetLinks: assetLinks.map { PreparedDocument(body: ImmutableBytes($0), headers: assetLinksStamp?.headers ?? headers) },
+            assetLinksLastModified: assetLinksStamp?.lastModified ?? lastModified,
+            lastModified: lastModified,
+            links: builtFrom.flatMap { site in site.site.links.map { CompiledLinks($0, landingPage: site.landingPage?.template) } }
+        )
     }
 }
 
