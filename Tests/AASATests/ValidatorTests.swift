@@ -470,6 +470,51 @@ struct ValidatorTests {
         #expect(Self.findings(big).contains { $0.rule == "size.limit" })
     }
 
+    @Test("Reachability in entries past 16 components (indexed by path hash) names the earliest shadowing rule, as a plain scan does")
+    func indexedReachabilityAgrees() {
+        var random = SplitMix(seed: 7)
+        let paths: [String?] = ["/a", "/a/*", "/b", "/B", "*", "/*", "/c/?", "/d/*/e", nil]
+        for _ in 0..<300 {
+            let count = 17 + Int(random.next() % 40)
+            let components = (0..<count).map { position in
+                var component = Component()
+                component.path = paths[Int(random.next() % UInt64(paths.count))]
+                component.exclude = random.next() % 4 == 0
+                if random.next() % 5 == 0 { component.options.caseSensitive = false }
+                component.origin = Provenance(
+                    SourceLocation(offset: position * 10, line: position + 1, column: 1),
+                    JSONPath.root.index(position)
+                )
+                return component
+            }
+            // The same candidates, found by comparing strings with every earlier rule.
+            var expected: [(later: Int, earlier: Int)] = []
+            for (position, later) in components.enumerated() {
+                let earlier = components[..<position].indices
+                func firstShadowing(_ candidates: [Int]) -> Int? {
+                    candidates.first { AASAValidator.shadows(components[$0], later, inherited: MatchOptions()) }
+                }
+                let indexed = earlier.filter {
+                    AASAValidator.isPathCatchAll(components[$0].path)
+                        || (components[$0].path != nil && components[$0].path == later.path)
+                }
+                var found = firstShadowing(indexed)
+                let includes = earlier.filter { !components[$0].exclude }
+                let exclusionsBefore = earlier.filter { components[$0].exclude }.count
+                if found == nil, later.exclude, includes.count * exclusionsBefore < 1_000_000 { found = firstShadowing(includes) }
+                if let found { expected.append((position, found)) }
+            }
+            var reported: [(later: Int, message: String)] = []
+            AASAValidator.checkReachability(components, inherited: MatchOptions()) { _, rule, message, origin in
+                if rule == "rule.unreachable" { reported.append(((origin.location?.offset ?? -1) / 10, message)) }
+            }
+            #expect(reported.map(\.later) == expected.map(\.later))
+            for (found, wanted) in zip(reported, expected) {
+                #expect(found.message.contains("(at $[\(wanted.earlier)])"), "\(found.message)")
+            }
+        }
+    }
+
     @Test("The fast app-ID and host checks agree with the explaining ones on random input")
     func fastPathsAgree() {
         var random = SplitMix(seed: 99)
