@@ -43,19 +43,24 @@ struct PendingStatsTests {
         let shared = Mutex(LoopStats())
         var pending = PendingStats()
         var expectedLinks: [LoopStats.LinkKey: Int] = [:]
+        var expectedRequests: [LoopStats.RequestKey: Int] = [:]
         var generator = SystemRandomNumberGenerator()
         for batch in 0..<2_000 {
             // A new key now and then makes the totals grow (and move), which a remembered place must survive.
             let site = "s\(Int.random(in: 0..<(batch < 1_000 ? 3 : 200), using: &generator)).example"
             let link = LoopStats.LinkKey(site: site, visitor: "desktop", outcome: Bool.random(using: &generator) ? "web" : "store")
+            let request = LoopStats.RequestKey(site: site, pathClass: .aasa, status: 200)
             for _ in 0..<Int.random(in: 1...3, using: &generator) {
                 pending.countLink(link)
                 expectedLinks[link, default: 0] += 1
+                pending.count(request, bytes: 1)
+                expectedRequests[request, default: 0] += 1
             }
             if batch % 97 == 0 { pending.add { $0.timeouts["read", default: 0] += 1 } }
             pending.publish(into: shared)
         }
         #expect(shared.withLock { $0.links } == expectedLinks)
+        #expect(shared.withLock { $0.requests } == expectedRequests)
     }
 
     @Test("Clicks counted in any order across batches reach the writer exactly once, however often it takes them")

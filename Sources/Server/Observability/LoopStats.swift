@@ -81,34 +81,45 @@ struct LoopStats {
 
 /// Counts keys that mostly come in runs (one client's requests in a row): a key equal to the last one
 /// costs a comparison; a new key moves the finished run into a dictionary (kept allocated between batches).
+///
+/// The last key is held as a plain value, starting from a key no request makes: comparing a key with an
+/// optional one copied it (a retain and a release per string), which made counting a link answer about
+/// 700 instructions.
 struct RunCounter<Key: Hashable> {
     /// Whether `drain` may remember where its key sits: only when nobody else removes keys from the
     /// dictionary drained into (an index into a changed dictionary traps).
     let remembersIndex: Bool
-    private(set) var last: Key?
+    private(set) var last: Key
     private(set) var lastCount = 0
     private(set) var others: [Key: Int] = [:]
     /// Where `last` sits in the dictionary drained into: only the owner adds keys to it, and an index stays
     /// valid until a key is added, so a batch that was one run (a keep-alive client's requests) adds its
-    /// count without hashing the key. Forget it whenever that dictionary may have changed shape.
+    /// count without hashing the key. Set only for the current `last` (a new key forgets it), and
+    /// forgotten whenever that dictionary may have changed shape.
     private var drainedIndex: Dictionary<Key, Int>.Index?
 
-    init(remembersIndex: Bool = true) { self.remembersIndex = remembersIndex }
+    /// `empty`: a key never counted, standing for "no run yet".
+    init(empty: Key, remembersIndex: Bool = true) {
+        last = empty
+        self.remembersIndex = remembersIndex
+    }
 
     mutating func count(_ key: Key) {
         if key == last {
             lastCount += 1
             return
         }
-        if let last, lastCount > 0 { others[last, default: 0] += lastCount }
+        if lastCount > 0 { others[last, default: 0] += lastCount }
         last = key
         lastCount = 1
+        drainedIndex = nil
     }
 
     /// Adds every run counted to `counts` and starts over (the last key is kept: the next run often repeats it).
     mutating func drain(into counts: inout [Key: Int]) {
-        if remembersIndex, others.isEmpty, let last, lastCount > 0 {
-            if let index = drainedIndex, counts.keys[index] == last {
+        guard lastCount > 0 || !others.isEmpty else { return }
+        if remembersIndex, others.isEmpty {
+            if let index = drainedIndex {
                 counts.values[index] += lastCount
             } else if let index = counts.index(forKey: last) {
                 // A key counted before (a link clicked again after others): one lookup, remembered.
@@ -121,13 +132,11 @@ struct RunCounter<Key: Hashable> {
             lastCount = 0
             return
         }
-        if let last, lastCount > 0 { others[last, default: 0] += lastCount }
-        if !others.isEmpty {
-            // Key by key: a batch holds a few, and the generic merge costs more per key than it saves.
-            for (key, count) in others { counts[key, default: 0] += count }
-            others.removeAll(keepingCapacity: true)
-            drainedIndex = nil
-        }
+        if lastCount > 0 { others[last, default: 0] += lastCount }
+        // Key by key: a batch holds a few, and the generic merge costs more per key than it saves.
+        for (key, count) in others { counts[key, default: 0] += count }
+        others.removeAll(keepingCapacity: true)
+        drainedIndex = nil
         lastCount = 0
     }
 
@@ -146,19 +155,21 @@ struct PendingStats {
     private var connectionsAccepted = 0
     // Requests keep their own run (not a RunCounter): the AASA path counts every request, and the
     // generic form measured 21 instructions more per request there (request-instructions.py).
-    private var lastKey: LoopStats.RequestKey?
+    /// A plain value, not an optional: comparing with an optional copied the key (see ``RunCounter``).
+    private var lastKey = LoopStats.RequestKey(site: "", pathClass: .other, status: 0)
     private var lastKeyCount = 0
     private var otherRequests: [LoopStats.RequestKey: Int] = [:]
-    private var links = RunCounter<LoopStats.LinkKey>()
+    private var links = RunCounter(empty: LoopStats.LinkKey(site: "", visitor: "", outcome: ""))
     /// The link store's writer takes these away: an index into them is trusted only while
     /// `clicksTaken` says they were not taken since.
-    private var clicks = RunCounter<LoopStats.ClickKey>()
+    private var clicks = RunCounter(empty: LoopStats.ClickKey(link: -1, kind: 0, head: false))
     /// `LoopStats.clicksTaken` when the index into the clicks was remembered.
     private var clicksTakenSeen = 0
     /// Rare counters: timeouts, evictions, fetches by Apple's CDN.
     private var rare: LoopStats?
     /// Where the last request key sits in the shared dictionary: only this loop changes that dictionary,
     /// and an index stays valid until a key is added, so the usual batch updates its count without hashing.
+    /// Set only for the current `lastKey` (a new key forgets it).
     private var sharedIndex: Dictionary<LoopStats.RequestKey, Int>.Index?
 
     mutating func count(_ key: LoopStats.RequestKey, bytes: Int) {
@@ -167,9 +178,10 @@ struct PendingStats {
             lastKeyCount += 1
             return
         }
-        if let lastKey, lastKeyCount > 0 { otherRequests[lastKey, default: 0] += lastKeyCount }
+        if lastKeyCount > 0 { otherRequests[lastKey, default: 0] += lastKeyCount }
         lastKey = key
         lastKeyCount = 1
+        sharedIndex = nil
     }
 
     mutating func countAccepted() { connectionsAccepted += 1 }
@@ -201,8 +213,8 @@ struct PendingStats {
                 otherRequests.removeAll(keepingCapacity: true)
                 sharedIndex = nil
             }
-            if let lastKey, lastKeyCount > 0 {
-                if let index = sharedIndex, stats.requests.keys[index] == lastKey {
+            if lastKeyCount > 0 {
+                if let index = sharedIndex {
                     stats.requests.values[index] += lastKeyCount
                 } else {
                     stats.requests[lastKey, default: 0] += lastKeyCount
