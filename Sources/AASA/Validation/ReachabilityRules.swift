@@ -19,7 +19,7 @@ extension AASAValidator {
             for (position, later) in components.enumerated() {
                 var shadowing: Component?
                 for candidate in components[..<position] where shadows(candidate, later, inherited: inherited) {
-                    if let found = shadowing, (found.origin.location?.offset ?? 0) <= (candidate.origin.location?.offset ?? 0) { continue }
+                    if let found = shadowing, offset(found) <= offset(candidate) { continue }
                     shadowing = candidate
                 }
                 if let earlier = shadowing { reportUnreachable(later, shadowedBy: earlier, report: report) }
