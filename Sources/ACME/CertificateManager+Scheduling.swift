@@ -35,7 +35,7 @@ extension CertificateManager {
                 return (false, state.queue.dropped)
             }
         }
-        if added { wake.signal() }
+        if added { workerBell.ring() }
         if let report {
             log(
                 .warning,
@@ -46,10 +46,12 @@ extension CertificateManager {
 
     func workLoop() {
         while true {
+            // Taken before looking at the queue: an order queued after this look ends the wait below at once.
+            let seen = workerBell.generation
             enum Step {
                 case stop
                 case order(String, OrderQueue.Kind)
-                case wait(Int32)
+                case wait(Int)
             }
             let step = state.withLock { state -> Step in
                 if state.stopping { return .stop }
@@ -59,7 +61,7 @@ extension CertificateManager {
                     state[host].work = .running
                     if kind == .first { state.runningFirstOrders += 1 }
                     return .order(host, kind)
-                case .waitUntil(let time): return .wait(Int32(clamping: max(1, min(60, time - Int(Posix.unixTime()))) * 1000))
+                case .waitUntil(let time): return .wait(max(1, min(60, time - Int(Posix.unixTime()))) * 1000)
                 case .empty: return .wait(1000)
                 }
             }
@@ -79,7 +81,7 @@ extension CertificateManager {
                 certificatesChanged()
                 if again { enqueue(host) }
             case .stop: return
-            case .wait(let milliseconds): _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: milliseconds)
+            case .wait(let milliseconds): workerBell.wait(after: seen, timeoutMilliseconds: milliseconds)
             }
         }
     }
@@ -103,8 +105,8 @@ extension CertificateManager {
         var lastRefresh = 0
         var preloaded = false
         while !state.withLock({ $0.stopping }) {
-            _ = Posix.wait(wake.fd, for: .readable, timeoutMilliseconds: 1000)
-            _ = wake.drain()
+            _ = Posix.wait(schedulerWake.fd, for: .readable, timeoutMilliseconds: 1000)
+            _ = schedulerWake.drain()
             let now = Int(Posix.unixTime())
             let unchecked = state.withLock { state -> [String] in
                 let batch = Array(state.unchecked.prefix(10_000))

@@ -55,7 +55,11 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
     let cacheCapacity: Int
     let state: Mutex<State>
     let account = Mutex<(key: SigningKey, url: String)?>(nil)
-    let wake: EventFD
+    /// The scheduler's wake-up (a new config, stopping); it is the only thread that reads it.
+    let schedulerWake: EventFD
+    /// The order workers' wake-up: rung when an order is queued or the manager stops. Several workers wait
+    /// on it, so it is a doorbell, not an eventfd one of them would drain for all.
+    let workerBell = Doorbell()
     let loaderWake: EventFD
     var threads: [Posix.Thread] = []
     /// Told when a certificate a handshake may wait for is ready, or will not come (the server wakes its
@@ -87,7 +91,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
         board = ChallengeBoard(storage: backend)
         do {
             http = try HTTPClient(extraAnchors: trustFile.map { [$0] } ?? [], userAgent: userAgent)
-            wake = try EventFD()
+            schedulerWake = try EventFD()
             loaderWake = try EventFD()
         } catch {
             throw .local("cannot prepare ACME: \(error)")
@@ -117,7 +121,8 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
 
     public func stop() {
         state.withLock { $0.stopping = true }
-        for _ in threads { wake.signal() }
+        schedulerWake.signal()
+        workerBell.ring()
         loaderWake.signal()
         for thread in threads { thread.join() }
         threads = []
@@ -135,7 +140,7 @@ public final class CertificateManager: ObtainedCertificates, @unchecked Sendable
             state.configured = true
             state.forgetNothingStored()
         }
-        wake.signal()
+        schedulerWake.signal()
     }
 
     /// What the config in force decides for `name` as it arrived: the one decision the handshake, the

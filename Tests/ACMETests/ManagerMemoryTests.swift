@@ -15,37 +15,24 @@ struct ManagerMemoryTests {
     )
     func wildcardMissIsLoaded() throws {
         let storage = InMemoryStorage()
-        var settings = ACMESettings()
+        var settings = ManagerWithoutCA.settings()
         // Never asked: everything is stored, and nothing is due.
-        settings.directory = "https://127.0.0.1:9/directory"
-        settings.agreeToTerms = true
         settings.dnsHook = "/bin/false"
         let authority = try DevCertificates.makeAuthority(commonName: "memory test CA")
-        let layout = CertificateStorage(backend: storage, directoryURL: settings.directory)
         let now = Int(Date().timeIntervalSince1970)
         let wildcards = ["*.one.test", "*.two.test"]
         for wildcard in wildcards {
-            let leaf = try DevCertificates.makeLeaf(hosts: [wildcard], authority: authority)
-            let meta = StoredMeta(
-                notBefore: now - 60,
-                notAfter: now + 86_400 * 60,
+            try ManagerWithoutCA.store(
+                wildcard,
+                storage,
+                settings,
+                authority: authority,
+                now: now,
                 renewAt: now + 86_400 * 30,
-                renewalID: nil,
-                issuer: "memory test CA",
-                obtainedAt: now
+                notAfter: now + 86_400 * 60
             )
-            try layout.storeCertificate(wildcard, chainAndKey: leaf.certificate + leaf.key, meta: meta)
         }
-        let manager = try CertificateManager(
-            settings: settings,
-            storage: storage,
-            trustFile: nil,
-            hmacKeyFile: nil,
-            listeners: .init(plain: false, tls: true),
-            userAgent: "aasa-server tests",
-            cacheCapacity: 1,
-            log: { _, _ in }
-        )
+        let manager = try ManagerWithoutCA.make(settings, storage, cacheCapacity: 1)
         manager.update(configHosts: wildcards, serves: { $0.hasSuffix(".one.test") || $0.hasSuffix(".two.test") })
         try manager.start()
         defer { manager.stop() }
