@@ -16,6 +16,7 @@ struct CompiledSitesTests {
     static func disk(
         files: Int,
         perFile: Int,
+        sites ownSites: String = "",
         apps: String =
             #""shop": {"apple": "ABCDE12345.com.example.shop", "android": {"package": "com.example.shop", "sha256": ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"]}}"#
     )
@@ -24,7 +25,7 @@ struct CompiledSitesTests {
         let disk = IncludeTests.Disk()
         disk.write(
             configPath,
-            #"{"version": 1, "apps": {\#(apps)}, "sites": [], "include": ["sites.d/*.json"], "server": {"stateDirectory": "state"}}"#
+            #"{"version": 1, "apps": {\#(apps)}, "sites": [\#(ownSites)], "include": ["sites.d/*.json"], "server": {"stateDirectory": "state"}}"#
         )
         var index = 0
         for file in 0..<files {
@@ -64,8 +65,11 @@ struct CompiledSitesTests {
     }
 
     static func snapshot(of config: LoadedConfig, build: String = build) -> [UInt8] {
-        (CompiledSites.encode(config, configPath: configPath, build: build, servingOnly: true) ?? []).flatMap { $0 }
+        (CompiledSites.encode(config, configPath: configPath, build: build, servingOnly: true, compress: compressed) ?? []).flatMap { $0 }
     }
+
+    /// A stand-in for the server's gzip form: recognisably made from the document, empty for a small one.
+    static func compressed(_ body: ImmutableBytes) -> [UInt8] { body.count < 1024 ? [] : Array("gz ".utf8) + body.array.prefix(16) }
 
     /// Everything serving and later reloads read of a site, as text: equal texts, equal sites.
     static func describe(_ loaded: LoadedSite) -> String {
@@ -149,7 +153,8 @@ struct CompiledSitesTests {
 
     @Test("Truncated, flipped or of another format version: the snapshot is refused whole")
     func damaged() throws {
-        let disk = Self.disk(files: 3, perFile: 20)
+        let disk = Self.disk(files: 3, perFile: 20, sites: #"{"hosts": ["big.example.com"], "file": "big.aasa"}"#)
+        disk.write("/etc/aasa/big.aasa", Self.hostedDocument(paths: 40))
         let bytes = Self.snapshot(of: Self.load(disk, snapshot: nil))
         #expect(CompiledSites.decode(bytes) != nil)
         for length in [0, 7, CompiledSites.headerSize - 1, CompiledSites.headerSize, bytes.count / 2, bytes.count - 1] {
@@ -163,9 +168,9 @@ struct CompiledSitesTests {
             flipped[position] ^= 0x20
             #expect(CompiledSites.decode(flipped) == nil, "byte \(position) flipped")
         }
-        // Version 2 with a checksum that matches it: read as a format this build does not know.
+        // The next version with a checksum that matches it: read as a format this build does not know.
         var newer = bytes
-        newer[8] = 2
+        newer[8] = UInt8(CompiledSites.formatVersion + 1)
         let headerChecksum = newer.withUnsafeBytes {
             FNV1a.wordHash(UnsafeRawBufferPointer(rebasing: $0[..<(CompiledSites.headerSize - 8)]))
         }
@@ -176,6 +181,75 @@ struct CompiledSitesTests {
         // And a load given nothing usable reads every file.
         let loaded = Self.load(disk, snapshot: Array(bytes.dropLast()))
         #expect(loaded.restoredIncludedFiles == 0 && loaded.parsedIncludedFiles == 4)
+        #expect(loaded.restoredHostedDocuments == 0 && loaded.checkedHostedDocuments.count == 1)
+    }
+
+    /// A valid hosted AASA file of `paths` components (a few KB), with App Clips when asked.
+    static func hostedDocument(paths: Int, appClips: Bool = false, salt: String = "") -> String {
+        let components = (0..<paths).map { #"{"/": "/\#(salt)catalog/\#($0)/*", "comment": "category \#($0)"}"# }
+        let clips = appClips ? #", "appclips": {"apps": ["ABCDE12345.com.example.shop.Clip"]}"# : ""
+        return #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": ["#
+            + components.joined(separator: ", ") + "]}]}\(clips)}"
+    }
+
+    @Test(
+        "A hosted document checked without a finding is kept by its bytes' digest with its gzip form: a restart serves the same bytes unchecked, with the same findings; a changed, a warned or a link site's document is checked"
+    )
+    func hostedDocuments() throws {
+        let own = [
+            #"{"hosts": ["big.example.com"], "file": "big.aasa"}"#,
+            // The same bytes for a second site: kept once.
+            #"{"hosts": ["twin.example.com"], "file": "big.aasa"}"#,
+            #"{"hosts": ["clips.example.com"], "file": "clips.aasa"}"#,
+            // A warning in the file (two rules for one path): never kept, its finding shown at every start.
+            #"{"hosts": ["warned.example.com"], "file": "warned.aasa"}"#,
+            // Link rules are checked against the document: a site with them always reads it.
+            #"{"hosts": ["go.example.com"], "file": "go.aasa", "links": {"app": "shop", "rules": [{"/": "/catalog/0/*", "web": "https://shop.example.com/{1}"}]}}"#,
+        ].joined(separator: ", ")
+        let disk = Self.disk(files: 1, perFile: 2, sites: own)
+        disk.write("/etc/aasa/big.aasa", Self.hostedDocument(paths: 200))
+        disk.write("/etc/aasa/clips.aasa", Self.hostedDocument(paths: 3, appClips: true))
+        disk.write(
+            "/etc/aasa/warned.aasa",
+            #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": [{"/": "/a/*"}, {"/": "/a/*"}]}]}}"#
+        )
+        disk.write("/etc/aasa/go.aasa", Self.hostedDocument(paths: 1))
+        let full = Self.load(disk, snapshot: nil)
+        #expect(!full.hasErrors, "\(full.diagnostics)")
+        #expect(full.diagnostics.contains { $0.file == "/etc/aasa/warned.aasa" }, "\(full.diagnostics)")
+        #expect(full.checkedHostedDocuments.count == 2 && full.restoredHostedDocuments == 0)
+        let bytes = Self.snapshot(of: full)
+        let snapshot = try #require(CompiledSites.decode(bytes))
+        #expect(snapshot.documentCount == 2)
+
+        let restored = Self.load(disk, snapshot: bytes)
+        #expect(restored.restoredHostedDocuments == 2 && restored.checkedHostedDocuments.isEmpty)
+        #expect(restored.sites.map(Self.describe) == full.sites.map(Self.describe))
+        #expect(restored.diagnostics.map(\.description) == full.diagnostics.map(\.description))
+        let big = try #require(restored.site(forHost: "big.example.com"))
+        #expect(big.keptGzip?.array == Self.compressed(big.served), "the gzip form the snapshot kept")
+        #expect(restored.site(forHost: "clips.example.com")?.keptGzip?.count == 0, "a small document: nothing to compress")
+        #expect(restored.site(forHost: "warned.example.com")?.keptGzip == nil)
+        #expect(restored.site(forHost: "go.example.com")?.keptGzip == nil)
+        // Restarting from the restored load keeps the same snapshot.
+        #expect(Self.snapshot(of: restored) == bytes)
+
+        // Changed while the server was down: checked, and a mistake in it is found although the old bytes were kept.
+        disk.write("/etc/aasa/big.aasa", #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "paths": 7}]}}"#)
+        let changed = Self.load(disk, snapshot: bytes)
+        #expect(changed.hasErrors)
+        #expect(changed.diagnostics.contains { $0.file == "/etc/aasa/big.aasa" && $0.severity == .error }, "\(changed.diagnostics)")
+        #expect(changed.restoredHostedDocuments == 1, "clips.aasa still restored")
+
+        // The App Clips document on a wildcard host (same apps, so the snapshot's context): its kept flag
+        // gives the site's error as a full check does.
+        let wildcard = Self.disk(files: 1, perFile: 2, sites: #"{"hosts": ["*.clips.example.com"], "file": "clips.aasa"}"#)
+        wildcard.write("/etc/aasa/clips.aasa", Self.hostedDocument(paths: 3, appClips: true))
+        let wildcardFull = Self.load(wildcard, snapshot: nil)
+        let wildcardRestored = Self.load(wildcard, snapshot: bytes)
+        #expect(wildcardRestored.restoredHostedDocuments == 1)
+        #expect(wildcardFull.diagnostics.contains { $0.rule == "appclips.wildcard-host" }, "\(wildcardFull.diagnostics)")
+        #expect(wildcardRestored.diagnostics.map(\.description) == wildcardFull.diagnostics.map(\.description))
     }
 
     @Test("Files the snapshot could not rebuild exactly are left out: link rules, a hosted document, a finding")

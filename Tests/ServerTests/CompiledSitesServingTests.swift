@@ -77,4 +77,74 @@ struct CompiledSitesServingTests {
         #expect(try Self.aasa("a39.example.com", port: third.port) == before[39])
         #expect(waitUntil(10) { Self.kept(third) == 1 }, "\(third.stderr)")
     }
+
+    static let hostedConfig = """
+        {"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop"}, "sites": [{"hosts": ["big.example.com"], "file": "big.aasa"}],
+         "server": {"listen": ["127.0.0.1:0"], "admin": "off", "stateDirectory": "state", "reload": {"watch": false}}}
+        """
+
+    /// A valid AASA file of a few tens of KB, worth compressing.
+    static func bigDocument(season: String) -> String {
+        let components = (0..<600).map { #"{"/": "/\#(season)/\#($0)/*", "comment": "collection \#($0)"}"# }
+        return #"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "components": ["#
+            + components.joined(separator: ", ") + "]}]}}"
+    }
+
+    /// The headers (but Date) and body of the AASA answer, raw (gzip when `gzip`).
+    static func fetch(_ port: Int, gzip: Bool) throws -> (head: String, body: [UInt8]) {
+        try withTemporaryDirectory { directory in
+            let result = try runTool(
+                ["curl", "-s", "-D", directory + "/head", "-H", "Host: big.example.com"] + (gzip ? ["-H", "Accept-Encoding: gzip"] : [])
+                    + ["http://127.0.0.1:\(port)/.well-known/apple-app-site-association"]
+            )
+            let head = try String(contentsOfFile: directory + "/head", encoding: .utf8)
+            return (head.split(separator: "\r\n").filter { !$0.lowercased().hasPrefix("date:") }.joined(separator: "\n"), result.stdout)
+        }
+    }
+
+    @Test(
+        "A hosted document: a restart serves it as the snapshot kept it, the same bytes and gzip form unchecked; changed while down it is checked, a mistake refused"
+    )
+    func hostedDocument() throws {
+        let first = try ServerProcess(config: Self.hostedConfig, files: ["big.aasa": Self.bigDocument(season: "spring")])
+        defer { withExtendedLifetime(first) {} }
+        let directory = first.directory
+        #expect(waitUntil(10) { Self.kept(first) == 1 }, "\(first.stderr)")
+        let identity = try Self.fetch(first.port, gzip: false)
+        let gzipped = try Self.fetch(first.port, gzip: true)
+        #expect(identity.head.lowercased().contains("content-type: application/json") && identity.body.count > 20_000)
+        #expect(gzipped.head.lowercased().contains("content-encoding: gzip") && gzipped.body.count < identity.body.count / 4)
+        first.signal(SIGTERM)
+        #expect(first.waitForExit() == 0)
+
+        let command = ["serve", "--config", directory + "/config.json"]
+        let second = try ServerProcess(config: Self.hostedConfig, command: command)
+        #expect(
+            second.stderr.contains(
+                "hosted documents taken from the compiled-sites snapshot (the same bytes, checked and compressed before): 1; checked from their bytes: 0"
+            ),
+            "\(second.stderr)"
+        )
+        #expect(try Self.fetch(second.port, gzip: false) == identity)
+        #expect(try Self.fetch(second.port, gzip: true) == gzipped)
+        // Nothing new to keep: the snapshot is not written again.
+        Thread.sleep(forTimeInterval: 1)
+        #expect(Self.kept(second) == 0, "\(second.stderr)")
+        second.signal(SIGTERM)
+        #expect(second.waitForExit() == 0)
+
+        // A mistake written while the server was down: the kept verdict was for other bytes.
+        let file = URL(fileURLWithPath: directory + "/big.aasa")
+        try Data(#"{"applinks": {"details": [{"appIDs": ["ABCDE12345.com.example.shop"], "paths": 7}]}}"#.utf8).write(to: file)
+        let refused = try runTool([TestPaths.serverExecutable] + command, timeout: 20)
+        #expect(refused.status == 1 && refused.stderr.contains("big.aasa:1:"), "\(refused.stderr)")
+
+        try Data(Self.bigDocument(season: "summer").utf8).write(to: file)
+        let third = try ServerProcess(config: Self.hostedConfig, command: command)
+        defer { third.stop() }
+        #expect(!third.stderr.contains("taken from the compiled-sites snapshot"), "\(third.stderr)")
+        let summer = try Self.fetch(third.port, gzip: false)
+        #expect(String(decoding: summer.body, as: UTF8.self).contains("/summer/0/*"))
+        #expect(waitUntil(10) { Self.kept(third) == 1 }, "\(third.stderr)")
+    }
 }

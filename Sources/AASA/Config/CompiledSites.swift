@@ -6,18 +6,23 @@ import Support
 /// digest, built by the same binary with the same `apps`, takes its sites from here instead of parsing,
 /// decoding, generating and checking them again (djb's cdb and Knot DNS's compiled zones are the idea).
 ///
+/// It also keeps what a restart needs of each hosted AASA file found without a finding: under the
+/// digest of the file's bytes, that it was checked, whether it has App Clips (the one fact a site's own
+/// check reads of it) and its gzip form. A start that reads the same bytes serves them without parsing,
+/// checking or compressing them again — a 101 KB document was most of a small config's start.
+///
 /// A cache, never trusted over the files: the whole snapshot carries a checksum, and one that is
 /// truncated, damaged, of another format version or of another build is ignored (and rewritten after
 /// the load); a file whose bytes changed is read as if there were no snapshot. Only files the snapshot
 /// can restore exactly are kept: sites generated from the config (or Android-only), no hosted files,
-/// link rules or landing pages, and no findings at all.
+/// link rules or landing pages, and no findings at all; and only hosted documents without a finding.
 public struct CompiledSites: Sendable {
     /// Bumped whenever the layout below or the meaning of a field changes.
-    package static let formatVersion: UInt32 = 1
+    package static let formatVersion: UInt32 = 2
     package static let magic: [UInt8] = Array("AASASITE".utf8)
 
     /// A file's bytes, identified: its length and two independent 64-bit hashes of its content.
-    public struct Digest: Sendable, Equatable {
+    public struct Digest: Sendable, Hashable {
         var count: UInt64
         var first: UInt64
         var second: UInt64
@@ -48,6 +53,8 @@ public struct CompiledSites: Sendable {
     nonisolated(unsafe) let bytes: UnsafeRawBufferPointer
     let owner: any AnyObject & Sendable
     package var entries: [String: Entry]
+    /// Hosted documents by the digest of their bytes: where each one's flags and gzip form lie in ``bytes``.
+    package var documents: [Digest: Range<Int>] = [:]
     /// Which binary, `apps` and mode built the sites: another one's snapshot restores nothing.
     var context: UInt64
 
@@ -79,6 +86,8 @@ public struct CompiledSites: Sendable {
 
     /// How many files it holds (for the log).
     public var fileCount: Int { entries.count }
+    /// How many hosted documents it holds (for the log).
+    public var documentCount: Int { documents.count }
 
     // MARK: - Restoring
 
@@ -130,6 +139,20 @@ public struct CompiledSites: Sendable {
         }
         guard reader.remaining == 0 else { return nil }
         return sites
+    }
+
+    /// A hosted AASA file whose bytes have `digest`, checked without a finding by the build and `apps`
+    /// of `context`; nil sends it through the full check.
+    package func hostedDocument(_ digest: Digest, context: UInt64) -> HostedDocument? {
+        guard context == self.context, let body = documents[digest] else { return nil }
+        var reader = SnapshotReader(bytes: bytes, offset: body.lowerBound, end: body.upperBound)
+        guard let flags = reader.u8(), flags & ~HostedDocument.appClipsFlag == 0, let gzip = reader.runSlice(), reader.remaining == 0
+        else { return nil }
+        return HostedDocument(
+            digest: digest,
+            hasAppClips: flags & HostedDocument.appClipsFlag != 0,
+            gzip: gzip.isEmpty ? .empty : ImmutableBytes(copying: gzip)
+        )
     }
 
     /// ``sites(for:configPath:digest:context:pool:)`` without a document pool (the fuzz target's door).
@@ -197,32 +220,56 @@ public struct CompiledSites: Sendable {
         return writer.output
     }
 
-    /// The snapshot of a load's included files, in parts to write one after another (a million sites
-    /// are never one buffer): the header, then an entry per file it can restore exactly. Nil when there
-    /// is no such file.
-    public static func encode(_ config: LoadedConfig, configPath: String, build: String, servingOnly: Bool) -> [[UInt8]]? {
-        guard let state = config.includeState else { return nil }
-        let paths = state.files.keys.sorted().filter { isStorable(state.files[$0]!, path: $0) }
-        guard !paths.isEmpty else { return nil }
+    /// The snapshot of a load's included files and hosted documents, in parts to write one after another
+    /// (a million sites are never one buffer): the header, an entry per file it can restore exactly, then
+    /// one per hosted document checked without a finding. Nil when there is nothing to keep.
+    /// `compress` gives a document's gzip form as serving prepares it (empty when it does not pay); a
+    /// document restored from a snapshot brings its own.
+    public static func encode(
+        _ config: LoadedConfig,
+        configPath: String,
+        build: String,
+        servingOnly: Bool,
+        compress: (ImmutableBytes) -> [UInt8]
+    ) -> [[UInt8]]? {
+        guard let aliases = config.includeState?.aliases ?? config.config?.appTable else { return nil }
+        let files = config.includeState?.files ?? [:]
+        let paths = files.keys.sorted().filter { isStorable(files[$0]!, path: $0) }
+        var documents: [HostedDocument.Checked] = []
+        var seen: Set<Digest> = []
+        for loaded in config.sites {
+            if let checked = loaded.hostedDocument, seen.insert(checked.document.digest).inserted { documents.append(checked) }
+        }
+        guard !paths.isEmpty || !documents.isEmpty else { return nil }
         var header = SnapshotWriter()
         header.bytes(magic)
         header.u32(formatVersion)
-        header.u64(context(build: build, aliases: state.aliases, servingOnly: servingOnly))
+        header.u64(context(build: build, aliases: aliases, servingOnly: servingOnly))
         header.u32(UInt32(paths.count))
+        header.u32(UInt32(documents.count))
         header.checksum()
-        return [header.output]
-            + paths.lazy.map { path in
-                var entry = SnapshotWriter()
-                let body = entryBody(state.files[path]!, key: key(path, configPath: configPath))
-                entry.run(body)
-                entry.u64(body.withUnsafeBytes { FNV1a.wordHash($0) })
-                return entry.output
-            }
+        func framed(_ body: [UInt8]) -> [UInt8] {
+            var entry = SnapshotWriter()
+            entry.run(body)
+            entry.u64(body.withUnsafeBytes { FNV1a.wordHash($0) })
+            return entry.output
+        }
+        let fileParts = paths.lazy.map { path in framed(entryBody(files[path]!, key: key(path, configPath: configPath))) }
+        let documentParts = documents.map { checked in
+            var body = SnapshotWriter()
+            body.u64(checked.document.digest.count)
+            body.u64(checked.document.digest.first)
+            body.u64(checked.document.digest.second)
+            body.u8(checked.document.hasAppClips ? HostedDocument.appClipsFlag : 0)
+            if let gzip = checked.document.gzip { body.run(gzip.buffer) } else { body.run(compress(checked.served)) }
+            return framed(body.output)
+        }
+        return [header.output] + Array(fileParts) + Array(documentParts)
     }
 
     // MARK: - Reading
 
-    package static let headerSize = 8 + 4 + 8 + 4 + 8
+    package static let headerSize = 8 + 4 + 8 + 4 + 4 + 8
 
     /// A snapshot read back, every entry's checksum verified; nil when it is not one this build can
     /// trust (truncated, damaged, another format version).
@@ -237,23 +284,36 @@ public struct CompiledSites: Sendable {
         var reader = SnapshotReader(bytes: bytes, offset: 0, end: bytes.count)
         let checksummed = FNV1a.wordHash(UnsafeRawBufferPointer(rebasing: bytes[..<(headerSize - 8)]))
         guard reader.bytes(magic.count) == magic, reader.u32() == formatVersion, let context = reader.u64(),
-            let fileCount = reader.u32(), reader.u64() == checksummed
+            let fileCount = reader.u32(), let documentCount = reader.u32(), reader.u64() == checksummed
         else { return nil }
-        var entries: [String: Entry] = [:]
-        for _ in 0..<fileCount {
+        /// The next entry's body, its checksum verified.
+        func nextBody() -> Range<Int>? {
             guard let length = reader.u32(), Int(length) + 8 <= reader.remaining else { return nil }
             let body = reader.offset..<(reader.offset + Int(length))
             reader.offset = body.upperBound
             let computed = FNV1a.wordHash(UnsafeRawBufferPointer(rebasing: bytes[body]))
-            guard reader.u64() == computed else { return nil }
+            return reader.u64() == computed ? body : nil
+        }
+        var entries: [String: Entry] = [:]
+        for _ in 0..<fileCount {
+            guard let body = nextBody() else { return nil }
             var entry = SnapshotReader(bytes: bytes, offset: body.lowerBound, end: body.upperBound)
             guard let path = entry.string(), let count = entry.u64(), let first = entry.u64(), let second = entry.u64(),
                 entries[path] == nil
             else { return nil }
             entries[path] = Entry(digest: Digest(count: count, first: first, second: second), body: body)
         }
+        var documents: [Digest: Range<Int>] = [:]
+        for _ in 0..<documentCount {
+            guard let body = nextBody() else { return nil }
+            var entry = SnapshotReader(bytes: bytes, offset: body.lowerBound, end: body.upperBound)
+            guard let count = entry.u64(), let first = entry.u64(), let second = entry.u64() else { return nil }
+            let digest = Digest(count: count, first: first, second: second)
+            guard documents[digest] == nil else { return nil }
+            documents[digest] = entry.offset..<body.upperBound
+        }
         guard reader.remaining == 0 else { return nil }
-        return CompiledSites(bytes: bytes, owner: owner, entries: entries, context: context)
+        return CompiledSites(bytes: bytes, owner: owner, entries: entries, documents: documents, context: context)
     }
 }
 
@@ -341,4 +401,14 @@ extension LoadedConfig {
     /// Included files this load took from the snapshot, and those it built from their bytes.
     public var restoredIncludedFiles: Int { includeState?.restoredFiles ?? 0 }
     public var parsedIncludedFiles: Int { includeState?.parsedFiles ?? 0 }
+    /// Hosted documents (each file's bytes counted once) this load took as the snapshot kept them, and
+    /// those it checked itself without a finding (the ones a new snapshot would keep).
+    public var restoredHostedDocuments: Int { hostedDocumentDigests(restored: true).count }
+    public var checkedHostedDocuments: Set<CompiledSites.Digest> { hostedDocumentDigests(restored: false) }
+
+    private func hostedDocumentDigests(restored: Bool) -> Set<CompiledSites.Digest> {
+        var digests: Set<CompiledSites.Digest> = []
+        for loaded in sites { if let hosted = loaded.hosted, (hosted.gzip != nil) == restored { digests.insert(hosted.digest) } }
+        return digests
+    }
 }

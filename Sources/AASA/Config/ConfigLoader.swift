@@ -1,4 +1,5 @@
 import Support
+import Synchronization
 
 /// Reads, checks and generates everything a config describes. Pure: file access comes in as a closure.
 public enum ConfigLoader {
@@ -23,9 +24,19 @@ public enum ConfigLoader {
     ) -> LoadedConfig {
         let spans = SiteReuse.siteSpans(configBytes)
         let pool = DocumentPool()
-        func attempt(_ cache: SiteReuse?) -> LoadedConfig? {
-            load(configBytes, configPath, readFile, spans: spans, cache: cache, parallel: parallel, servingOnly: servingOnly, pool: pool)
-        }
+        // The snapshot is read once, by the first load: later loads take unchanged files from the last one.
+        let snapshot = SnapshotRead(compiled: servingOnly ? compiled : nil, configPath: configPath, reads: previous == nil)
+        let inputs = PassInputs(
+            configBytes: configBytes,
+            configPath: configPath,
+            readFile: readFile,
+            spans: spans,
+            parallel: parallel,
+            servingOnly: servingOnly,
+            pool: pool,
+            snapshot: snapshot
+        )
+        func attempt(_ cache: SiteReuse?) -> LoadedConfig? { load(inputs, cache: cache) }
         var result: LoadedConfig
         if let cache = previous?.reuse, cache.configPath == configPath, spans != nil, let loaded = attempt(cache), !loaded.hasErrors {
             result = loaded
@@ -40,11 +51,6 @@ public enum ConfigLoader {
             )
             return LoadedConfig(config: result.config, sites: result.sites, diagnostics: findings, hostTable: result.hostTable)
         }
-        // The snapshot is read once, by the first load: later loads take unchanged files from the last one.
-        let snapshot =
-            previous == nil
-            ? result.config?.server.stateDirectory.flatMap { directory in compiled?.read(resolve(directory, relativeTo: configPath)) }
-            : nil
         let included = IncludedSites.load(
             patterns,
             configPath: configPath,
@@ -56,7 +62,7 @@ public enum ConfigLoader {
             servingOnly: servingOnly,
             pool: pool,
             compiled: compiled,
-            snapshot: snapshot
+            snapshot: result.config.flatMap { snapshot.read($0) }
         )
         // Config.sites stays what the config file itself lists; LoadedConfig.sites has every site, the
         // included files' groups taken over as they are.
@@ -114,18 +120,23 @@ public enum ConfigLoader {
     }
 
     /// Nil when reuse turned out impossible (the `apps` names changed): the caller loads in full.
-    private static func load(
-        _ configBytes: [UInt8],
-        _ configPath: String,
-        _ readFile: @escaping FileReader,
-        spans: [Range<Int>]?,
-        cache: SiteReuse?,
-        parallel: ParallelFor?,
-        servingOnly: Bool,
-        pool: DocumentPool,
-        splitParse: Bool = true
-    ) -> LoadedConfig? {
-        let spans = spans ?? []
+    /// What every pass over one config text shares (a load may pass twice: reusing the last load's
+    /// sites, then without; or site by site, then the whole file).
+    private struct PassInputs {
+        let configBytes: [UInt8]
+        let configPath: String
+        let readFile: FileReader
+        let spans: [Range<Int>]?
+        let parallel: ParallelFor?
+        let servingOnly: Bool
+        let pool: DocumentPool
+        let snapshot: SnapshotRead
+    }
+
+    private static func load(_ inputs: PassInputs, cache: SiteReuse?, splitParse: Bool = true) -> LoadedConfig? {
+        let (configBytes, configPath, readFile) = (inputs.configBytes, inputs.configPath, inputs.readFile)
+        let (parallel, servingOnly, pool, snapshot) = (inputs.parallel, inputs.servingOnly, inputs.pool, inputs.snapshot)
+        let spans = inputs.spans ?? []
         let hashes = spans.map { SiteReuse.hash(configBytes, $0) }
         let checks = cache == nil ? [] : spans.map { SiteReuse.hash(configBytes, $0, seed: SiteReuse.checkSeed) }
         var skipped: [Range<Int>] = []
@@ -146,19 +157,7 @@ public enum ConfigLoader {
         let parsesPerSite = splitParse && parallel != nil && spans.count - skipped.count >= 64
         let siteStarts = parsesPerSite ? startLocations(configBytes, at: spans) : []
         let parsed = JSONParser.parse(configBytes, duplicateKeys: .error, skipping: parsesPerSite ? spans : skipped)
-        let loadParsingWholeFile = {
-            load(
-                configBytes,
-                configPath,
-                readFile,
-                spans: spans,
-                cache: cache,
-                parallel: parallel,
-                servingOnly: servingOnly,
-                pool: pool,
-                splitParse: false
-            )
-        }
+        let loadParsingWholeFile = { load(inputs, cache: cache, splitParse: false) }
         // The first error in the file may be inside a site this parse stepped over.
         if parsesPerSite && !parsed.diagnostics.isEmpty { return loadParsingWholeFile() }
         var reader = NodeReader()
@@ -173,6 +172,12 @@ public enum ConfigLoader {
         let spansAgree = spans.count == siteNodes.count && zip(spans, siteNodes).allSatisfy { $0.lowerBound == $1.location.offset }
         let frozenEntries = spansAgree ? reusedEntry : []
         if parsesPerSite && !spansAgree { return loadParsingWholeFile() }
+        let hostedDocuments = snapshot.compiled.map {
+            HostedDocumentLookup(
+                snapshot: snapshot.read(config),
+                context: CompiledSites.context(build: $0.build, aliases: aliases, servingOnly: servingOnly)
+            )
+        }
 
         let outcomes = TaskSlots<SiteOutcome>(count: siteNodes.count)
         let buildSite: @Sendable (Int) -> Void = { index in
@@ -208,7 +213,8 @@ public enum ConfigLoader {
                     readFile: readFile,
                     findings: &outcome.buildFindings,
                     pool: pool,
-                    servingOnly: servingOnly
+                    servingOnly: servingOnly,
+                    hostedDocuments: hostedDocuments
                 )
                 if servingOnly { outcome.site = loaded.site }
                 outcome.loaded = loaded
@@ -321,6 +327,32 @@ public enum ConfigLoader {
             outcome.buildFindings = move(entry.buildFindings)
         }
         return outcome
+    }
+
+    /// The state directory's snapshot, read at most once per load, when the config's sites are built (their
+    /// hosted documents) or its included files are, whichever comes first.
+    final class SnapshotRead: Sendable {
+        /// Nil when the load keeps no snapshot (not serving, or no store to read one from).
+        let compiled: CompiledSites.Input?
+        let configPath: String
+        let reads: Bool
+        private let cached = Mutex<CompiledSites??>(nil)
+
+        init(compiled: CompiledSites.Input?, configPath: String, reads: Bool) {
+            self.compiled = compiled
+            self.configPath = configPath
+            self.reads = reads
+        }
+
+        func read(_ config: Config) -> CompiledSites? {
+            guard reads, let compiled, let directory = config.server.stateDirectory else { return nil }
+            return cached.withLock { cached in
+                if let done = cached { return done }
+                let snapshot = compiled.read(ConfigLoader.resolve(directory, relativeTo: configPath))
+                cached = .some(snapshot)
+                return snapshot
+            }
+        }
     }
 
     /// Resolves `path` against the directory of `configPath` (absolute paths stay as they are).

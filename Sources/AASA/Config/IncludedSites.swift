@@ -230,7 +230,8 @@ enum IncludedSites {
                     findings: &buildFindings,
                     definedIn: path,
                     pool: pool,
-                    servingOnly: servingOnly
+                    servingOnly: servingOnly,
+                    hostedDocuments: restoring.map { HostedDocumentLookup(snapshot: $0.snapshot, context: $0.context) }
                 )
             )
             built.findings += buildFindings

@@ -32,13 +32,16 @@ public final class LoadedSite: Sendable {
         let model: Model?
         let assetLinks: AssetLinks?
         let landingPage: LandingPage?
+        let hosted: HostedDocument?
         let isServingForm: Bool
 
-        init(file: String?, model: Model?, assetLinks: AssetLinks?, landingPage: LandingPage?, isServingForm: Bool) {
+        init(file: String?, model: Model?, assetLinks: AssetLinks?, landingPage: LandingPage?, hosted: HostedDocument?, isServingForm: Bool)
+        {
             self.file = file
             self.model = model
             self.assetLinks = assetLinks
             self.landingPage = landingPage
+            self.hosted = hosted
             self.isServingForm = isServingForm
         }
     }
@@ -99,6 +102,16 @@ public final class LoadedSite: Sendable {
         }
     }
 
+    /// The hosted AASA file as checked without a finding by a serving load, or as a snapshot kept it.
+    var hosted: HostedDocument? { extras?.hosted }
+
+    /// The hosted document's gzip form as the compiled-sites snapshot kept it (empty: compressing does not
+    /// pay); nil when this load checked the bytes, or the site hosts no file.
+    public var keptGzip: ImmutableBytes? { hosted?.gzip }
+
+    /// For the snapshot's writer: the hosted document and the bytes it was checked from.
+    var hostedDocument: HostedDocument.Checked? { hosted.map { HostedDocument.Checked(document: $0, served: served) } }
+
     /// How logs and metrics name the site: its first host (``Site/name``), without copying the site.
     public var label: String { site.hosts.first?.value.description ?? site.name }
 
@@ -138,16 +151,24 @@ public final class LoadedSite: Sendable {
         verbatimRoot: JSONNode?,
         assetLinks: AssetLinks? = nil,
         landingPage: LandingPage? = nil,
+        hosted: HostedDocument? = nil,
         isServingForm: Bool = false,
         definedIn: String? = nil
     ) {
         self.site = site
         let model = document == nil && verbatimRoot == nil ? nil : Model(document: document, verbatimRoot: verbatimRoot)
         self.served = served
-        if isServingForm && file == nil && model == nil && assetLinks == nil && landingPage == nil {
+        if isServingForm && file == nil && model == nil && assetLinks == nil && landingPage == nil && hosted == nil {
             extras = nil
         } else {
-            extras = Extras(file: file, model: model, assetLinks: assetLinks, landingPage: landingPage, isServingForm: isServingForm)
+            extras = Extras(
+                file: file,
+                model: model,
+                assetLinks: assetLinks,
+                landingPage: landingPage,
+                hosted: hosted,
+                isServingForm: isServingForm
+            )
         }
         self.definedIn = definedIn
     }
@@ -163,6 +184,7 @@ public final class LoadedSite: Sendable {
             file: file,
             assetLinks: assetLinks,
             landingPage: landingPage,
+            hosted: hosted,
             definedIn: definedIn
         )
     }
@@ -174,6 +196,7 @@ public final class LoadedSite: Sendable {
         file: String?,
         assetLinks: AssetLinks?,
         landingPage: LandingPage?,
+        hosted: HostedDocument? = nil,
         definedIn: String?
     )
         -> LoadedSite
@@ -203,6 +226,7 @@ public final class LoadedSite: Sendable {
                     ? $0 : AssetLinks(bytes: $0.bytes, statements: nil, file: $0.file, verbatimRoot: nil)
             },
             landingPage: landingPage,
+            hosted: hosted,
             isServingForm: true,
             definedIn: definedIn
         )

@@ -8,9 +8,16 @@ enum SiteBuilder {
         findings: inout [Diagnostic],
         definedIn: String? = nil,
         pool: DocumentPool? = nil,
-        servingOnly: Bool = false
+        servingOnly: Bool = false,
+        hostedDocuments: HostedDocumentLookup? = nil
     ) -> LoadedSite {
-        let apple = loadApple(site, configPath: configPath, readFile: readFile, findings: &findings)
+        let apple = loadApple(
+            site,
+            configPath: configPath,
+            readFile: readFile,
+            findings: &findings,
+            hostedDocuments: servingOnly ? hostedDocuments : nil
+        )
         let served = apple.bytes.isEmpty ? ImmutableBytes.empty : ImmutableBytes(apple.bytes)
         let assetLinks = loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
         var landingPage: LoadedSite.LandingPage?
@@ -28,6 +35,7 @@ enum SiteBuilder {
                 file: apple.file,
                 assetLinks: assetLinks,
                 landingPage: landingPage,
+                hosted: apple.hosted,
                 definedIn: definedIn
             )
         }
@@ -71,6 +79,8 @@ enum SiteBuilder {
         /// The hosted file, resolved against the config's directory.
         var file: String?
         var verbatimRoot: JSONNode?
+        /// A hosted file checked without a finding, or kept so by a snapshot (serving loads only).
+        var hosted: HostedDocument?
     }
 
     /// The site's Android statement list: generated from its apps, or a hosted file read and checked.
@@ -141,7 +151,8 @@ enum SiteBuilder {
         _ site: Site,
         configPath: String,
         readFile: ConfigLoader.FileReader,
-        findings: inout [Diagnostic]
+        findings: inout [Diagnostic],
+        hostedDocuments: HostedDocumentLookup? = nil
     ) -> AppleDocument {
         switch site.source {
         case .none:
@@ -168,6 +179,13 @@ enum SiteBuilder {
             guard let bytes = readHosted(path, reference, what: "AASA", site: site, configPath: configPath, readFile, &findings) else {
                 return AppleDocument(document: nil, bytes: [], file: path, verbatimRoot: nil)
             }
+            // Link rules are checked against the document's components: only a site without them can do
+            // with what the snapshot kept.
+            let digest = hostedDocuments != nil && site.links == nil ? CompiledSites.Digest(bytes) : nil
+            if let digest, let kept = hostedDocuments?.kept(digest) {
+                if kept.hasAppClips, let finding = appclipsOnWildcardHost(site, hostedIn: path) { findings += [finding].inFile(configPath) }
+                return AppleDocument(document: nil, bytes: bytes, file: path, verbatimRoot: nil, hosted: kept)
+            }
             let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
             var fileFindings = parsed.diagnostics
             var document: AASADocument?
@@ -178,11 +196,15 @@ enum SiteBuilder {
                 if let document { fileFindings += AASAValidator.validate(document) }
             }
             fileFindings += AASAValidator.validateSize(bytes.count, of: document)
-            if document?.appclips.map({ !$0.apps.isEmpty }) == true, let finding = appclipsOnWildcardHost(site, hostedIn: path) {
+            let hasAppClips = document?.appclips.map({ !$0.apps.isEmpty }) == true
+            if hasAppClips, let finding = appclipsOnWildcardHost(site, hostedIn: path) {
                 findings += [finding].inFile(configPath)
             }
             findings += fileFindings.inFile(path)
-            return AppleDocument(document: document, bytes: bytes, file: path, verbatimRoot: parsed.root)
+            let hosted =
+                fileFindings.isEmpty && document != nil
+                ? digest.map { HostedDocument(digest: $0, hasAppClips: hasAppClips, gzip: nil) } : nil
+            return AppleDocument(document: document, bytes: bytes, file: path, verbatimRoot: parsed.root, hosted: hosted)
         }
     }
 

@@ -138,6 +138,12 @@ enum ServeCommand {
                     + "\(loaded.config.parsedIncludedFiles) built from their bytes"
             )
         }
+        if loaded.config.restoredHostedDocuments > 0 {
+            Log.info(
+                "hosted documents taken from the compiled-sites snapshot (the same bytes, checked and compressed before): "
+                    + "\(loaded.config.restoredHostedDocuments); checked from their bytes: \(loaded.config.checkedHostedDocuments.count)"
+            )
+        }
         // Written once the server listens: the start does not share the CPU with it.
         generationOptions.compiledSites?.keep(loaded.config, configPath: configPath, later: true)
         guard case .success(let first) = Generation.first(consume loaded) else { return ExitStatus.failure }

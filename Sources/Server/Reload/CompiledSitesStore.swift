@@ -12,6 +12,9 @@ public final class CompiledSitesStore: Sendable {
         var writing = false
         /// The newest config waiting while a write runs (older ones are superseded, never written).
         var waiting: (config: LoadedConfig, configPath: String, stateDirectory: String)?
+        /// The hosted documents checked by a load and kept by the last snapshot asked for: a reload that
+        /// checked no other has nothing new to keep.
+        var keptDocuments: Set<CompiledSites.Digest> = []
     }
     private let state = Mutex(State())
 
@@ -39,19 +42,28 @@ public final class CompiledSitesStore: Sendable {
                 return nil
             }
             Log.info(
-                "\(path): a snapshot of \(snapshot.fileCount) included files, read in \(Posix.monotonicMilliseconds() - started) ms"
+                "\(path): a snapshot of \(snapshot.fileCount) included files and \(snapshot.documentCount) hosted documents, read in "
+                    + "\(Posix.monotonicMilliseconds() - started) ms"
             )
             return snapshot
         }
     }
 
-    /// After a load: when it built any included file from its bytes, the snapshot is written again on a
+    /// After a load: when it built any included file from its bytes or checked a hosted document not kept
+    /// yet, the snapshot is written again on a
     /// thread of its own (a write already running takes the newest config after it). With `later`, the
     /// write waits for ``writeWaiting()`` (the first load's, until the server listens).
     public func keep(_ config: LoadedConfig, configPath: String, later: Bool = false) {
-        guard config.parsedIncludedFiles > 0, let directory = config.config?.server.stateDirectory else { return }
+        guard let directory = config.config?.server.stateDirectory else { return }
+        let checked = config.checkedHostedDocuments
         let stateDirectory = ConfigLoader.resolve(directory, relativeTo: configPath)
-        state.withLock { $0.waiting = (config, configPath, stateDirectory) }
+        let changed = state.withLock { state in
+            guard config.parsedIncludedFiles > 0 || !checked.isSubset(of: state.keptDocuments) else { return false }
+            state.keptDocuments = checked
+            state.waiting = (config, configPath, stateDirectory)
+            return true
+        }
+        guard changed else { return }
         if !later { writeWaiting() }
     }
 
@@ -86,14 +98,19 @@ public final class CompiledSitesStore: Sendable {
     func write(_ config: LoadedConfig, configPath: String, to stateDirectory: String) {
         let started = Posix.monotonicMilliseconds()
         let path = stateDirectory + "/" + CompiledSites.fileName
-        guard let parts = CompiledSites.encode(config, configPath: configPath, build: build, servingOnly: true) else {
+        let parts = CompiledSites.encode(config, configPath: configPath, build: build, servingOnly: true) {
+            PreparedDocument.gzipForm($0)?.array ?? []
+        }
+        guard let parts else {
             // Nothing it can restore: an old snapshot would only be read and ignored at the next start.
             if Posix.fileExists(path) { Posix.removeFile(path) }
             return
         }
         do {
             try Posix.writeFileAtomically(parts: parts, to: path, mode: 0o600)
-            Log.info("\(path): the included files' sites kept for the next start (\(Posix.monotonicMilliseconds() - started) ms)")
+            Log.info(
+                "\(path): the included files' sites and hosted documents kept for the next start (\(Posix.monotonicMilliseconds() - started) ms)"
+            )
         } catch {
             Log.warning("\(path): not written (\(error)); the next start builds every included file from its bytes")
         }

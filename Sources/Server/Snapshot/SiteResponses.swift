@@ -98,7 +98,7 @@ final class SiteResponses: Sendable {
         self.label = label
         self.lastModified = lastModified
         self.builtFrom = builtFrom
-        let document = PreparedDocument(body: body, headers: headers)
+        let document = PreparedDocument(body: body, headers: headers, keptGzip: builtFrom?.keptGzip)
         bodyHash = document.bodyHash
         identity = document.identity
         extras = Extras.make(
@@ -136,21 +136,27 @@ struct DocumentHeaders: Sendable {
 
 /// One JSON document ready to send: headers and body prepared once, with a gzip form when it pays.
 struct PreparedDocument: Sendable {
+    /// The gzip form served for `body`, nil when it does not pay: under 1 KB a document gains a few hundred
+    /// bytes at most, and with thousands of sites the compression would dominate a reload. The one rule,
+    /// also for what the compiled-sites snapshot keeps.
+    static func gzipForm(_ body: ImmutableBytes) -> ImmutableBytes? {
+        guard body.count >= 1024, let gzipped = try? Gzip.compress(body.array, level: 6), gzipped.count + 64 < body.count else {
+            return nil
+        }
+        return ImmutableBytes(gzipped)
+    }
+
     let identity: PreparedResponse
     let gzip: PreparedResponse?
     let bodyHash: UInt64
 
     /// The identity body is `body` itself, by pointer (the loaded site holds it); the common header lines
-    /// are `headers`', shared; only the ETag (and Content-Length) are this document's own.
-    init(body: ImmutableBytes, headers: DocumentHeaders) {
+    /// are `headers`', shared; only the ETag (and Content-Length) are this document's own. `keptGzip`: the
+    /// body's gzip form as the compiled-sites snapshot kept it (empty: it did not pay), not made again.
+    init(body: ImmutableBytes, headers: DocumentHeaders, keptGzip: ImmutableBytes? = nil) {
         let hash = body.hash
         bodyHash = hash
-        // Compress only when it pays: under 1 KB a document gains a few hundred bytes at most, and with
-        // thousands of sites the compression would dominate a reload.
-        var compressed: ImmutableBytes?
-        if body.count >= 1024, let gzipped = try? Gzip.compress(body.array, level: 6), gzipped.count + 64 < body.count {
-            compressed = ImmutableBytes(gzipped)
-        }
+        let compressed = keptGzip.map { $0.count == 0 ? nil : $0 } ?? Self.gzipForm(body)
         identity = PreparedResponse(shared: compressed == nil ? headers.plain : headers.varied, etag: hash, body: body.buffer, owner: body)
         gzip = compressed.map {
             // A strong ETag names one representation, so the gzip form gets its own.
