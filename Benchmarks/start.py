@@ -11,7 +11,11 @@ server once, then again, the order rotating) and pinned to CPU 0 like the servin
 --baseline PATH times an earlier aasa-server build beside this checkout's (its own config file, state
 directory and ports, as serve-vs-nginx.py gives it).
 
-Usage: Benchmarks/start.py [--repetitions 15] [--baseline PATH] [--timeout 10]
+Each aasa-server start after the first finds the hosted documents the one before kept in its state
+directory's compiled-sites snapshot (a restart); --first-start removes that snapshot before every start,
+so each one checks and compresses the documents as a server's very first start does.
+
+Usage: Benchmarks/start.py [--repetitions 15] [--baseline PATH] [--timeout 10] [--first-start]
 Needs: nginx, h2o (apt-get install nginx h2o). Loopback only.
 """
 import argparse
@@ -77,6 +81,8 @@ def main():
     parser.add_argument("--repetitions", type=int, default=15)
     parser.add_argument("--baseline", help="an earlier aasa-server binary to time beside this one")
     parser.add_argument("--timeout", type=float, default=10)
+    parser.add_argument("--first-start", action="store_true",
+                        help="remove aasa-server's compiled-sites snapshot before each start (every start a first one)")
     args = parser.parse_args()
     # serve-vs-nginx.py writes the configurations and starts each server once (which also creates the
     # link store): its processes are stopped and their command lines timed from here on.
@@ -97,10 +103,14 @@ def main():
                 # A port is free again once its last server is gone; wait for nothing to answer there.
                 while answers(port):
                     time.sleep(0.01)
+                snapshot = os.path.join(work, f"{name}-state", "compiled-sites")
+                if args.first_start and os.path.exists(snapshot):
+                    os.remove(snapshot)
                 times[name].append(time_start(command, port, args.timeout))
     finally:
         bench.stop_servers({}, work)
-    print(f"Start to the first 200, medians of {args.repetitions} interleaved starts (min–max), each server pinned to CPU 0:\n")
+    kind = "first starts (no snapshot)" if args.first_start else "starts"
+    print(f"Start to the first 200, medians of {args.repetitions} interleaved {kind} (min–max), each server pinned to CPU 0:\n")
     print("| server | start to first answer | range |")
     print("|---|---:|---:|")
     for name in names:

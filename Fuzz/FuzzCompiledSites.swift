@@ -13,7 +13,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     func little<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
     let context: UInt64 = 7
     func framed(files: UInt32, documents: UInt32) -> [UInt8] {
-        var framed = CompiledSites.magic + little(CompiledSites.formatVersion) + little(context) + little(files) + little(documents)
+        var framed = CompiledSites.magic + little(CompiledSites.formatVersion) + little(context) + little(context) + little(files)
+        framed += little(documents)
         framed += little(framed.withUnsafeBytes { FNV1a.wordHash($0) })
         return framed + little(UInt32(body.count)) + body + little(body.withUnsafeBytes { FNV1a.wordHash($0) })
     }

@@ -57,6 +57,8 @@ public struct CompiledSites: Sendable {
     package var documents: [Digest: Range<Int>] = [:]
     /// Which binary, `apps` and mode built the sites: another one's snapshot restores nothing.
     var context: UInt64
+    /// Which binary and mode checked the hosted documents (what a document's check depends on: not `apps`).
+    var documentContext: UInt64
 
     /// The context a load runs in: the binary (its build identity), the app table the sites' documents
     /// are generated from, and whether only the serving form is kept.
@@ -69,14 +71,29 @@ public struct CompiledSites: Sendable {
         return Array(text.utf8).withUnsafeBytes { FNV1a.wordHash($0) }
     }
 
+    /// The context a hosted document's check runs in: the binary and the mode. Cheap to compute, unlike
+    /// ``context(build:aliases:servingOnly:)``, whose text of the app table takes reflection (1.4 M
+    /// instructions at every start).
+    public static func documentContext(build: String, servingOnly: Bool) -> UInt64 {
+        Array("\(build)\n\(servingOnly)\nhosted documents\n".utf8).withUnsafeBytes { FNV1a.wordHash($0) }
+    }
+
     /// What a load restores from and keeps digests for: the build identity (part of the context) and
     /// how to read the snapshot of the config's state directory (resolved against the config).
     public struct Input: Sendable {
         public var build: String
+        /// A document's gzip form as serving sends it, empty when compressing does not pay: made once, by
+        /// the load that checks a hosted document, then served and kept from there.
+        public var compress: @Sendable ([UInt8]) -> [UInt8]
         public var read: @Sendable (_ stateDirectory: String) -> CompiledSites?
 
-        public init(build: String, read: @escaping @Sendable (_ stateDirectory: String) -> CompiledSites?) {
+        public init(
+            build: String,
+            compress: @escaping @Sendable ([UInt8]) -> [UInt8],
+            read: @escaping @Sendable (_ stateDirectory: String) -> CompiledSites?
+        ) {
             self.build = build
+            self.compress = compress
             self.read = read
         }
     }
@@ -141,17 +158,18 @@ public struct CompiledSites: Sendable {
         return sites
     }
 
-    /// A hosted AASA file whose bytes have `digest`, checked without a finding by the build and `apps`
-    /// of `context`; nil sends it through the full check.
+    /// A hosted AASA file whose bytes have `digest`, checked without a finding by the build and mode of
+    /// `context` (``documentContext(build:servingOnly:)``); nil sends it through the full check.
     package func hostedDocument(_ digest: Digest, context: UInt64) -> HostedDocument? {
-        guard context == self.context, let body = documents[digest] else { return nil }
+        guard context == documentContext, let body = documents[digest] else { return nil }
         var reader = SnapshotReader(bytes: bytes, offset: body.lowerBound, end: body.upperBound)
         guard let flags = reader.u8(), flags & ~HostedDocument.appClipsFlag == 0, let gzip = reader.runSlice(), reader.remaining == 0
         else { return nil }
         return HostedDocument(
             digest: digest,
             hasAppClips: flags & HostedDocument.appClipsFlag != 0,
-            gzip: gzip.isEmpty ? .empty : ImmutableBytes(copying: gzip)
+            gzip: gzip.isEmpty ? .empty : ImmutableBytes(copying: gzip),
+            restored: true
         )
     }
 
@@ -223,28 +241,21 @@ public struct CompiledSites: Sendable {
     /// The snapshot of a load's included files and hosted documents, in parts to write one after another
     /// (a million sites are never one buffer): the header, an entry per file it can restore exactly, then
     /// one per hosted document checked without a finding. Nil when there is nothing to keep.
-    /// `compress` gives a document's gzip form as serving prepares it (empty when it does not pay); a
-    /// document restored from a snapshot brings its own.
-    public static func encode(
-        _ config: LoadedConfig,
-        configPath: String,
-        build: String,
-        servingOnly: Bool,
-        compress: (ImmutableBytes) -> [UInt8]
-    ) -> [[UInt8]]? {
+    public static func encode(_ config: LoadedConfig, configPath: String, build: String, servingOnly: Bool) -> [[UInt8]]? {
         guard let aliases = config.includeState?.aliases ?? config.config?.appTable else { return nil }
         let files = config.includeState?.files ?? [:]
         let paths = files.keys.sorted().filter { isStorable(files[$0]!, path: $0) }
-        var documents: [HostedDocument.Checked] = []
+        var documents: [HostedDocument] = []
         var seen: Set<Digest> = []
         for loaded in config.sites {
-            if let checked = loaded.hostedDocument, seen.insert(checked.document.digest).inserted { documents.append(checked) }
+            if let hosted = loaded.hosted, seen.insert(hosted.digest).inserted { documents.append(hosted) }
         }
         guard !paths.isEmpty || !documents.isEmpty else { return nil }
         var header = SnapshotWriter()
         header.bytes(magic)
         header.u32(formatVersion)
         header.u64(context(build: build, aliases: aliases, servingOnly: servingOnly))
+        header.u64(documentContext(build: build, servingOnly: servingOnly))
         header.u32(UInt32(paths.count))
         header.u32(UInt32(documents.count))
         header.checksum()
@@ -255,13 +266,13 @@ public struct CompiledSites: Sendable {
             return entry.output
         }
         let fileParts = paths.lazy.map { path in framed(entryBody(files[path]!, key: key(path, configPath: configPath))) }
-        let documentParts = documents.map { checked in
+        let documentParts = documents.map { document in
             var body = SnapshotWriter()
-            body.u64(checked.document.digest.count)
-            body.u64(checked.document.digest.first)
-            body.u64(checked.document.digest.second)
-            body.u8(checked.document.hasAppClips ? HostedDocument.appClipsFlag : 0)
-            if let gzip = checked.document.gzip { body.run(gzip.buffer) } else { body.run(compress(checked.served)) }
+            body.u64(document.digest.count)
+            body.u64(document.digest.first)
+            body.u64(document.digest.second)
+            body.u8(document.hasAppClips ? HostedDocument.appClipsFlag : 0)
+            body.run(document.gzip.buffer)
             return framed(body.output)
         }
         return [header.output] + Array(fileParts) + Array(documentParts)
@@ -269,7 +280,7 @@ public struct CompiledSites: Sendable {
 
     // MARK: - Reading
 
-    package static let headerSize = 8 + 4 + 8 + 4 + 4 + 8
+    package static let headerSize = 8 + 4 + 8 + 8 + 4 + 4 + 8
 
     /// A snapshot read back, every entry's checksum verified; nil when it is not one this build can
     /// trust (truncated, damaged, another format version).
@@ -284,6 +295,7 @@ public struct CompiledSites: Sendable {
         var reader = SnapshotReader(bytes: bytes, offset: 0, end: bytes.count)
         let checksummed = FNV1a.wordHash(UnsafeRawBufferPointer(rebasing: bytes[..<(headerSize - 8)]))
         guard reader.bytes(magic.count) == magic, reader.u32() == formatVersion, let context = reader.u64(),
+            let documentContext = reader.u64(),
             let fileCount = reader.u32(), let documentCount = reader.u32(), reader.u64() == checksummed
         else { return nil }
         /// The next entry's body, its checksum verified.
@@ -313,7 +325,14 @@ public struct CompiledSites: Sendable {
             documents[digest] = entry.offset..<body.upperBound
         }
         guard reader.remaining == 0 else { return nil }
-        return CompiledSites(bytes: bytes, owner: owner, entries: entries, documents: documents, context: context)
+        return CompiledSites(
+            bytes: bytes,
+            owner: owner,
+            entries: entries,
+            documents: documents,
+            context: context,
+            documentContext: documentContext
+        )
     }
 }
 
@@ -408,7 +427,7 @@ extension LoadedConfig {
 
     private func hostedDocumentDigests(restored: Bool) -> Set<CompiledSites.Digest> {
         var digests: Set<CompiledSites.Digest> = []
-        for loaded in sites { if let hosted = loaded.hosted, (hosted.gzip != nil) == restored { digests.insert(hosted.digest) } }
+        for loaded in sites { if let hosted = loaded.hosted, hosted.restored == restored { digests.insert(hosted.digest) } }
         return digests
     }
 }

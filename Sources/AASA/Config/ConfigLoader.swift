@@ -175,7 +175,8 @@ public enum ConfigLoader {
         let hostedDocuments = snapshot.compiled.map {
             HostedDocumentLookup(
                 snapshot: snapshot.read(config),
-                context: CompiledSites.context(build: $0.build, aliases: aliases, servingOnly: servingOnly)
+                context: CompiledSites.documentContext(build: $0.build, servingOnly: servingOnly),
+                compress: $0.compress
             )
         }
 

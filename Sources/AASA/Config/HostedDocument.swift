@@ -6,15 +6,11 @@ public struct HostedDocument: Sendable {
     public let digest: CompiledSites.Digest
     /// The one fact of the document a site's own check reads: App Clips cannot be served on a wildcard host.
     public let hasAppClips: Bool
-    /// Its gzip form as serving prepares it (empty: compressing does not pay), when a snapshot kept it;
-    /// nil when this load checked the bytes itself.
-    public let gzip: ImmutableBytes?
-
-    /// A checked document with the bytes it was checked from, for the snapshot's writer to compress.
-    struct Checked {
-        let document: HostedDocument
-        let served: ImmutableBytes
-    }
+    /// Its gzip form as serving sends it (empty: compressing does not pay), made by the load that checked
+    /// it and kept from there.
+    public let gzip: ImmutableBytes
+    /// Taken from a snapshot, not checked by this load.
+    public let restored: Bool
 }
 
 /// Where a serving load looks for hosted documents a snapshot kept, and the context it runs in: the
@@ -23,6 +19,7 @@ public struct HostedDocument: Sendable {
 struct HostedDocumentLookup: Sendable {
     let snapshot: CompiledSites?
     let context: UInt64
+    let compress: @Sendable ([UInt8]) -> [UInt8]
 
     func kept(_ digest: CompiledSites.Digest) -> HostedDocument? { snapshot?.hostedDocument(digest, context: context) }
 }

@@ -120,7 +120,9 @@ enum IncludedSites {
             Restoring(
                 snapshot: snapshot,
                 context: CompiledSites.context(build: $0.build, aliases: aliases, servingOnly: servingOnly),
-                configPath: configPath
+                configPath: configPath,
+                compress: $0.compress,
+                documentContext: CompiledSites.documentContext(build: $0.build, servingOnly: servingOnly)
             )
         }
         let loadOne: @Sendable (Int) -> Void = { [paths] index in
@@ -173,6 +175,8 @@ enum IncludedSites {
         var snapshot: CompiledSites?
         var context: UInt64
         var configPath: String
+        var compress: @Sendable ([UInt8]) -> [UInt8]
+        var documentContext: UInt64
     }
 
     /// One included file: its sites, built as the main config's are, findings in that file — or, when
@@ -231,7 +235,9 @@ enum IncludedSites {
                     definedIn: path,
                     pool: pool,
                     servingOnly: servingOnly,
-                    hostedDocuments: restoring.map { HostedDocumentLookup(snapshot: $0.snapshot, context: $0.context) }
+                    hostedDocuments: restoring.map {
+                        HostedDocumentLookup(snapshot: $0.snapshot, context: $0.documentContext, compress: $0.compress)
+                    }
                 )
             )
             built.findings += buildFindings

@@ -105,12 +105,9 @@ public final class LoadedSite: Sendable {
     /// The hosted AASA file as checked without a finding by a serving load, or as a snapshot kept it.
     var hosted: HostedDocument? { extras?.hosted }
 
-    /// The hosted document's gzip form as the compiled-sites snapshot kept it (empty: compressing does not
-    /// pay); nil when this load checked the bytes, or the site hosts no file.
-    public var keptGzip: ImmutableBytes? { hosted?.gzip }
-
-    /// For the snapshot's writer: the hosted document and the bytes it was checked from.
-    var hostedDocument: HostedDocument.Checked? { hosted.map { HostedDocument.Checked(document: $0, served: served) } }
+    /// The hosted document's gzip form as the serving load made it or the compiled-sites snapshot kept
+    /// it (empty: compressing does not pay); nil when the site hosts no such document.
+    public var preparedGzip: ImmutableBytes? { hosted?.gzip }
 
     /// How logs and metrics name the site: its first host (``Site/name``), without copying the site.
     public var label: String { site.hosts.first?.value.description ?? site.name }

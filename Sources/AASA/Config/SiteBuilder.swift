@@ -201,9 +201,16 @@ enum SiteBuilder {
                 findings += [finding].inFile(configPath)
             }
             findings += fileFindings.inFile(path)
-            let hosted =
-                fileFindings.isEmpty && document != nil
-                ? digest.map { HostedDocument(digest: $0, hasAppClips: hasAppClips, gzip: nil) } : nil
+            var hosted: HostedDocument?
+            if fileFindings.isEmpty, document != nil, let digest, let hostedDocuments {
+                let gzip = hostedDocuments.compress(bytes)
+                hosted = HostedDocument(
+                    digest: digest,
+                    hasAppClips: hasAppClips,
+                    gzip: gzip.isEmpty ? .empty : ImmutableBytes(gzip),
+                    restored: false
+                )
+            }
             return AppleDocument(document: document, bytes: bytes, file: path, verbatimRoot: parsed.root, hosted: hosted)
         }
     }

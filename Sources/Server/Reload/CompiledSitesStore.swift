@@ -26,27 +26,30 @@ public final class CompiledSitesStore: Sendable {
 
     /// What a load is given: this build, and the state directory's snapshot when there is a valid one.
     public var input: CompiledSites.Input {
-        CompiledSites.Input(build: build) { directory in
-            let path = directory + "/" + CompiledSites.fileName
-            guard Posix.fileExists(path) else { return nil }
-            let started = Posix.monotonicMilliseconds()
-            guard let mapped = try? MappedFile(path) else {
-                Log.warning("\(path): cannot be read; every included file is built from its bytes, and it is written again")
-                return nil
-            }
-            guard let snapshot = CompiledSites.decode(mapped.buffer, owner: mapped) else {
-                Log.warning(
-                    "\(path): damaged or written by another version of the format; ignored (every included file is built "
-                        + "from its bytes) and written again"
-                )
-                return nil
-            }
-            Log.info(
-                "\(path): a snapshot of \(snapshot.fileCount) included files and \(snapshot.documentCount) hosted documents, read in "
-                    + "\(Posix.monotonicMilliseconds() - started) ms"
-            )
-            return snapshot
+        CompiledSites.Input(build: build, compress: { PreparedDocument.gzipForm($0) ?? [] }, read: Self.read)
+    }
+
+    /// The snapshot in `directory`, when there is one this build can trust; what was wrong in the log.
+    private static func read(_ directory: String) -> CompiledSites? {
+        let path = directory + "/" + CompiledSites.fileName
+        guard Posix.fileExists(path) else { return nil }
+        let started = Posix.monotonicMilliseconds()
+        guard let mapped = try? MappedFile(path) else {
+            Log.warning("\(path): cannot be read; every included file is built from its bytes, and it is written again")
+            return nil
         }
+        guard let snapshot = CompiledSites.decode(mapped.buffer, owner: mapped) else {
+            Log.warning(
+                "\(path): damaged or written by another version of the format; ignored (every included file is built and every "
+                    + "hosted document checked from its bytes) and written again"
+            )
+            return nil
+        }
+        Log.info(
+            "\(path): a snapshot of \(snapshot.fileCount) included files and \(snapshot.documentCount) hosted documents, read in "
+                + "\(Posix.monotonicMilliseconds() - started) ms"
+        )
+        return snapshot
     }
 
     /// After a load: when it built any included file from its bytes or checked a hosted document not kept
@@ -98,10 +101,7 @@ public final class CompiledSitesStore: Sendable {
     func write(_ config: LoadedConfig, configPath: String, to stateDirectory: String) {
         let started = Posix.monotonicMilliseconds()
         let path = stateDirectory + "/" + CompiledSites.fileName
-        let parts = CompiledSites.encode(config, configPath: configPath, build: build, servingOnly: true) {
-            PreparedDocument.gzipForm($0)?.array ?? []
-        }
-        guard let parts else {
+        guard let parts = CompiledSites.encode(config, configPath: configPath, build: build, servingOnly: true) else {
             // Nothing it can restore: an old snapshot would only be read and ignored at the next start.
             if Posix.fileExists(path) { Posix.removeFile(path) }
             return

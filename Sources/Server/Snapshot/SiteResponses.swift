@@ -98,7 +98,7 @@ final class SiteResponses: Sendable {
         self.label = label
         self.lastModified = lastModified
         self.builtFrom = builtFrom
-        let document = PreparedDocument(body: body, headers: headers, keptGzip: builtFrom?.keptGzip)
+        let document = PreparedDocument(body: body, headers: headers, preparedGzip: builtFrom?.preparedGzip)
         bodyHash = document.bodyHash
         identity = document.identity
         extras = Extras.make(
@@ -139,11 +139,9 @@ struct PreparedDocument: Sendable {
     /// The gzip form served for `body`, nil when it does not pay: under 1 KB a document gains a few hundred
     /// bytes at most, and with thousands of sites the compression would dominate a reload. The one rule,
     /// also for what the compiled-sites snapshot keeps.
-    static func gzipForm(_ body: ImmutableBytes) -> ImmutableBytes? {
-        guard body.count >= 1024, let gzipped = try? Gzip.compress(body.array, level: 6), gzipped.count + 64 < body.count else {
-            return nil
-        }
-        return ImmutableBytes(gzipped)
+    static func gzipForm(_ body: [UInt8]) -> [UInt8]? {
+        guard body.count >= 1024, let gzipped = try? Gzip.compress(body, level: 6), gzipped.count + 64 < body.count else { return nil }
+        return gzipped
     }
 
     let identity: PreparedResponse
@@ -151,12 +149,13 @@ struct PreparedDocument: Sendable {
     let bodyHash: UInt64
 
     /// The identity body is `body` itself, by pointer (the loaded site holds it); the common header lines
-    /// are `headers`', shared; only the ETag (and Content-Length) are this document's own. `keptGzip`: the
-    /// body's gzip form as the compiled-sites snapshot kept it (empty: it did not pay), not made again.
-    init(body: ImmutableBytes, headers: DocumentHeaders, keptGzip: ImmutableBytes? = nil) {
+    /// are `headers`', shared; only the ETag (and Content-Length) are this document's own. `preparedGzip`:
+    /// the body's gzip form as the load made it or the compiled-sites snapshot kept it (empty: it did not
+    /// pay), not made again.
+    init(body: ImmutableBytes, headers: DocumentHeaders, preparedGzip: ImmutableBytes? = nil) {
         let hash = body.hash
         bodyHash = hash
-        let compressed = keptGzip.map { $0.count == 0 ? nil : $0 } ?? Self.gzipForm(body)
+        let compressed = preparedGzip.map { $0.count == 0 ? nil : $0 } ?? Self.gzipForm(body.array).map(ImmutableBytes.init)
         identity = PreparedResponse(shared: compressed == nil ? headers.plain : headers.varied, etag: hash, body: body.buffer, owner: body)
         gzip = compressed.map {
             // A strong ETag names one representation, so the gzip form gets its own.
