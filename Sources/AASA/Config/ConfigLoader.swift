@@ -25,7 +25,7 @@ public enum ConfigLoader {
         let spans = SiteReuse.siteSpans(configBytes)
         let pool = DocumentPool()
         // The snapshot is read once, by the first load: later loads take unchanged files from the last one.
-        let snapshot = SnapshotRead(compiled: servingOnly ? compiled : nil, configPath: configPath, reads: previous == nil)
+        let snapshot = SnapshotRead(compiled: compiled, configPath: configPath, reads: previous == nil)
         let inputs = PassInputs(
             configBytes: configBytes,
             configPath: configPath,
@@ -172,7 +172,8 @@ public enum ConfigLoader {
         let spansAgree = spans.count == siteNodes.count && zip(spans, siteNodes).allSatisfy { $0.lowerBound == $1.location.offset }
         let frozenEntries = spansAgree ? reusedEntry : []
         if parsesPerSite && !spansAgree { return loadParsingWholeFile() }
-        let hostedDocuments = snapshot.compiled.map {
+        // Only a serving load keeps hosted documents: the command line checks every one it reads.
+        let hostedDocuments = snapshot.compiled.flatMap { compiled in servingOnly ? compiled : nil }.map {
             HostedDocumentLookup(
                 snapshot: snapshot.read(config),
                 context: CompiledSites.documentContext(build: $0.build, servingOnly: servingOnly),
@@ -333,7 +334,7 @@ public enum ConfigLoader {
     /// The state directory's snapshot, read at most once per load, when the config's sites are built (their
     /// hosted documents) or its included files are, whichever comes first.
     final class SnapshotRead: Sendable {
-        /// Nil when the load keeps no snapshot (not serving, or no store to read one from).
+        /// Nil when the load keeps no snapshot (no store to read one from: the command line).
         let compiled: CompiledSites.Input?
         let configPath: String
         let reads: Bool
