@@ -254,7 +254,8 @@ public struct CompiledSites: Sendable {
         var header = SnapshotWriter()
         header.bytes(magic)
         header.u32(formatVersion)
-        header.u64(context(build: build, aliases: aliases, servingOnly: servingOnly))
+        // Without files the apps context restores nothing: not worth the reflection its text costs.
+        header.u64(paths.isEmpty ? 0 : context(build: build, aliases: aliases, servingOnly: servingOnly))
         header.u64(documentContext(build: build, servingOnly: servingOnly))
         header.u32(UInt32(paths.count))
         header.u32(UInt32(documents.count))
