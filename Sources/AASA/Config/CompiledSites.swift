@@ -9,7 +9,7 @@ import Support
 /// It also keeps what a restart needs of each hosted AASA file found without a finding: under the
 /// digest of the file's bytes, that it was checked, whether it has App Clips (the one fact a site's own
 /// check reads of it) and its gzip form. A start that reads the same bytes serves them without parsing,
-/// checking or compressing them again — a 101 KB document was most of a small config's start.
+/// checking or compressing them again — a 101 KB document was all of a small config's start-up gap to nginx.
 ///
 /// A cache, never trusted over the files: the whole snapshot carries a checksum, and one that is
 /// truncated, damaged, of another format version or of another build is ignored (and rewritten after
@@ -423,12 +423,17 @@ extension LoadedConfig {
     public var parsedIncludedFiles: Int { includeState?.parsedFiles ?? 0 }
     /// Hosted documents (each file's bytes counted once) this load took as the snapshot kept them, and
     /// those it checked itself without a finding (the ones a new snapshot would keep).
-    public var restoredHostedDocuments: Int { hostedDocumentDigests(restored: true).count }
-    public var checkedHostedDocuments: Set<CompiledSites.Digest> { hostedDocumentDigests(restored: false) }
+    public var restoredHostedDocuments: Int { hostedDocuments.restored.count }
+    public var checkedHostedDocuments: Set<CompiledSites.Digest> { hostedDocuments.checked }
 
-    private func hostedDocumentDigests(restored: Bool) -> Set<CompiledSites.Digest> {
-        var digests: Set<CompiledSites.Digest> = []
-        for loaded in sites { if let hosted = loaded.hosted, hosted.restored == restored { digests.insert(hosted.digest) } }
-        return digests
+    /// Both, in one pass over the sites (a million of them at a large start).
+    public var hostedDocuments: (restored: Set<CompiledSites.Digest>, checked: Set<CompiledSites.Digest>) {
+        var restored: Set<CompiledSites.Digest> = []
+        var checked: Set<CompiledSites.Digest> = []
+        for loaded in sites {
+            guard let hosted = loaded.hosted else { continue }
+            if hosted.restored { restored.insert(hosted.digest) } else { checked.insert(hosted.digest) }
+        }
+        return (restored, checked)
     }
 }

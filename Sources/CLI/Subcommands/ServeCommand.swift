@@ -138,10 +138,11 @@ enum ServeCommand {
                     + "\(loaded.config.parsedIncludedFiles) built from their bytes"
             )
         }
-        if loaded.config.restoredHostedDocuments > 0 {
+        let hostedDocuments = loaded.config.hostedDocuments
+        if !hostedDocuments.restored.isEmpty {
             Log.info(
                 "hosted documents taken from the compiled-sites snapshot (the same bytes, checked and compressed before): "
-                    + "\(loaded.config.restoredHostedDocuments); checked from their bytes: \(loaded.config.checkedHostedDocuments.count)"
+                    + "\(hostedDocuments.restored.count); checked from their bytes: \(hostedDocuments.checked.count)"
             )
         }
         // Written once the server listens: the start does not share the CPU with it.
