@@ -25,7 +25,7 @@ public final class PreparedResponse: @unchecked Sendable {
     /// The status line when there are no shared lines, the own lines, then the body when it is not external.
     private let storage: UnsafeMutableRawPointer
     /// Keeps `bodyBytes` valid when they are not in `storage`.
-    private let bodyOwner: (any AnyObject & Sendable)?
+    private let bodyOwner: (AnyObject)?
     private let shared: SharedHeaders?
     private let lineEnd: UInt32
     private let fieldsEnd: UInt32
@@ -39,7 +39,7 @@ public final class PreparedResponse: @unchecked Sendable {
     }
 
     /// A body that stays where it is: `owner` keeps `body` valid and unchanged for as long as it lives.
-    public convenience init(status: Int, headers: [(String, String)], body: UnsafeRawBufferPointer, owner: any AnyObject & Sendable) {
+    public convenience init(status: Int, headers: [(String, String)], body: UnsafeRawBufferPointer, owner: AnyObject) {
         self.init(status: status, shared: nil, headers: headers, bodyCount: 0, external: (body, owner)) { _ in }
     }
 
@@ -48,7 +48,7 @@ public final class PreparedResponse: @unchecked Sendable {
         shared: SharedHeaders,
         headers: [(String, String)],
         body: UnsafeRawBufferPointer,
-        owner: any AnyObject & Sendable
+        owner: AnyObject
     ) {
         self.init(status: shared.status, shared: shared, headers: headers, bodyCount: 0, external: (body, owner)) { _ in }
     }
@@ -74,7 +74,7 @@ public final class PreparedResponse: @unchecked Sendable {
         etagSuffix: StaticString = "",
         headers: [(String, String)] = [],
         body: UnsafeRawBufferPointer,
-        owner: any AnyObject & Sendable
+        owner: AnyObject
     ) {
         self.init(
             status: shared.status,
@@ -100,7 +100,7 @@ public final class PreparedResponse: @unchecked Sendable {
         headers: [(String, String)],
         field: (name: StaticString, value: String)? = nil,
         bodyCount: Int,
-        external: (body: UnsafeRawBufferPointer, owner: any AnyObject & Sendable)? = nil,
+        external: (body: UnsafeRawBufferPointer, owner: AnyObject)? = nil,
         framed: Bool = true,
         writeBody: (UnsafeMutableRawBufferPointer) -> Void
     ) {

@@ -65,7 +65,7 @@ struct CompiledSitesTests {
     }
 
     static func snapshot(of config: LoadedConfig, build: String = build) -> [UInt8] {
-        (CompiledSites.encode(config, configPath: configPath, build: build, servingOnly: true) ?? []).flatMap { $0 }
+        CompiledSites.encode(config, configPath: configPath, build: build, servingOnly: true).map { Array($0.joined()) } ?? []
     }
 
     /// A stand-in for the server's gzip form: recognisably made from the document, empty for a small one.

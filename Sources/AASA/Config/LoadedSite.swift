@@ -131,7 +131,7 @@ public final class LoadedSite: Sendable {
         self.init(
             site: site,
             document: document,
-            served: bytes.isEmpty ? .empty : ImmutableBytes(bytes),
+            served: bytes.isEmpty ? .empty : ImmutableBytes.copy(bytes),
             file: file,
             verbatimRoot: verbatimRoot,
             assetLinks: assetLinks,

@@ -18,7 +18,7 @@ enum SiteBuilder {
             findings: &findings,
             hostedDocuments: servingOnly ? hostedDocuments : nil
         )
-        let served = apple.bytes.isEmpty ? ImmutableBytes.empty : ImmutableBytes(apple.bytes)
+        let served = apple.bytes.isEmpty ? ImmutableBytes.empty : ImmutableBytes.copy(apple.bytes)
         let assetLinks = loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
         var landingPage: LoadedSite.LandingPage?
         if let links = site.links {
@@ -207,7 +207,7 @@ enum SiteBuilder {
                 hosted = HostedDocument(
                     digest: digest,
                     hasAppClips: hasAppClips,
-                    gzip: gzip.isEmpty ? .empty : ImmutableBytes(gzip),
+                    gzip: gzip.isEmpty ? .empty : ImmutableBytes.copy(gzip),
                     restored: false
                 )
             }

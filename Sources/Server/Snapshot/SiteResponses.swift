@@ -5,8 +5,9 @@ import HTTP1
 /// What one host serves: the AASA document, and its gzip form when that is smaller, and its Android
 /// statement list when it has one.
 final class SiteResponses: Sendable {
-    /// The label used in metrics and logs: the site's first host (bounded cardinality, unlike Host headers).
-    let label: String
+    /// The label used in logs and reloads: the site's first host (bounded cardinality, unlike Host headers);
+    /// read from the site, not kept (16 bytes a site).
+    var label: String { builtFrom?.label ?? "unknown" }
     let identity: PreparedResponse
     var gzip: PreparedResponse? { extras?.gzip }
     /// False for an Android-only site: the AASA paths answer as for an unknown host.
@@ -20,7 +21,8 @@ final class SiteResponses: Sendable {
     let lastModified: Int
     /// The assetlinks document's own: a reload that changes only the AASA leaves it as it was.
     var assetLinksLastModified: Int { extras?.assetLinksLastModified ?? lastModified }
-    /// What these responses were built from, so a reload that kept the site (same object) keeps them.
+    /// What these responses were built from, so a reload that kept the site (same object) keeps them; nil
+    /// for the unknown host's.
     let builtFrom: LoadedSite?
     /// The site's link paths, compiled (nil for most sites).
     var links: CompiledLinks? { extras?.links }
@@ -69,7 +71,6 @@ final class SiteResponses: Sendable {
     /// The same prepared responses, now standing for `site` (identical hosts and bytes, a new object):
     /// holding on to the old one would keep its whole decoded config alive.
     init(_ responses: SiteResponses, builtFrom site: LoadedSite) {
-        label = responses.label
         identity = responses.identity
         bodyHash = responses.bodyHash
         lastModified = responses.lastModified
@@ -86,7 +87,6 @@ final class SiteResponses: Sendable {
     }
 
     init(
-        label: String,
         builtFrom: LoadedSite?,
         body: ImmutableBytes,
         headers: DocumentHeaders,
@@ -95,7 +95,6 @@ final class SiteResponses: Sendable {
         assetLinks: [UInt8]? = nil,
         assetLinksStamp: (lastModified: Int, headers: DocumentHeaders)? = nil
     ) {
-        self.label = label
         self.lastModified = lastModified
         self.builtFrom = builtFrom
         let document = PreparedDocument(body: body, headers: headers, preparedGzip: builtFrom?.preparedGzip)
@@ -104,7 +103,7 @@ final class SiteResponses: Sendable {
         extras = Extras.make(
             gzip: document.gzip,
             servesApple: servesApple,
-            assetLinks: assetLinks.map { PreparedDocument(body: ImmutableBytes($0), headers: assetLinksStamp?.headers ?? headers) },
+            assetLinks: assetLinks.map { PreparedDocument(body: ImmutableBytes.copy($0), headers: assetLinksStamp?.headers ?? headers) },
             assetLinksLastModified: assetLinksStamp?.lastModified ?? lastModified,
             lastModified: lastModified,
             links: builtFrom.flatMap { site in site.site.links.map { CompiledLinks($0, landingPage: site.landingPage?.template) } }
@@ -155,8 +154,13 @@ struct PreparedDocument: Sendable {
     init(body: ImmutableBytes, headers: DocumentHeaders, preparedGzip: ImmutableBytes? = nil) {
         let hash = body.hash
         bodyHash = hash
-        let compressed = preparedGzip.map { $0.count == 0 ? nil : $0 } ?? Self.gzipForm(body.array).map(ImmutableBytes.init)
-        identity = PreparedResponse(shared: compressed == nil ? headers.plain : headers.varied, etag: hash, body: body.buffer, owner: body)
+        let compressed = preparedGzip.map { $0.count == 0 ? nil : $0 } ?? Self.gzipForm(body.array).map(ImmutableBytes.copy)
+        identity = PreparedResponse(
+            shared: compressed == nil ? headers.plain : headers.varied,
+            etag: hash,
+            body: body.buffer,
+            owner: body.owner
+        )
         gzip = compressed.map {
             // A strong ETag names one representation, so the gzip form gets its own.
             PreparedResponse(
@@ -165,7 +169,7 @@ struct PreparedDocument: Sendable {
                 etagSuffix: "-gz",
                 headers: [("Content-Encoding", "gzip")],
                 body: $0.buffer,
-                owner: $0
+                owner: $0.owner
             )
         }
     }

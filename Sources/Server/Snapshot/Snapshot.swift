@@ -71,7 +71,6 @@ final class Snapshot: Sendable {
         } else {
             let stamp = previous?.unknownHost?.lastModified ?? firstStamps.map { min(Int(now), $0.configTime) } ?? Int(now)
             unknownHost = SiteResponses(
-                label: "unknown",
                 builtFrom: nil,
                 body: Self.emptyDocument,
                 headers: DocumentHeaders(cacheControl: settings.cacheControl, lastModified: stamp),
@@ -109,7 +108,6 @@ final class Snapshot: Sendable {
         var previousUsed = [Bool](repeating: false, count: previousGroups.count)
 
         struct ToBuild: Sendable {
-            let label: String
             let loaded: LoadedSite
             let stamp: Int
             let headers: DocumentHeaders
@@ -164,7 +162,7 @@ final class Snapshot: Sendable {
                     // A version the state directory saw first served: exactly then, each document on its own.
                     if let recorded = firstStamps?.recorded[ObjectIdentifier(loaded)] {
                         let aasa = min(Int(now), recorded.aasa ?? stamp)
-                        var planned = ToBuild(label: loaded.label, loaded: loaded, stamp: aasa, headers: headers(aasa))
+                        var planned = ToBuild(loaded: loaded, stamp: aasa, headers: headers(aasa))
                         if loaded.assetLinks != nil {
                             let assetLinks = min(Int(now), recorded.assetLinks ?? stamp)
                             planned.assetLinksStamp = (assetLinks, headers(assetLinks))
@@ -213,7 +211,7 @@ final class Snapshot: Sendable {
                     previousCarried[previousIndex] = true
                 } else {
                     let stamp = unchanged?.lastModified ?? Int(now)
-                    var planned = ToBuild(label: label, loaded: loaded, stamp: stamp, headers: headers(stamp))
+                    var planned = ToBuild(loaded: loaded, stamp: stamp, headers: headers(stamp))
                     // Each document keeps its own Last-Modified: assetlinks.json unchanged beside an edited AASA keeps its.
                     if let bytes = loaded.assetLinks?.bytes {
                         let before = previousIndex.map { previousSites[$0] }
@@ -237,11 +235,10 @@ final class Snapshot: Sendable {
             switch decided[index] {
             case .carried(let responses): return responses
             case .fresh(let loaded, let stamp):
-                site = ToBuild(label: loaded.label, loaded: loaded, stamp: stamp, headers: stampedHeaders[stamp]!)
+                site = ToBuild(loaded: loaded, stamp: stamp, headers: stampedHeaders[stamp]!)
             case .build(let planned): site = planned
             }
             return SiteResponses(
-                label: site.label,
                 builtFrom: site.loaded,
                 body: site.loaded.served,
                 headers: site.headers,
@@ -287,7 +284,7 @@ final class Snapshot: Sendable {
     }
 
     /// What an unknown host gets (unless `unknownHost` is "404").
-    static let emptyDocument = ImmutableBytes(LoadedConfig.emptyDocumentBytes)
+    static let emptyDocument = ImmutableBytes.copy(LoadedConfig.emptyDocumentBytes)
 
     static func sameHosts(_ one: LoadedSite, _ other: LoadedSite) -> Bool {
         one.site.hosts.count == other.site.hosts.count && zip(one.site.hosts, other.site.hosts).allSatisfy { $0.value == $1.value }
