@@ -4,6 +4,7 @@
 /* Hide APIs deprecated in OpenSSL 3 from Swift. */
 #define OPENSSL_API_COMPAT 30000
 #define OPENSSL_NO_DEPRECATED 1
+#include <string.h>
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -64,4 +65,59 @@ static inline void COpenSSL_SSL_CTX_set_client_hello_cb(SSL_CTX *ctx, COpenSSL_c
 }
 /* ERR_GET_REASON is a macro in some OpenSSL 3 builds and an inline function in others. */
 static inline int COpenSSL_ERR_GET_REASON(unsigned long code) { return ERR_GET_REASON(code); }
+/* A private key from PEM, without OpenSSL 3.0's search through every decoder of every provider that
+ * PEM_read_bio_PrivateKey makes (3.2 million instructions, a tenth of a TLS server's start): the PEM
+ * label, or a PKCS#8 key's algorithm, names the key type, and the DER is decoded as that type. Anything
+ * else (an encrypted key, a type not listed, a damaged block) takes PEM_read_bio_PrivateKey, so what is
+ * accepted and refused does not change. */
+static inline EVP_PKEY *COpenSSL_read_private_key(const void *pem, int length) {
+    EVP_PKEY *key = NULL;
+    BIO *bio = BIO_new_mem_buf(pem, length);
+    if (bio == NULL) return NULL;
+    char *name = NULL, *header = NULL;
+    unsigned char *data = NULL;
+    long count = 0;
+    if (PEM_read_bio(bio, &name, &header, &data, &count) == 1) {
+        int type = EVP_PKEY_NONE;
+        if (strcmp(name, PEM_STRING_ECPRIVATEKEY) == 0) {
+            type = EVP_PKEY_EC;
+        } else if (strcmp(name, PEM_STRING_RSA) == 0) {
+            type = EVP_PKEY_RSA;
+        } else if (strcmp(name, PEM_STRING_PKCS8INF) == 0) {
+            const unsigned char *cursor = data;
+            PKCS8_PRIV_KEY_INFO *info = d2i_PKCS8_PRIV_KEY_INFO(NULL, &cursor, count);
+            const ASN1_OBJECT *algorithm = NULL;
+            if (info != NULL && PKCS8_pkey_get0(&algorithm, NULL, NULL, NULL, info) == 1) {
+                switch (OBJ_obj2nid(algorithm)) {
+                case NID_X9_62_id_ecPublicKey: type = EVP_PKEY_EC; break;
+                case NID_rsaEncryption: type = EVP_PKEY_RSA; break;
+                case NID_ED25519: type = EVP_PKEY_ED25519; break;
+                default: break;
+                }
+            }
+            PKCS8_PRIV_KEY_INFO_free(info);
+        }
+        if (type != EVP_PKEY_NONE) {
+            const unsigned char *cursor = data;
+            key = d2i_PrivateKey_ex(type, NULL, &cursor, count, NULL, NULL);
+            /* Every byte of the block is the key: trailing bytes are a damaged block, left to the full parser. */
+            if (key != NULL && cursor != data + count) {
+                EVP_PKEY_free(key);
+                key = NULL;
+            }
+        }
+    }
+    OPENSSL_free(name);
+    OPENSSL_free(header);
+    OPENSSL_free(data);
+    BIO_free(bio);
+    if (key != NULL) return key;
+    ERR_clear_error();
+    bio = BIO_new_mem_buf(pem, length);
+    if (bio == NULL) return NULL;
+    key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    BIO_free(bio);
+    return key;
+}
+
 #endif

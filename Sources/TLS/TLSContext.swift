@@ -62,11 +62,7 @@ final class PEMMaterial {
     }
 
     private static func parsePrivateKey(_ pem: [UInt8]) -> OpaquePointer? {
-        pem.withUnsafeBytes { raw -> OpaquePointer? in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
+        pem.withUnsafeBytes { raw in COpenSSL_read_private_key(raw.baseAddress, Int32(raw.count)) }
     }
 }
 
