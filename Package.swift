@@ -138,7 +138,12 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "TLSTests", dependencies: ["TLS", "COpenSSL", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "TLSTests",
+            dependencies: ["TLS", "COpenSSL", "TestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "DevTests", dependencies: ["TLS", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "DeploymentTests",
