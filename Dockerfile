@@ -28,8 +28,8 @@ LABEL org.opencontainers.image.title="aasa-server" \
       org.opencontainers.image.source="https://github.com/aasa-server/aasa-server" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="0.1.0"
-# Only what `ldd aasa-server` lists beyond the base image (libssl3, zlib1g, libsqlite3-0), libpq5 (opened when the link store is in
-# PostgreSQL: the replica variants use it), the CA bundle `check` uses, and
+# Only what `ldd aasa-server` lists beyond the base image (libssl3, zlib1g), libsqlite3-0 and libpq5 (each opened when a link store
+# is in it: SQLite, or PostgreSQL for the replica variants), the CA bundle `check` uses, and
 # curl for DNS-01 hooks (deploy/kubernetes/acme's asks a DNS provider's HTTP API with it).
 # Debian's security updates replace these packages in place, so versions are not pinned.
 # hadolint ignore=DL3008

@@ -23,8 +23,9 @@ let package = Package(
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
-        // libpq: its header only; the library is opened when a PostgreSQL store is first used (Database).
+        // SQLite and libpq: their headers only; each library is opened when a link store in it is first
+        // used (Database), so a server without one never loads it.
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .systemLibrary(name: "CPostgreSQL", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
         // Pure: bytes and values in, values out. No Foundation, no OS module, no clocks, no globals.

@@ -70,30 +70,18 @@ struct LibPQ: @unchecked Sendable {
 
     static func load(_ names: [String]) -> Result<LibPQ, DatabaseError> {
         let library: SharedLibrary
-        switch SharedLibrary.open(names) {
+        switch RuntimeLibrary.open(
+            names,
+            requiring: functionNames,
+            store: "PostgreSQL",
+            library: "libpq",
+            role: "PostgreSQL's client library",
+            install: "install it (Debian and Ubuntu: apt-get install libpq5) or use the SQLite store"
+        ) {
         case .success(let opened): library = opened
-        case .failure(let error):
-            return .failure(
-                DatabaseError(
-                    code: 1,
-                    message: "PostgreSQL: libpq, PostgreSQL's client library, is not installed (\(error)); "
-                        + "install it (Debian and Ubuntu: apt-get install libpq5) or use the SQLite store"
-                )
-            )
+        case .failure(let error): return .failure(error)
         }
-        let missing = functionNames.filter { library.symbol($0) == nil }
-        guard missing.isEmpty else {
-            return .failure(
-                DatabaseError(
-                    code: 1,
-                    message: "PostgreSQL: \(library.name) lacks \(missing.joined(separator: ", ")); it is not a libpq this program can use"
-                )
-            )
-        }
-        func function<T>(_ name: String) -> T {
-            guard let address = library.symbol(name) else { preconditionFailure("\(name) is not in LibPQ.functionNames") }
-            return unsafeBitCast(address, to: T.self)
-        }
+        func function<T>(_ name: String) -> T { library.function(name) }
         let table = LibPQ(
             connectdbParams: function("PQconnectdbParams"),
             status: function("PQstatus"),

@@ -8,28 +8,31 @@ public final class SQLiteConnection: DatabaseConnection {
     public var name: String { path }
     private let handle: OpaquePointer
     public let path: String
+    fileprivate let sqlite: LibSQLite
 
     /// Opens (creating when `create`) the file; `busyMilliseconds` is how long a write waits for another
     /// connection's lock before failing with SQLITE_BUSY.
     public init(path: String, create: Bool, readOnly: Bool = false, busyMilliseconds: Int32 = 5_000) throws(DatabaseError) {
+        let sqlite = try LibSQLite.shared.get()
         var opened: OpaquePointer?
         let flags =
             (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
-        let status = sqlite3_open_v2(path, &opened, flags, nil)
+        let status = sqlite.openV2(path, &opened, flags, nil)
         guard status == SQLITE_OK, let opened else {
-            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close_v2(opened)
+            let message = opened.flatMap { sqlite.errmsg($0).map { String(cString: $0) } } ?? "out of memory"
+            _ = sqlite.closeV2(opened)
             throw DatabaseError(code: status, message: "cannot open \(path): \(message)")
         }
         handle = opened
         self.path = path
-        sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, busyMilliseconds)
+        self.sqlite = sqlite
+        _ = sqlite.extendedResultCodes(handle, 1)
+        _ = sqlite.busyTimeout(handle, busyMilliseconds)
     }
 
     deinit {
-        for statements in idle.values { for statement in statements { sqlite3_finalize(statement) } }
-        sqlite3_close_v2(handle)
+        for statements in idle.values { for statement in statements { _ = sqlite.finalize(statement) } }
+        _ = sqlite.closeV2(handle)
     }
 
     /// Compiled statements no one holds, by their SQL: the store runs the same few statements for every
@@ -38,18 +41,18 @@ public final class SQLiteConnection: DatabaseConnection {
     private var idle: [String: [OpaquePointer]] = [:]
 
     fileprivate func recycle(_ statement: OpaquePointer, sql: String) {
-        sqlite3_reset(statement)
-        sqlite3_clear_bindings(statement)
+        _ = sqlite.reset(statement)
+        _ = sqlite.clearBindings(statement)
         idle[sql, default: []].append(statement)
     }
 
     /// Statements without results or parameters (schema, pragmas, transactions).
     public func execute(_ sql: String) throws(DatabaseError) {
         var message: UnsafeMutablePointer<CChar>?
-        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        let status = sqlite.exec(handle, sql, nil, nil, &message)
         guard status == SQLITE_OK else {
-            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
-            sqlite3_free(message)
+            let text = message.map { String(cString: $0) } ?? errorMessage
+            sqlite.free(message)
             throw DatabaseError(code: status, message: "\(path): \(text)")
         }
     }
@@ -57,7 +60,7 @@ public final class SQLiteConnection: DatabaseConnection {
     public func prepare(_ sql: String) throws(DatabaseError) -> any DatabaseStatement {
         if let statement = idle[sql]?.popLast() { return SQLiteStatement(statement, sql: sql, connection: self) }
         var statement: OpaquePointer?
-        let status = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        let status = sqlite.prepareV2(handle, sql, -1, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw error(status) }
         return SQLiteStatement(statement, sql: sql, connection: self)
     }
@@ -68,15 +71,17 @@ public final class SQLiteConnection: DatabaseConnection {
     public var transactionDepth = 0
 
     /// Rows the last statement inserted, updated or deleted.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var changes: Int { Int(sqlite.changes(handle)) }
 
     public func schemaVersion() throws(DatabaseError) -> Int64 { try integer("PRAGMA user_version") }
 
     public func setSchemaVersion(_ version: Int64) throws(DatabaseError) { try execute("PRAGMA user_version = \(version)") }
 
     func error(_ status: Int32) -> DatabaseError {
-        DatabaseError(code: status, message: "\(path): \(String(cString: sqlite3_errmsg(handle)))")
+        DatabaseError(code: status, message: "\(path): \(errorMessage)")
     }
+
+    private var errorMessage: String { sqlite.errmsg(handle).map { String(cString: $0) } ?? "unknown error" }
 }
 
 /// A prepared statement: bind by position (1-based, as SQLite counts), step through rows. Given back to
@@ -95,19 +100,19 @@ final class SQLiteStatement: DatabaseStatement {
     deinit { connection.recycle(statement, sql: sql) }
 
     public func bind(_ index: Int32, _ text: String) throws(DatabaseError) {
-        let status = text.withCString { CSQLite_bind_text(statement, index, $0, Int32(text.utf8.count)) }
+        let status = text.withCString { connection.sqlite.bindText(statement, index, $0, Int32(text.utf8.count), CSQLite_transient()) }
         guard status == SQLITE_OK else { throw connection.error(status) }
     }
 
     public func bind(_ index: Int32, _ value: Int64) throws(DatabaseError) {
-        let status = sqlite3_bind_int64(statement, index, value)
+        let status = connection.sqlite.bindInt64(statement, index, value)
         guard status == SQLITE_OK else { throw connection.error(status) }
     }
 
     /// True when a row is ready to read, false when the statement is done.
     @discardableResult
     public func step() throws(DatabaseError) -> Bool {
-        let status = sqlite3_step(statement)
+        let status = connection.sqlite.step(statement)
         switch status {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -116,15 +121,15 @@ final class SQLiteStatement: DatabaseStatement {
     }
 
     public func reset() {
-        sqlite3_reset(statement)
-        sqlite3_clear_bindings(statement)
+        _ = connection.sqlite.reset(statement)
+        _ = connection.sqlite.clearBindings(statement)
     }
 
-    public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    public func integer(_ column: Int32) -> Int64 { connection.sqlite.columnInt64(statement, column) }
 
     public func text(_ column: Int32) -> String {
-        guard let bytes = sqlite3_column_text(statement, column) else { return "" }
-        let count = Int(sqlite3_column_bytes(statement, column))
+        guard let bytes = connection.sqlite.columnText(statement, column) else { return "" }
+        let count = Int(connection.sqlite.columnBytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 }

@@ -26,6 +26,31 @@ public struct SharedLibrary: @unchecked Sendable {
     /// The address of a function or variable the library exports, nil when it has none by that name.
     public func symbol(_ name: String) -> UnsafeMutableRawPointer? { dlsym(handle, name) }
 
+    /// Opens the first of `names` the loader finds and checks that it exports every one of `functions`:
+    /// a library opened at run time is used through a table of its functions, and a library with the
+    /// right name but not the right functions must be refused in words, not called.
+    public static func open(_ names: [String], requiring functions: [String]) -> Result<SharedLibrary, OpenFailure> {
+        switch open(names) {
+        case .failure(let error): return .failure(.notFound(error))
+        case .success(let library):
+            let missing = functions.filter { library.symbol($0) == nil }
+            return missing.isEmpty ? .success(library) : .failure(.lacking(library: library.name, missing: missing))
+        }
+    }
+
+    public enum OpenFailure: Error, Sendable {
+        case notFound(LoadError)
+        case lacking(library: String, missing: [String])
+    }
+
+    /// A function checked by ``open(_:requiring:)``, as the C type `T` (a `@convention(c)` function type).
+    public func function<T>(_ name: String) -> T {
+        guard let address = symbol(name) else {
+            preconditionFailure("\(name) was not among the functions required when \(self.name) was opened")
+        }
+        return unsafeBitCast(address, to: T.self)
+    }
+
     public struct LoadError: Error, Sendable, CustomStringConvertible {
         public var reasons: [String]
         public var description: String { reasons.joined(separator: "; ") }

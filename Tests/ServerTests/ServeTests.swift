@@ -25,6 +25,8 @@ struct ServeResponseTests {
             #expect(response.header("Vary") == "Accept-Encoding")
             #expect(response.bodyText.hasPrefix(#"{"applinks":{"details":[{"appIDs":["ABCDE12345.com.example.shop"]"#))
         }
+        // A server without a link store loads neither store's library (each is opened when a store is in it).
+        #expect(!server.hasLoaded(library: "libsqlite3.so") && !server.hasLoaded(library: "libpq.so"))
     }
 
     @Test("HEAD gives exactly GET's headers and no body")
