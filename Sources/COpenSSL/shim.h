@@ -77,7 +77,8 @@ static inline EVP_PKEY *COpenSSL_read_private_key(const void *pem, int length) {
     char *name = NULL, *header = NULL;
     unsigned char *data = NULL;
     long count = 0;
-    if (PEM_read_bio(bio, &name, &header, &data, &count) == 1) {
+    /* A block with headers (Proc-Type: 4,ENCRYPTED) holds an encrypted key: the full reader's business. */
+    if (PEM_read_bio(bio, &name, &header, &data, &count) == 1 && header != NULL && header[0] == '\0') {
         int type = EVP_PKEY_NONE;
         if (strcmp(name, PEM_STRING_ECPRIVATEKEY) == 0) {
             type = EVP_PKEY_EC;
