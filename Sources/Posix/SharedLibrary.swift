@@ -8,6 +8,9 @@ public struct SharedLibrary: @unchecked Sendable {
     private let handle: UnsafeMutableRawPointer
     /// The name it was opened by.
     public let name: String
+    /// The functions ``open(_:requiring:)`` found, so each is looked up once (a `dlsym` is a hash lookup
+    /// through the loader's scopes, about 12,000 instructions).
+    private var required: [String: UnsafeMutableRawPointer] = [:]
 
     /// Opens the first of `names` that the dynamic loader finds; the error is dlerror's words for each.
     public static func open(_ names: [String]) -> Result<SharedLibrary, LoadError> {
@@ -32,8 +35,11 @@ public struct SharedLibrary: @unchecked Sendable {
     public static func open(_ names: [String], requiring functions: [String]) -> Result<SharedLibrary, OpenFailure> {
         switch open(names) {
         case .failure(let error): return .failure(.notFound(error))
-        case .success(let library):
-            let missing = functions.filter { library.symbol($0) == nil }
+        case .success(var library):
+            var missing: [String] = []
+            for function in functions {
+                if let address = library.symbol(function) { library.required[function] = address } else { missing.append(function) }
+            }
             return missing.isEmpty ? .success(library) : .failure(.lacking(library: library.name, missing: missing))
         }
     }
@@ -45,7 +51,7 @@ public struct SharedLibrary: @unchecked Sendable {
 
     /// A function checked by ``open(_:requiring:)``, as the C type `T` (a `@convention(c)` function type).
     public func function<T>(_ name: String) -> T {
-        guard let address = symbol(name) else {
+        guard let address = required[name] ?? symbol(name) else {
             preconditionFailure("\(name) was not among the functions required when \(self.name) was opened")
         }
         return unsafeBitCast(address, to: T.self)
