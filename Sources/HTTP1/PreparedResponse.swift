@@ -25,7 +25,7 @@ public final class PreparedResponse: @unchecked Sendable {
     /// The status line when there are no shared lines, the own lines, then the body when it is not external.
     private let storage: UnsafeMutableRawPointer
     /// Keeps `bodyBytes` valid when they are not in `storage`.
-    private let bodyOwner: (AnyObject)?
+    private let bodyOwner: AnyObject?
     private let shared: SharedHeaders?
     private let lineEnd: UInt32
     private let fieldsEnd: UInt32

@@ -51,7 +51,7 @@ public struct SharedLibrary: @unchecked Sendable {
 
     /// A function checked by ``open(_:requiring:)``, as the C type `T` (a `@convention(c)` function type).
     public func function<T>(_ name: String) -> T {
-        guard let address = required[name] ?? symbol(name) else {
+        guard let address = required[name] else {
             preconditionFailure("\(name) was not among the functions required when \(self.name) was opened")
         }
         return unsafeBitCast(address, to: T.self)

@@ -29,7 +29,7 @@ struct FirstLoadStamps: Sendable {
                 found.aasa = version.since / 1000
             }
             if let bytes = loaded.assetLinks?.bytes, let version = history.currentVersion(.assetLinks),
-                version.version == FNV1a.hex(ImmutableBytes.copy(bytes).hash)
+                version.version == FNV1a.hex(bytes.withUnsafeBytes { FNV1a.wordHash($0) })
             {
                 found.assetLinks = version.since / 1000
             }
