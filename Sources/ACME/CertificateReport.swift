@@ -107,8 +107,8 @@ public enum CertificateReport {
             )
         }
         for loaded in sites {
-            for located in loaded.site.hosts {
-                let host = located.value.description
+            for pattern in loaded.site.hosts.patterns {
+                let host = pattern.description
                 guard listed.insert(host).inserted else { continue }
                 if let file = files.first(where: { file in
                     file.entry.hosts.contains { CertificateInspector.name($0, covers: host) || $0 == host }

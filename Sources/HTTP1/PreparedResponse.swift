@@ -15,6 +15,8 @@ public final class PreparedResponse: @unchecked Sendable {
     public var statusLine: UnsafeRawBufferPointer {
         shared?.statusLine ?? UnsafeRawBufferPointer(start: storage, count: Int(lineEnd))
     }
+    /// The `Last-Modified` its shared lines state (``SharedHeaders/lastModified``).
+    public var sharedLastModified: Int? { shared?.lastModified }
     /// Header lines this response shares with others (``SharedHeaders``); empty when it has none.
     public var sharedFields: UnsafeRawBufferPointer { shared?.fields ?? UnsafeRawBufferPointer(start: storage, count: 0) }
     /// Its own header lines, `Content-Length` and the blank line.
@@ -159,12 +161,15 @@ public final class PreparedResponse: @unchecked Sendable {
 /// (`ETag`, `Content-Length`) — a few dozen bytes instead of a couple of hundred, a million times over.
 public final class SharedHeaders: @unchecked Sendable {
     public let status: Int
+    /// The time the lines' `Last-Modified` states (Unix seconds), when they have one and it was given.
+    public let lastModified: Int?
     let statusLine: UnsafeRawBufferPointer
     let fields: UnsafeRawBufferPointer
     private let storage: UnsafeMutableRawBufferPointer
 
-    public init(status: Int, headers: [(String, String)]) {
+    public init(status: Int, headers: [(String, String)], lastModified: Int? = nil) {
         self.status = status
+        self.lastModified = lastModified
         let line = ResponseEncoder.statusLine(status)
         var writer = LineWriter(byteCount: line.utf8.count + LineWriter.count(headers))
         writer.put(line)

@@ -25,15 +25,15 @@ struct HostIndexTests {
     @Test("Insert, look up, keep the first value, replace with set, and grow far past the first size")
     func insertAndGrow() {
         var index = ExactHostIndex<Int>()
-        #expect(index.insertIfAbsent("a.example.com", 1) == nil)
-        #expect(index.insertIfAbsent("a.example.com", 2) == 1)
+        #expect(index.insertIfAbsent(HostName("a.example.com"), 1) == nil)
+        #expect(index.insertIfAbsent(HostName("a.example.com"), 2) == 1)
         #expect(index.lookup("a.example.com") == 1)
-        index.set("a.example.com", 3)
+        index.set(HostName("a.example.com"), 3)
         #expect(index.lookup("a.example.com") == 3)
         #expect(index.lookup("b.example.com") == nil)
         #expect(index.lookup("") == nil)
         // Thousands of names in a table sized for none: every one found after the slots were rebuilt.
-        for number in 0..<5_000 { #expect(index.insertIfAbsent("host\(number).example.com", number) == nil) }
+        for number in 0..<5_000 { #expect(index.insertIfAbsent(HostName("host\(number).example.com"), number) == nil) }
         #expect(index.count == 5_001)
         let allFound = (0..<5_000).allSatisfy { (number: Int) in index.lookup("host\(number).example.com") == number }
         #expect(allFound)
@@ -45,7 +45,7 @@ struct HostIndexTests {
     func removal() {
         var index = ExactHostIndex<Int>()
         // Enough names in a small table that probe runs are long and wrap around its end.
-        for number in 0..<3_000 { _ = index.insertIfAbsent("r\(number).example.org", number) }
+        for number in 0..<3_000 { _ = index.insertIfAbsent(HostName("r\(number).example.org"), number) }
         #expect(index.remove("r7.example.org") { $0 == 8 } == false, "only when it maps to the given value")
         var removed = Set<Int>()
         for number in stride(from: 0, to: 3_000, by: 3) {
@@ -59,7 +59,7 @@ struct HostIndexTests {
         }
         #expect(consistent)
         // Names come back, and the table grows again without losing any.
-        for number in removed { #expect(index.insertIfAbsent("r\(number).example.org", -number) == nil) }
+        for number in removed { #expect(index.insertIfAbsent(HostName("r\(number).example.org"), -number) == nil) }
         #expect(index.lookup("r3.example.org") == -3 && index.lookup("r4.example.org") == 4 && index.count == 3_000)
     }
 
@@ -67,7 +67,7 @@ struct HostIndexTests {
     func shards() {
         var index = ExactHostIndex<Int>(expectedCount: 70_000)
         #expect(index.shards.count == 64)
-        for number in 0..<70_000 { _ = index.insertIfAbsent("t\(number).example.net", number) }
+        for number in 0..<70_000 { _ = index.insertIfAbsent(HostName("t\(number).example.net"), number) }
         #expect(index.shards.allSatisfy { $0.count > 0 })
         #expect(index.shards.reduce(0) { $0 + $1.count } == 70_000)
         let allFound = (0..<70_000).allSatisfy { (number: Int) in index.lookup("t\(number).example.net") == number }

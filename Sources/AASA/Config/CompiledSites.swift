@@ -121,23 +121,24 @@ public struct CompiledSites: Sendable {
         else { return nil }
         var sites: [LoadedSite] = []
         sites.reserveCapacity(Int(siteCount))
+        let includedFile = LoadedSite.IncludedFile(path)
         for _ in 0..<siteCount {
             guard let flags = reader.u8(), flags & 0x7F == 1 || flags & 0x7F == 2, let index = reader.u32(),
                 let location = reader.location(), let hostCount = reader.u32(), hostCount <= reader.remaining
             else { return nil }
             let sitePath = index == 0 ? JSONPath.root : JSONPath.rootIndex(Int(index) - 1)
-            var hosts: [Located<HostPattern>] = []
+            var hosts: [(pattern: HostPattern, location: SourceLocation?)] = []
             hosts.reserveCapacity(Int(hostCount))
             for _ in 0..<hostCount {
                 guard let kind = reader.u8(), kind <= 1, let name = reader.string(), let hostLocation = reader.location() else {
                     return nil
                 }
-                hosts.append(Located(kind == 1 ? .wildcard(name) : .exact(name), Provenance(hostLocation, sitePath)))
+                hosts.append((kind == 1 ? .wildcard(name) : .exact(name), hostLocation))
             }
             guard let served = reader.runSlice(), let assetLinks = reader.run() else { return nil }
             let hasAndroid = flags & 0x80 != 0
             let site = Site(
-                hosts: hosts,
+                hosts: SiteHosts(hosts, hostsOf: sitePath),
                 source: flags & 0x7F == 1 ? .generated(GeneratedSite()) : .none,
                 android: hasAndroid ? .generated([]) : nil,
                 origin: Provenance(location, sitePath)
@@ -150,7 +151,7 @@ public struct CompiledSites: Sendable {
                     file: nil,
                     assetLinks: hasAndroid ? LoadedSite.AssetLinks(bytes: assetLinks, statements: nil, file: nil, verbatimRoot: nil) : nil,
                     landingPage: nil,
-                    definedIn: path
+                    definedIn: includedFile
                 )
             )
         }
@@ -201,7 +202,7 @@ public struct CompiledSites: Sendable {
             if let assetLinks = loaded.assetLinks, assetLinks.file != nil { return false }
             // Where the site sits in its file: `$` for a file of one site, `$[n]` in an array of sites.
             guard site.origin.path == .root || site.origin.path == JSONPath.rootIndex(position) else { return false }
-            guard site.hosts.allSatisfy({ $0.origin.path == site.origin.path }) else { return false }
+            guard site.hosts.arePaths(hostsOf: site.origin.path) else { return false }
         }
         return true
     }
@@ -221,16 +222,11 @@ public struct CompiledSites: Sendable {
             writer.u32(site.origin.path == .root ? 0 : UInt32(position) + 1)
             writer.location(site.origin.location)
             writer.u32(UInt32(site.hosts.count))
-            for host in site.hosts {
-                switch host.value {
-                case .exact(let name):
-                    writer.u8(0)
-                    writer.string(name)
-                case .wildcard(let name):
-                    writer.u8(1)
-                    writer.string(name)
-                }
-                writer.location(host.origin.location)
+            let hosts = site.hosts
+            for index in hosts.indices {
+                writer.u8(hosts.isWildcard(index) ? 1 : 0)
+                writer.run(hosts.nameBytes(index))
+                writer.location(hosts.location(index))
             }
             writer.run(loaded.served.buffer)
             writer.run(loaded.assetLinks?.bytes ?? [])

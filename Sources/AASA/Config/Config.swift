@@ -37,7 +37,7 @@ public enum UnknownHostPolicy: String, Sendable, CaseIterable {
 
 /// One site: the hosts it answers for and where its documents come from.
 public struct Site: Sendable {
-    public var hosts: [Located<HostPattern>]
+    public var hosts: SiteHosts
     public var source: Source
     /// `/.well-known/assetlinks.json`; nil: the host has no Android apps (404).
     public var android: AndroidSource?
@@ -62,7 +62,7 @@ public struct Site: Sendable {
     }
 
     public init(
-        hosts: [Located<HostPattern>],
+        hosts: SiteHosts,
         source: Source,
         android: AndroidSource? = nil,
         links: SiteLinks? = nil,
@@ -75,8 +75,18 @@ public struct Site: Sendable {
         self.origin = origin
     }
 
+    public init(
+        hosts: [Located<HostPattern>],
+        source: Source,
+        android: AndroidSource? = nil,
+        links: SiteLinks? = nil,
+        origin: Provenance = .none
+    ) {
+        self.init(hosts: SiteHosts(hosts), source: source, android: android, links: links, origin: origin)
+    }
+
     /// A short name for messages: the first host.
-    public var name: String { hosts.first.map { $0.value.description } ?? "(no hosts)" }
+    public var name: String { hosts.isEmpty ? "(no hosts)" : hosts.pattern(0).description }
 }
 
 /// The document formats `applinks` is generated in (docs/aasa-format.md §5).

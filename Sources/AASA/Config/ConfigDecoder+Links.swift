@@ -46,7 +46,7 @@ extension ConfigDecoder {
     static func decodeLinks(
         _ node: JSONNode,
         _ path: JSONPath,
-        hosts: [Located<HostPattern>],
+        hosts: SiteHosts,
         aliases: AppTable,
         _ reader: inout NodeReader
     ) -> SiteLinks? {

@@ -12,15 +12,21 @@ extension ConfigDecoder {
         guard let members = reader.object(node, path, what: "a site object such as {\"hosts\": [\"example.com\"], ...}")
         else { return nil }
         reader.checkKeys(members, path, known: siteKeys, context: "site")
-        var hosts: [Located<HostPattern>] = []
+        var hosts = SiteHosts.empty
         if let hostsNode = node["hosts"] {
-            for host in reader.stringArray(hostsNode, path.key("hosts"), hint: "write [\"example.com\"]") ?? [] {
+            var parsed: [Located<HostPattern>] = []
+            let written = reader.stringArray(hostsNode, path.key("hosts"), hint: "write [\"example.com\"]") ?? []
+            for host in written {
                 switch HostPattern.parse(host.value) {
-                case .success(let pattern): hosts.append(Located(pattern, host.origin))
+                case .success(let pattern): parsed.append(Located(pattern, host.origin))
                 case .failure(let error):
                     reader.report(.error, "host.invalid", error.message, host.origin.location, host.origin.path)
                 }
             }
+            // Every host kept: each one's path is `hosts[i]` under the site's, not kept host by host.
+            hosts =
+                parsed.count == written.count
+                ? SiteHosts(parsed.map { ($0.value, $0.origin.location) }, hostsOf: path) : SiteHosts(parsed)
             if hostsNode.arrayValue?.isEmpty == true {
                 reader.report(
                     .error,

@@ -1,24 +1,39 @@
-/// Exact host names → values, for a million names: open addressing over 8-byte slots, each holding a
-/// 32-bit tag of the name's hash and the entry's index, so a probe compares names only when the tags
-/// agree (a `[String: Value]` compared the strings of every bucket it passed).
+/// Exact host names → values, for a million names: open addressing over 4-byte slots, each holding an
+/// 8-bit tag of the name's hash and the entry's index, so a probe compares names only when the tags
+/// agree (a `[String: Value]` compared the strings of every bucket it passed). Under 70 % full, a probe
+/// passes one or two other slots, and a tag lets one of 256 of them through to a comparison.
 ///
 /// The table is split into shards by the hash's top bits. Shards are independent, so the loader builds
 /// them on several threads at once (``HostTableBuilder``); a lookup picks its shard with one shift.
 /// Names come from the config, never from requests, so request traffic cannot lengthen a probe.
 struct ExactHostIndex<Value: Sendable>: Sendable {
     struct Shard: Sendable {
-        /// 0: empty; otherwise `tag << 32 | (entry + 1)`.
-        private var slots: [UInt64]
-        private var names: [String] = []
+        /// 0: empty; otherwise `tag << 24 | (entry + 1)`.
+        private var slots: [UInt32]
+        /// Each name where its site keeps it (the site's hosts, and which of them): no string of the
+        /// table's own. Two arrays, not one of ``HostName``: its padding was 4 bytes a host.
+        private var owners: [SiteHosts] = []
+        private var ordinals: [UInt32] = []
         private var values: [Value] = []
+
+        /// Entries a shard can number in a slot's 24 bits (a config's table has 64 shards past 65,536 hosts).
+        static var capacity: Int { (1 << 24) - 2 }
 
         init(expectedCount: Int) {
             slots = Array(repeating: 0, count: Shard.slotCount(for: expectedCount))
-            names.reserveCapacity(expectedCount)
+            owners.reserveCapacity(expectedCount)
+            ordinals.reserveCapacity(expectedCount)
             values.reserveCapacity(expectedCount)
         }
 
-        var count: Int { names.count }
+        var count: Int { owners.count }
+
+        @inline(__always)
+        private func name(_ entry: Int) -> UnsafeRawBufferPointer {
+            owners[entry].nameBytes(Int(ordinals[entry]))
+        }
+
+        private static func word(tag: UInt32, entry: Int) -> UInt32 { tag << 24 | UInt32(entry + 1) }
 
         /// Room for `count` entries at most 70 % full, a power of two.
         private static func slotCount(for count: Int) -> Int {
@@ -28,46 +43,42 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
         }
 
         /// The slot and entry holding `name`, if it is here.
-        private func find(_ name: String, hash: UInt64) -> (slot: Int, entry: Int)? {
+        private func find(_ name: UnsafeRawBufferPointer, hash: UInt64) -> (slot: Int, entry: Int)? {
             let mask = slots.count - 1
             let tag = ExactHostIndex.tag(hash)
             var slot = Int(truncatingIfNeeded: hash) & mask
             while true {
                 let word = slots[slot]
                 if word == 0 { return nil }
-                if UInt32(truncatingIfNeeded: word >> 32) == tag {
+                if word >> 24 == tag {
                     let entry = Self.entry(word)
-                    if names[entry] == name { return (slot, entry) }
+                    if ExactHostIndex.equal(self.name(entry), name) { return (slot, entry) }
                 }
                 slot = (slot + 1) & mask
             }
         }
 
-        private static func entry(_ word: UInt64) -> Int { Int(truncatingIfNeeded: word & 0xFFFF_FFFF) - 1 }
+        private static func entry(_ word: UInt32) -> Int { Int(word & 0xFF_FFFF) - 1 }
 
-        func lookup(_ name: String, hash: UInt64) -> Value? {
+        func lookup(_ name: UnsafeRawBufferPointer, hash: UInt64) -> Value? {
             find(name, hash: hash).map { values[$0.entry] }
         }
 
-        /// The value and the name as stored: the same string object every time, so a caller keying a
-        /// table by it compares by identity.
-        func entry(_ name: String, hash: UInt64) -> (value: Value, name: String)? {
-            find(name, hash: hash).map { (values[$0.entry], names[$0.entry]) }
-        }
-
         /// Adds `name` unless it is there already; then returns what it maps to (the first value stays).
-        mutating func insertIfAbsent(_ name: String, hash: UInt64, _ value: Value) -> Value? {
-            if let existing = lookup(name, hash: hash) { return existing }
-            if (names.count + 1) * 10 > slots.count * 7 { grow() }
-            names.append(name)
+        mutating func insertIfAbsent(_ name: HostName, hash: UInt64, _ value: Value) -> Value? {
+            if let existing = lookup(name.bytes, hash: hash) { return existing }
+            precondition(owners.count < Self.capacity, "a host table shard holds at most \(Self.capacity) names")
+            if (owners.count + 1) * 10 > slots.count * 7 { grow() }
+            owners.append(SiteHosts(storage: name.storage))
+            ordinals.append(UInt32(name.index))
             values.append(value)
-            place(hash: hash, entry: names.count - 1)
+            place(hash: hash, entry: owners.count - 1)
             return nil
         }
 
         /// Replaces the value of `name`, or adds it.
-        mutating func set(_ name: String, hash: UInt64, _ value: Value) {
-            if let found = find(name, hash: hash) {
+        mutating func set(_ name: HostName, hash: UInt64, _ value: Value) {
+            if let found = find(name.bytes, hash: hash) {
                 values[found.entry] = value
             } else {
                 _ = insertIfAbsent(name, hash: hash, value)
@@ -75,7 +86,7 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
         }
 
         /// Removes `name` when its value satisfies `isExpected`; true when it did.
-        mutating func remove(_ name: String, hash: UInt64, ifValue isExpected: (Value) -> Bool) -> Bool {
+        mutating func remove(_ name: UnsafeRawBufferPointer, hash: UInt64, ifValue isExpected: (Value) -> Bool) -> Bool {
             guard let (slot, entry) = find(name, hash: hash) else { return false }
             let mask = slots.count - 1
             guard isExpected(values[entry]) else { return false }
@@ -84,7 +95,7 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
             var next = (hole + 1) & mask
             while slots[next] != 0 {
                 let entryThere = Self.entry(slots[next])
-                let home = Int(truncatingIfNeeded: ExactHostIndex.hash(names[entryThere])) & mask
+                let home = Int(truncatingIfNeeded: ExactHostIndex.hash(self.name(entryThere))) & mask
                 // It may move back to the hole unless its home lies after the hole, up to where it is.
                 let movable = hole <= next ? (home <= hole || home > next) : (home <= hole && home > next)
                 if movable {
@@ -95,16 +106,18 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
             }
             slots[hole] = 0
             // Keep the entries dense: the last one moves into the removed one's place.
-            let last = names.count - 1
+            let last = owners.count - 1
             if entry != last {
-                let lastHash = ExactHostIndex.hash(names[last])
+                let lastHash = ExactHostIndex.hash(self.name(last))
                 var probe = Int(truncatingIfNeeded: lastHash) & mask
                 while Self.entry(slots[probe]) != last { probe = (probe + 1) & mask }
-                slots[probe] = UInt64(ExactHostIndex.tag(lastHash)) << 32 | UInt64(entry + 1)
-                names[entry] = names[last]
+                slots[probe] = Self.word(tag: ExactHostIndex.tag(lastHash), entry: entry)
+                owners[entry] = owners[last]
+                ordinals[entry] = ordinals[last]
                 values[entry] = values[last]
             }
-            names.removeLast()
+            owners.removeLast()
+            ordinals.removeLast()
             values.removeLast()
             return true
         }
@@ -113,12 +126,12 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
             let mask = slots.count - 1
             var slot = Int(truncatingIfNeeded: hash) & mask
             while slots[slot] != 0 { slot = (slot + 1) & mask }
-            slots[slot] = UInt64(ExactHostIndex.tag(hash)) << 32 | UInt64(entry + 1)
+            slots[slot] = Self.word(tag: ExactHostIndex.tag(hash), entry: entry)
         }
 
         private mutating func grow() {
             slots = Array(repeating: 0, count: slots.count * 2)
-            for entry in names.indices { place(hash: ExactHostIndex.hash(names[entry]), entry: entry) }
+            for entry in owners.indices { place(hash: ExactHostIndex.hash(name(entry)), entry: entry) }
         }
     }
 
@@ -151,47 +164,75 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
     }
 
     func lookup(_ name: String) -> Value? {
+        var name = name
+        return name.withUTF8 { lookup(UnsafeRawBufferPointer($0)) }
+    }
+
+    @inline(__always)
+    func lookup(_ name: UnsafeRawBufferPointer) -> Value? {
         let hash = Self.hash(name)
         return shards[shard(of: hash)].lookup(name, hash: hash)
     }
 
-    func entry(_ name: String) -> (value: Value, name: String)? {
-        let hash = Self.hash(name)
-        return shards[shard(of: hash)].entry(name, hash: hash)
-    }
-
-    mutating func insertIfAbsent(_ name: String, _ value: Value) -> Value? {
-        let hash = Self.hash(name)
+    mutating func insertIfAbsent(_ name: HostName, _ value: Value) -> Value? {
+        let hash = Self.hash(name.bytes)
         return shards[shard(of: hash)].insertIfAbsent(name, hash: hash, value)
     }
 
     /// Removes `name` when its value satisfies `isExpected`.
     @discardableResult
     mutating func remove(_ name: String, ifValue isExpected: (Value) -> Bool) -> Bool {
-        let hash = Self.hash(name)
-        return shards[shard(of: hash)].remove(name, hash: hash, ifValue: isExpected)
+        var name = name
+        return name.withUTF8 { bytes in
+            let hash = Self.hash(UnsafeRawBufferPointer(bytes))
+            return shards[shard(of: hash)].remove(UnsafeRawBufferPointer(bytes), hash: hash, ifValue: isExpected)
+        }
     }
 
-    mutating func set(_ name: String, _ value: Value) {
-        let hash = Self.hash(name)
+    mutating func set(_ name: HostName, _ value: Value) {
+        let hash = Self.hash(name.bytes)
         shards[shard(of: hash)].set(name, hash: hash, value)
     }
 
-    /// Bits 26–57: apart from the low bits that pick the slot and the top bits that pick the shard.
-    static func tag(_ hash: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: hash >> 26) }
-
-    static func hash(_ name: String) -> UInt64 {
-        var name = name
-        return name.withUTF8 { bytes in
-            // The word hash, then a finaliser (MurmurHash3's) so every output bit depends on every input bit:
-            // the slot comes from the low bits, the shard from the high ones.
-            var hash = FNV1a.wordHash(UnsafeRawBufferPointer(bytes))
-            hash ^= hash >> 33
-            hash &*= 0xFF51_AFD7_ED55_8CCD
-            hash ^= hash >> 33
-            hash &*= 0xC4CE_B9FE_1A85_EC53
-            hash ^= hash >> 33
-            return hash
+    /// Eight bytes a step: a host name is compared on every request.
+    static func equal(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Bool {
+        let count = left.count
+        guard count == right.count else { return false }
+        guard count > 0, let leftBase = left.baseAddress, let rightBase = right.baseAddress else { return true }
+        var offset = 0
+        while offset + 8 <= count {
+            if leftBase.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                != rightBase.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            {
+                return false
+            }
+            offset += 8
         }
+        if count >= 8 {
+            // The last eight bytes, overlapping what was compared.
+            return leftBase.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                == rightBase.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        }
+        while offset < count {
+            if left[offset] != right[offset] { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    /// Bits 40–47: apart from the low bits that pick the slot and the top bits that pick the shard.
+    static func tag(_ hash: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: hash >> 40) & 0xFF }
+
+    @inline(__always)
+    static func hash(_ name: UnsafeRawBufferPointer) -> UInt64 {
+        // The word hash, then a finaliser (MurmurHash3's) so every output bit depends on every input bit:
+        // the slot comes from the low bits, the shard from the high ones.
+        var hash = FNV1a.wordHash(name)
+        hash ^= hash >> 33
+        hash &*= 0xFF51_AFD7_ED55_8CCD
+        hash ^= hash >> 33
+        hash &*= 0xC4CE_B9FE_1A85_EC53
+        hash ^= hash >> 33
+        return hash
     }
 }

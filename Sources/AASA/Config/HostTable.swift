@@ -17,32 +17,39 @@ public struct HostTable<Value: Sendable>: Sendable {
 
     /// Inserts `value` for `pattern` unless the pattern is there already; then returns what it maps to.
     package mutating func insertIfAbsent(_ pattern: HostPattern, _ value: Value) -> Value? {
-        switch pattern {
-        case .exact(let name): return exact.insertIfAbsent(name, value)
-        case .wildcard(let suffix):
-            if let existing = wildcardBySuffix[suffix] { return existing.value }
-        }
-        insert(pattern, value)
+        insertIfAbsent(SiteHosts(patterns: [pattern]), 0, value)
+    }
+
+    /// Inserts `value` for host `index` of `hosts` unless its pattern is there already; then returns what
+    /// it maps to. An exact name stays where `hosts` keeps it.
+    package mutating func insertIfAbsent(_ hosts: SiteHosts, _ index: Int, _ value: Value) -> Value? {
+        if let name = hosts.exactName(index) { return exact.insertIfAbsent(name, value) }
+        let suffix = String(decoding: hosts.nameBytes(index), as: UTF8.self)
+        if let existing = wildcardBySuffix[suffix] { return existing.value }
+        insertWildcard(suffix, value)
         return nil
     }
 
     public mutating func insert(_ pattern: HostPattern, _ value: Value) {
         switch pattern {
-        case .exact(let name): exact.set(name, value)
-        case .wildcard(let suffix):
-            let pattern = "*." + suffix
-            if wildcardBySuffix[suffix] == nil { wildcardBySuffix[suffix] = (value, pattern) }
-            // After every wildcard at least as long, so equal lengths keep the order written; a binary
-            // search, because sorting on each insert made 5,000 wildcard hosts quadratic.
-            let length = suffix.utf8.count
-            var low = 0
-            var high = wildcards.count
-            while low < high {
-                let middle = (low + high) / 2
-                if wildcards[middle].suffix.utf8.count >= length { low = middle + 1 } else { high = middle }
-            }
-            wildcards.insert((suffix, pattern, value), at: low)
+        case .exact(let name): exact.set(HostName(name), value)
+        case .wildcard(let suffix): insertWildcard(suffix, value)
         }
+    }
+
+    private mutating func insertWildcard(_ suffix: String, _ value: Value) {
+        let pattern = "*." + suffix
+        if wildcardBySuffix[suffix] == nil { wildcardBySuffix[suffix] = (value, pattern) }
+        // After every wildcard at least as long, so equal lengths keep the order written; a binary
+        // search, because sorting on each insert made 5,000 wildcard hosts quadratic.
+        let length = suffix.utf8.count
+        var low = 0
+        var high = wildcards.count
+        while low < high {
+            let middle = (low + high) / 2
+            if wildcards[middle].suffix.utf8.count >= length { low = middle + 1 } else { high = middle }
+        }
+        wildcards.insert((suffix, pattern, value), at: low)
     }
 
     /// Removes `pattern` when it maps to `value` (the site that is going away still has it).
@@ -69,12 +76,12 @@ public struct HostTable<Value: Sendable>: Sendable {
         return wildcardMatch(name)?.value
     }
 
-    /// The value for `name` and the config entry that matched it: the exact host as stored (the same
-    /// string object each time), or the `*.suffix` pattern for a wildcard — a bounded label for metrics,
+    /// The value for `name` and the config entry that matched it: the exact host (`name` itself, equal to
+    /// a name the config has), or the `*.suffix` pattern for a wildcard — a bounded label for metrics,
     /// whichever subdomain asked.
     @_specialize(exported:true,where Value == Int)
     public func match(normalized name: String) -> (value: Value, entry: String)? {
-        if let found = exact.entry(name) { return (found.value, found.name) }
+        if let value = exact.lookup(name) { return (value, name) }
         return wildcardMatch(name)
     }
 
@@ -122,7 +129,17 @@ public struct HostTable<Value: Sendable>: Sendable {
     /// The one host normaliser (config lookups, Host headers, TLS server names): ASCII lower case, no
     /// port, no trailing dot, built from the bytes in one step.
     public static func normalize(bytes: UnsafeBufferPointer<UInt8>) -> String {
-        guard !bytes.isEmpty else { return "" }
+        let end = normalizedEnd(bytes)
+        return String(unsafeUninitializedCapacity: end) { output in
+            for offset in 0..<end { output[offset] = lowercased(bytes[offset]) }
+            return end
+        }
+    }
+
+    /// Where the name ends: before the port and one trailing dot (the bytes before are the name).
+    @inline(__always)
+    static func normalizedEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        guard !bytes.isEmpty else { return 0 }
         var end = bytes.count
         if bytes[0] == UInt8(ascii: "[") {
             if let close = bytes.firstIndex(of: UInt8(ascii: "]")) { end = close + 1 }
@@ -130,12 +147,38 @@ public struct HostTable<Value: Sendable>: Sendable {
             end = colon
         }
         if end > 0 && bytes[end - 1] == UInt8(ascii: ".") { end -= 1 }
-        return String(unsafeUninitializedCapacity: end) { output in
-            for offset in 0..<end {
-                let byte = bytes[offset]
-                output[offset] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            }
+        return end
+    }
+
+    @inline(__always)
+    static func lowercased(_ byte: UInt8) -> UInt8 { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte }
+}
+
+extension HostTable where Value == Int {
+    /// ``match(normalized:)`` for a Host header's bytes as received: looked up as bytes while they are
+    /// written into the label's string (reading a string's bytes back for the lookup was sixty
+    /// instructions a request).
+    public func match(hostHeader bytes: UnsafeBufferPointer<UInt8>) -> HostMatch? {
+        let end = Self.normalizedEnd(bytes)
+        var found: Value?
+        let name = String(unsafeUninitializedCapacity: end) { output in
+            for offset in 0..<end { output[offset] = Self.lowercased(bytes[offset]) }
+            found = exact.lookup(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: output[0..<end])))
             return end
         }
+        if let found { return HostMatch(value: found, entry: name, name: name) }
+        guard let wildcard = wildcardMatch(name) else { return nil }
+        return HostMatch(value: wildcard.value, entry: wildcard.entry, name: name)
     }
+}
+
+/// What a Host header matched in the server's table (site positions). Neither a tuple nor generic: an
+/// optional three-element tuple, or an optional generic struct, was copied through the runtime's generic
+/// witnesses, 40 to 160 instructions a request.
+public struct HostMatch: Sendable {
+    public let value: Int
+    /// The config entry that matched: the exact host, or the `*.suffix` pattern (a bounded metrics label).
+    public let entry: String
+    /// The host asked for, normalized.
+    public let name: String
 }

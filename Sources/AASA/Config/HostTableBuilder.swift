@@ -17,7 +17,7 @@ enum HostTableBuilder {
         let groupPositions = groups.indices.map { sites.position(group: $0, offset: 0) }
 
         struct Hashed: Sendable {
-            let name: String
+            let name: HostName
             let hash: UInt64
             let site: Int32
             let host: Int32
@@ -42,13 +42,14 @@ enum HostTableBuilder {
             exact.reserveCapacity(groups[index].hostCount)
             var perShard = [Int](repeating: 0, count: shardCount)
             for (site, loaded) in groups[index].sites.enumerated() {
-                for (host, pattern) in loaded.site.hosts.enumerated() {
-                    switch pattern.value {
-                    case .exact(let name):
-                        let hash = ExactHostIndex<Int>.hash(name)
+                let hosts = loaded.site.hosts
+                for host in hosts.indices {
+                    if let name = hosts.exactName(host) {
+                        let hash = ExactHostIndex<Int>.hash(name.bytes)
                         perShard[ExactHostIndex<Int>.shard(of: hash, shardBits: shardBits)] += 1
                         exact.append(Hashed(name: name, hash: hash, site: Int32(site), host: Int32(host)))
-                    case .wildcard: wildcards.append(Wildcard(site: Int32(site), host: Int32(host)))
+                    } else {
+                        wildcards.append(Wildcard(site: Int32(site), host: Int32(host)))
                     }
                 }
             }
@@ -100,8 +101,8 @@ enum HostTableBuilder {
         for (group, entries) in perGroup.enumerated() {
             for wildcard in entries.wildcards {
                 let position = starts[group] + Int(wildcard.site)
-                let pattern = groups[group].sites[Int(wildcard.site)].site.hosts[Int(wildcard.host)].value
-                if let earlier = table.insertIfAbsent(pattern, position) {
+                let hosts = groups[group].sites[Int(wildcard.site)].site.hosts
+                if let earlier = table.insertIfAbsent(hosts, Int(wildcard.host), position) {
                     claims.append(Claim(group: group, site: Int(wildcard.site), host: Int(wildcard.host), earlier: earlier))
                 }
             }
@@ -127,7 +128,7 @@ enum HostTableBuilder {
             for (offset, loaded) in sitesOfGroup.sites.enumerated() {
                 let hosts = loaded.site.hosts
                 for index in hosts.indices {
-                    guard let earlier = table.insertIfAbsent(hosts[index].value, sites.position(group: group, offset: offset)) else {
+                    guard let earlier = table.insertIfAbsent(hosts, index, sites.position(group: group, offset: offset)) else {
                         continue
                     }
                     duplicates.append(
@@ -140,7 +141,8 @@ enum HostTableBuilder {
     }
 
     static func duplicateHost(_ host: Located<HostPattern>, in site: LoadedSite, first: LoadedSite, configPath: String) -> Diagnostic {
-        let origin = first.site.hosts.first { $0.value == host.value }?.origin ?? first.site.origin
+        let hosts = first.site.hosts
+        let origin = hosts.indices.first { hosts.pattern($0) == host.value }.map { hosts[$0].origin } ?? first.site.origin
         let place = first.definedIn.map { " in \($0)" } ?? ""
         return Diagnostic(
             .error,

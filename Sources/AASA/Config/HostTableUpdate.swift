@@ -36,7 +36,7 @@ extension HostTableBuilder {
                     return previous.sites.position(group: old, offset: 0) == position
                         && before.sites.count == after.sites.count
                         && zip(before.sites, after.sites).allSatisfy {
-                            $0 === $1 || $0.site.hosts.map(\.value) == $1.site.hosts.map(\.value)
+                            $0 === $1 || $0.site.hosts.hasSamePatterns(as: $1.site.hosts)
                         }
                 }
             })
@@ -49,13 +49,15 @@ extension HostTableBuilder {
         for group in removed {
             for (offset, loaded) in previous.sites.groups[group].sites.enumerated() {
                 let position = previous.sites.position(group: group, offset: offset)
-                for host in loaded.site.hosts { table.remove(host.value, ifAt: position) }
+                let hosts = loaded.site.hosts
+                for index in hosts.indices { table.remove(hosts.pattern(index), ifAt: position) }
             }
         }
         for group in added {
             for (offset, loaded) in sites.groups[group].sites.enumerated() {
                 let position = sites.position(group: group, offset: offset)
-                for host in loaded.site.hosts where table.insertIfAbsent(host.value, position) != nil {
+                let hosts = loaded.site.hosts
+                for index in hosts.indices where table.insertIfAbsent(hosts, index, position) != nil {
                     // Claimed twice: the full build names the first claim as it always does.
                     return build(sites, configPath: configPath, parallel: parallel)
                 }

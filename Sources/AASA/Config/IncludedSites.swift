@@ -220,6 +220,7 @@ enum IncludedSites {
             var findings: [Diagnostic] = []
         }
         let built = Built()
+        let includedFile = LoadedSite.IncludedFile(path)
         func build(_ node: JSONNode, at sitePath: JSONPath) {
             var reader = NodeReader()
             let site = ConfigDecoder.decodeSite(node, sitePath, aliases: aliases, &reader)
@@ -232,7 +233,7 @@ enum IncludedSites {
                     configPath: path,
                     readFile: readFile,
                     findings: &buildFindings,
-                    definedIn: path,
+                    definedIn: includedFile,
                     pool: pool,
                     servingOnly: servingOnly,
                     hostedDocuments: restoring.map {

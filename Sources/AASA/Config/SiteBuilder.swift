@@ -6,7 +6,7 @@ enum SiteBuilder {
         configPath: String,
         readFile: ConfigLoader.FileReader,
         findings: inout [Diagnostic],
-        definedIn: String? = nil,
+        definedIn: LoadedSite.IncludedFile? = nil,
         pool: DocumentPool? = nil,
         servingOnly: Bool = false,
         hostedDocuments: HostedDocumentLookup? = nil

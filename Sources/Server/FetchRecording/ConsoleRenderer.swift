@@ -131,18 +131,18 @@ enum ConsoleRenderer {
         var hosts: [(host: String, position: Int)] = []
         var hasMore = false
         search: for (position, loaded) in snapshot.layout.positioned {
-            for pattern in loaded.site.hosts {
+            for pattern in loaded.site.hosts.patterns {
                 let name: String
-                switch pattern.value {
+                switch pattern {
                 case .exact(let exact): name = exact
                 case .wildcard(let suffix): name = suffix
                 }
-                if needle.isEmpty || contains(name, needle) || (pattern.value.isWildcard && contains("*.", needle)) {
+                if needle.isEmpty || contains(name, needle) || (pattern.isWildcard && contains("*.", needle)) {
                     if matched >= skip + HostIndexPage.pageSize {
                         hasMore = true
                         break search
                     }
-                    if matched >= skip { hosts.append((pattern.value.description, position)) }
+                    if matched >= skip { hosts.append((pattern.description, position)) }
                     matched += 1
                 }
             }

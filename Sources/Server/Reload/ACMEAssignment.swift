@@ -19,8 +19,10 @@ enum ACMEAssignment {
             var wildcardsWithoutAsk: [String] = []
             var unmanaged: [String] = []
             var firstOrigin: Provenance?
-            for host in loaded.site.hosts {
-                let text = host.value.description
+            // By index: a host's origin (its path made) only for the one finding that names it.
+            let siteHosts = loaded.site.hosts
+            for index in siteHosts.indices {
+                let text = siteHosts.pattern(index).description
                 let probe = text.hasPrefix("*.") ? "aasa-wildcard-check." + text.dropFirst(2) : text
                 if let index = table.lookup(probe), fileNames[index].contains(where: { CertificateInspector.name($0, covers: text) }) {
                     continue
@@ -35,17 +37,17 @@ enum ACMEAssignment {
                         // registered domain spent by whoever makes up subdomains.
                         if onDemand.ask == nil {
                             wildcardsWithoutAsk.append(text)
-                            if firstOrigin == nil { firstOrigin = host.origin }
+                            if firstOrigin == nil { firstOrigin = siteHosts[index].origin }
                         }
                     } else {
                         wildcardsWithoutHook.append(text)
-                        if firstOrigin == nil { firstOrigin = host.origin }
+                        if firstOrigin == nil { firstOrigin = siteHosts[index].origin }
                     }
                 } else if acme.configHosts {
                     hosts.append(text)
                 } else if acme.onDemand == nil {
                     unmanaged.append(text)
-                    if firstOrigin == nil { firstOrigin = host.origin }
+                    if firstOrigin == nil { firstOrigin = siteHosts[index].origin }
                 }
             }
             let location = firstOrigin?.location ?? loaded.site.origin.location

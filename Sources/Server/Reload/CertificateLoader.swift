@@ -163,13 +163,13 @@ enum CertificateLoader {
             var uncovered: [String] = []
             var firstUncovered: Provenance?
             var chosen = 0
-            for host in site.hosts {
-                let text = host.value.description
+            for index in site.hosts.indices {
+                let text = site.hosts.pattern(index).description
                 let probe = text.hasPrefix("*.") ? "aasa-wildcard-check." + text.dropFirst(2) : text
                 let index = table.lookup(probe) ?? 0
                 if !names[index].contains(where: { CertificateInspector.name($0, covers: text) }) {
                     uncovered.append(text)
-                    if firstUncovered == nil { firstUncovered = host.origin }
+                    if firstUncovered == nil { firstUncovered = site.hosts[index].origin }
                     chosen = index
                 }
             }

@@ -157,23 +157,26 @@ enum Router {
         }
         // Off the hot paths: a link, or a 404 counted under its host.
         // The host is normalized once here: the link answer needs it too.
-        let host = head.hostRange.map { HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[$0])) }
-        let matched = host.flatMap { snapshot.hosts.match(normalized: $0) }
-        if let matched, let host, case let site = snapshot.site(at: matched.value), let links = site.links,
+        guard let matched = matchHost(head, buffer, snapshot) else {
+            return .respond(StandardResponses.notFound, site: "unknown", pathClass: .other)
+        }
+        let entry = matched.entry
+        let site = snapshot.site(at: matched.value)
+        if let links = site.links,
             let answer = LinkResponder.respond(
                 head,
                 path: path,
                 buffer: buffer,
-                host: host,
+                host: matched.name,
                 links: links,
                 siteHosts: site.hosts,
                 storedLinks: storedLinks,
                 cache: linkAnswers
             )
         {
-            return .link(answer, site: matched.entry)
+            return .link(answer, site: entry)
         }
-        return .respond(StandardResponses.notFound, site: matched?.entry ?? "unknown", pathClass: .other)
+        return .respond(StandardResponses.notFound, site: entry, pathClass: .other)
     }
 
     /// The site for the request's Host and the config entry that matched it (the exact host, or the
@@ -182,9 +185,9 @@ enum Router {
         _ head: RequestHead,
         _ buffer: UnsafeBufferPointer<UInt8>,
         _ snapshot: Snapshot
-    ) -> (value: Int, entry: String)? {
+    ) -> HostMatch? {
         head.hostRange.flatMap { range in
-            snapshot.hosts.match(normalized: HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[range])))
+            snapshot.hosts.match(hostHeader: UnsafeBufferPointer(rebasing: buffer[range]))
         }
     }
 

@@ -14,11 +14,14 @@ final class SiteResponses: Sendable {
     var servesApple: Bool { extras?.servesApple ?? true }
     /// `/.well-known/assetlinks.json`; nil answers 404.
     var assetLinks: PreparedDocument? { extras?.assetLinks }
-    /// Kept to carry `Last-Modified` over a reload when the bytes did not change.
-    let bodyHash: UInt64
+    /// Kept to carry `Last-Modified` over a reload when the bytes did not change: the served document's
+    /// (the site's, or the unknown host's), not kept twice.
+    var bodyHash: UInt64 { (builtFrom?.served ?? Snapshot.emptyDocument).hash }
     /// Both documents: what a reload compares to say which hosts changed.
     var contentHash: UInt64 { assetLinks.map { FNV1a.hash(FNV1a.hex($0.bodyHash).utf8.map { $0 }, startingWith: bodyHash) } ?? bodyHash }
-    let lastModified: Int
+    /// Read from the identity response's shared lines, which state it (a field of its own took this object
+    /// from 48 to 64 bytes in malloc's chunks, a million times over).
+    var lastModified: Int { identity.sharedLastModified! }
     /// The assetlinks document's own: a reload that changes only the AASA leaves it as it was.
     var assetLinksLastModified: Int { extras?.assetLinksLastModified ?? lastModified }
     /// What these responses were built from, so a reload that kept the site (same object) keeps them; nil
@@ -27,7 +30,16 @@ final class SiteResponses: Sendable {
     /// The site's link paths, compiled (nil for most sites).
     var links: CompiledLinks? { extras?.links }
     /// The hosts served (read from the site, not kept twice: a million hosts are many arrays).
-    var hosts: [HostPattern] { builtFrom?.site.hosts.map(\.value) ?? [] }
+    var hosts: [HostPattern] { builtFrom?.site.hosts.patterns ?? [] }
+
+    /// The same host patterns in the same order, compared where the sites keep them (no strings made).
+    func hasSameHosts(as other: SiteResponses) -> Bool {
+        switch (builtFrom, other.builtFrom) {
+        case (nil, nil): return true
+        case (let one?, let other?): return one.site.hosts.hasSamePatterns(as: other.site.hosts)
+        default: return false
+        }
+    }
     /// What most sites do not have (a gzip form, Android statements, link rules), boxed: a million sites
     /// then pay one pointer each for it (48 bytes a site less).
     private let extras: Extras?
@@ -72,8 +84,6 @@ final class SiteResponses: Sendable {
     /// holding on to the old one would keep its whole decoded config alive.
     init(_ responses: SiteResponses, builtFrom site: LoadedSite) {
         identity = responses.identity
-        bodyHash = responses.bodyHash
-        lastModified = responses.lastModified
         builtFrom = site
         // The documents carried over; the link rules are the new config's (they change no document byte).
         extras = Extras.make(
@@ -86,19 +96,22 @@ final class SiteResponses: Sendable {
         )
     }
 
+    /// The site's served document (the empty one for the unknown host's responses, `builtFrom` nil),
+    /// stamped with `headers`' Last-Modified.
     init(
         builtFrom: LoadedSite?,
-        body: ImmutableBytes,
         headers: DocumentHeaders,
-        lastModified: Int,
         servesApple: Bool = true,
         assetLinks: [UInt8]? = nil,
         assetLinksStamp: (lastModified: Int, headers: DocumentHeaders)? = nil
     ) {
-        self.lastModified = lastModified
         self.builtFrom = builtFrom
-        let document = PreparedDocument(body: body, headers: headers, preparedGzip: builtFrom?.preparedGzip)
-        bodyHash = document.bodyHash
+        let document = PreparedDocument(
+            body: builtFrom?.served ?? Snapshot.emptyDocument,
+            headers: headers,
+            preparedGzip: builtFrom?.preparedGzip
+        )
+        let lastModified = headers.lastModified
         identity = document.identity
         extras = Extras.make(
             gzip: document.gzip,
@@ -116,20 +129,17 @@ final class SiteResponses: Sendable {
 struct DocumentHeaders: Sendable {
     let plain: SharedHeaders
     let varied: SharedHeaders
+    var lastModified: Int { plain.lastModified! }
 
-    init(cacheControl: String, lastModifiedText: String) {
+    init(cacheControl: String, lastModified: Int) {
         let headers = [
             ("Server", "aasa-server"),
             ("Content-Type", "application/json"),
             ("Cache-Control", cacheControl),
-            ("Last-Modified", lastModifiedText),
+            ("Last-Modified", HTTPDate.format(unixSeconds: lastModified)),
         ]
-        plain = SharedHeaders(status: 200, headers: headers)
-        varied = SharedHeaders(status: 200, headers: headers + [("Vary", "Accept-Encoding")])
-    }
-
-    init(cacheControl: String, lastModified: Int) {
-        self.init(cacheControl: cacheControl, lastModifiedText: HTTPDate.format(unixSeconds: lastModified))
+        plain = SharedHeaders(status: 200, headers: headers, lastModified: lastModified)
+        varied = SharedHeaders(status: 200, headers: headers + [("Vary", "Accept-Encoding")], lastModified: lastModified)
     }
 }
 

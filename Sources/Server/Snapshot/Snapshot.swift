@@ -70,12 +70,7 @@ final class Snapshot: Sendable {
             unknownHost = nil
         } else {
             let stamp = previous?.unknownHost?.lastModified ?? firstStamps.map { min(Int(now), $0.configTime) } ?? Int(now)
-            unknownHost = SiteResponses(
-                builtFrom: nil,
-                body: Self.emptyDocument,
-                headers: DocumentHeaders(cacheControl: settings.cacheControl, lastModified: stamp),
-                lastModified: stamp
-            )
+            unknownHost = SiteResponses(builtFrom: nil, headers: DocumentHeaders(cacheControl: settings.cacheControl, lastModified: stamp))
         }
         healthPath = settings.healthPath.map { Array($0.utf8) }
         published = settings.publishedFiles.map { file in
@@ -240,9 +235,7 @@ final class Snapshot: Sendable {
             }
             return SiteResponses(
                 builtFrom: site.loaded,
-                body: site.loaded.served,
                 headers: site.headers,
-                lastModified: site.stamp,
                 servesApple: site.loaded.servesApple,
                 assetLinks: site.loaded.assetLinks?.bytes,
                 assetLinksStamp: site.assetLinksStamp
@@ -264,7 +257,7 @@ final class Snapshot: Sendable {
             var paired = group.previousCarried
             for (position, site) in groupResponses.enumerated() {
                 if case .carried = plans[group.plans.lowerBound + position] { continue }
-                if position < group.previousSites.count, !paired[position], group.previousSites[position].hosts == site.hosts {
+                if position < group.previousSites.count, !paired[position], group.previousSites[position].hasSameHosts(as: site) {
                     paired[position] = true
                     if group.previousSites[position].contentHash != site.contentHash {
                         for host in site.hosts { changes.changed.add(host.description) }
@@ -287,7 +280,7 @@ final class Snapshot: Sendable {
     static let emptyDocument = ImmutableBytes.copy(LoadedConfig.emptyDocumentBytes)
 
     static func sameHosts(_ one: LoadedSite, _ other: LoadedSite) -> Bool {
-        one.site.hosts.count == other.site.hosts.count && zip(one.site.hosts, other.site.hosts).allSatisfy { $0.value == $1.value }
+        one.site.hosts.hasSamePatterns(as: other.site.hosts)
     }
 
     static func sameAssetLinks(_ prepared: PreparedDocument?, _ bytes: [UInt8]?) -> Bool {
