@@ -33,7 +33,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         else { continue }
         for site in sites {
             precondition(site.definedIn == path && site.isServingForm, "a restored site names another file")
-            precondition(site.site.hosts.allSatisfy { $0.origin.path == site.site.origin.path }, "a host outside its site")
+            // Each host's path is its place in the site's `hosts`, derived from the site's path.
+            precondition(site.site.hosts.arePaths(hostsOf: site.site.origin.path), "a host outside its site")
+            precondition(
+                site.site.hosts.indices.allSatisfy { site.site.hosts[$0].origin.path == site.site.origin.path.key("hosts").index($0) },
+                "a host's path is not its place in the site"
+            )
         }
         precondition(
             snapshot.sites(for: path, configPath: "/fuzz/config.json", digest: entry.digest, context: context + 1) == nil,
