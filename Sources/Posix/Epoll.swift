@@ -7,7 +7,9 @@ public final class Epoll {
     public let fd: Int32
     private let wakeup: EventFD
     public static let wakeToken: UInt64 = .max
-    private var events: [epoll_event]
+    /// Where `epoll_wait` writes, allocated once: an array in a `var` of this class was two dynamic
+    /// exclusivity checks per wait, 130 instructions of every keep-alive request.
+    private let events: UnsafeMutableBufferPointer<epoll_event>
 
     public struct Event {
         public var token: UInt64
@@ -23,7 +25,8 @@ public final class Epoll {
             Posix.close(fd)
             throw error
         }
-        events = [epoll_event](repeating: epoll_event(), count: capacity)
+        events = .allocate(capacity: capacity)
+        events.initialize(repeating: epoll_event())
         do throws(SystemError) {
             try add(wakeup.fd, token: Epoll.wakeToken, readable: true, writable: false)
         } catch {
@@ -32,7 +35,10 @@ public final class Epoll {
         }
     }
 
-    deinit { Posix.close(fd) }
+    deinit {
+        Posix.close(fd)
+        events.deallocate()
+    }
 
     private func control(
         _ operation: Int32,
@@ -73,10 +79,8 @@ public final class Epoll {
     /// Waits up to `timeoutMilliseconds` and calls `handle` for each event; wake-ups are drained here
     /// and reported with ``wakeToken``.
     public func wait(timeoutMilliseconds: Int32, _ handle: (Event) -> Void) throws(SystemError) {
-        let capacity = Int32(events.count)
-        let count = try events.withUnsafeMutableBufferPointer { buffer throws(SystemError) -> Int32 in
-            try Posix.check("epoll_wait") { epoll_wait(fd, buffer.baseAddress, capacity, timeoutMilliseconds) }
-        }
+        let events = events
+        let count = try Posix.check("epoll_wait") { epoll_wait(fd, events.baseAddress, Int32(events.count), timeoutMilliseconds) }
         for index in 0..<Int(count) {
             let raw = events[index]
             if raw.data.u64 == Epoll.wakeToken {
