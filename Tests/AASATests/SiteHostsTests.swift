@@ -88,17 +88,17 @@ struct SiteHostsTests {
         #expect(table.lookup(normalized: "shop1.example.com") == nil && table.lookup(normalized: "a.b") == 5)
     }
 
-    @Test("Names compare a word at a time: every length up to 40 bytes, a difference at every position")
+    @Test("Names compare as the table compares them: every length up to 40 bytes, a difference at every position")
     func byteComparison() {
         for length in 0...40 {
             let name = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
             name.withUnsafeBytes { left in
-                #expect(ExactHostIndex<Int>.equal(left, left))
-                #expect(!ExactHostIndex<Int>.equal(left, UnsafeRawBufferPointer(rebasing: left.dropLast())) || length == 0)
+                #expect(ByteComparison.equal(left, left))
+                #expect(!ByteComparison.equal(left, UnsafeRawBufferPointer(rebasing: left.dropLast())) || length == 0)
                 for position in 0..<length {
                     var other = name
                     other[position] ^= 0x20
-                    other.withUnsafeBytes { right in #expect(!ExactHostIndex<Int>.equal(left, right)) }
+                    other.withUnsafeBytes { right in #expect(!ByteComparison.equal(left, right)) }
                 }
             }
         }

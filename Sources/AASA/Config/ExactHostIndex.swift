@@ -52,7 +52,7 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
                 if word == 0 { return nil }
                 if word >> 24 == tag {
                     let entry = Self.entry(word)
-                    if ExactHostIndex.equal(self.name(entry), name) { return (slot, entry) }
+                    if ByteComparison.equal(self.name(entry), name) { return (slot, entry) }
                 }
                 slot = (slot + 1) & mask
             }
@@ -192,32 +192,6 @@ struct ExactHostIndex<Value: Sendable>: Sendable {
     mutating func set(_ name: HostName, _ value: Value) {
         let hash = Self.hash(name.bytes)
         shards[shard(of: hash)].set(name, hash: hash, value)
-    }
-
-    /// Eight bytes a step: a host name is compared on every request.
-    static func equal(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Bool {
-        let count = left.count
-        guard count == right.count else { return false }
-        guard count > 0, let leftBase = left.baseAddress, let rightBase = right.baseAddress else { return true }
-        var offset = 0
-        while offset + 8 <= count {
-            if leftBase.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                != rightBase.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            {
-                return false
-            }
-            offset += 8
-        }
-        if count >= 8 {
-            // The last eight bytes, overlapping what was compared.
-            return leftBase.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-                == rightBase.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
-        }
-        while offset < count {
-            if left[offset] != right[offset] { return false }
-            offset += 1
-        }
-        return true
     }
 
     /// Bits 40–47: apart from the low bits that pick the slot and the top bits that pick the shard.
