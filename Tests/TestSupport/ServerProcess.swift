@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// The real binary on ephemeral loopback ports. stdout and stderr go to files, so a chatty server can
 /// never block on a full pipe, and the tests read them whenever they like.
@@ -283,18 +284,34 @@ public func testConfig(
 }
 
 /// A loopback port free at the time of asking, for a helper process that cannot be told to pick one (nginx).
+/// Picked below the kernel's ephemeral range: a port `bind(0)` chose returns to that range when closed, where
+/// any outgoing connection of a parallel test may take it before the helper binds it. No port is handed out
+/// twice in one test run.
 public func freeLoopbackPort() throws -> Int {
+    let ephemeralStart =
+        (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+        .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32768
+    let floor = ephemeralStart > 21000 ? 20000 : 1024
+    for _ in 0..<1000 {
+        let port = Int.random(in: floor..<ephemeralStart)
+        guard portsHandedOut.withLock({ $0.insert(port).inserted }) else { continue }
+        if loopbackPortIsFree(port) { return port }
+    }
+    throw TestFailure("no free loopback port between \(floor) and \(ephemeralStart)")
+}
+
+private let portsHandedOut = Mutex<Set<Int>>([])
+
+private func loopbackPortIsFree(_ port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket failed") }
+    guard fd >= 0 else { return false }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    guard bound == 0 else { throw TestFailure("bind failed") }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } } == 0
 }
 
 /// A value from the server's /metrics (the line that starts with `name` and a space).
