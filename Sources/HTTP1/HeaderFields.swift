@@ -25,31 +25,76 @@ func firstLineFeed(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int
     return nil
 }
 
-/// The first byte in `range` a field value may not hold (RFC 9110 §5.5: a control other than HTAB, or
-/// DEL), or nil. Eight bytes at a time: a browser's User-Agent is a hundred bytes on every request.
-func firstForbiddenValueByte(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
-    func forbidden(_ byte: UInt8) -> Bool { (byte < 0x20 && byte != 0x09) || byte == 0x7F }
-    var index = range.lowerBound
-    if let base = buffer.baseAddress {
-        let raw = UnsafeRawPointer(base)
-        while index + 8 <= range.upperBound {
-            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            // Any byte below 0x20 (the "has less than" test), or equal to 0x7F ("has zero" after XOR):
-            // exact for whether the word has one; which one (HTAB is allowed) is read byte by byte.
+/// A header line read from its value on: where the line's content ends and the next line starts, or the
+/// first byte a field value may not hold (RFC 9110 §5.5: a control other than HTAB, or DEL; a CR unless an
+/// LF follows it). One pass, eight bytes at a time, for what were two over every header of every request
+/// (find the line's end, then check its value): a line ends at its first control byte that is not a tab.
+struct FieldLine {
+    /// Where the line's CRLF or LF starts; trailing whitespace is the caller's to trim.
+    var contentEnd: Int
+    /// The first byte of the next line.
+    var next: Int
+    /// The value's ``FieldValueHash`` when asked for and the pass could give it: a value with no tab,
+    /// up to the line's end (the caller hashes a value it trims).
+    var hash: UInt64?
+    var forbidden: Int?
+}
+
+@inline(__always)
+func scanFieldLine(_ buffer: UnsafeBufferPointer<UInt8>, valueStart: Int, end: Int, hashing: Bool) -> FieldLine {
+    var index = valueStart
+    var state = FieldValueHash.initial
+    // No tab so far: the words hashed are exactly the value's first bytes.
+    var hashable = hashing
+    guard let base = buffer.baseAddress else { return FieldLine(contentEnd: end, next: end, hash: nil, forbidden: nil) }
+    let raw = UnsafeRawPointer(base)
+    while index < end {
+        var word: UInt64 = 0
+        var hits: UInt64 = 0
+        while index + 8 <= end {
+            word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            // Any byte below 0x20 (the "has less than" test), or equal to 0x7F ("has zero" after XOR): the
+            // lowest flag of each test is exact (a borrow can only flag bytes after a true one).
             let below = (word &- 0x2020_2020_2020_2020) & ~word & 0x8080_8080_8080_8080
             let flipped = word ^ 0x7F7F_7F7F_7F7F_7F7F
             let delete = (flipped &- 0x0101_0101_0101_0101) & ~flipped & 0x8080_8080_8080_8080
-            if below | delete != 0 {
-                for position in index..<(index + 8) where forbidden(buffer[position]) { return position }
-            }
+            hits = below | delete
+            if hits != 0 { break }
+            if hashable { state = FieldValueHash.mix(state, word) }
             index += 8
         }
+        var position = index
+        if hits != 0 {
+            position += hits.trailingZeroBitCount >> 3
+        } else {
+            while position < end, buffer[position] >= 0x20, buffer[position] != 0x7F { position += 1 }
+            guard position < end else { break }
+        }
+        let wordLoaded = hits != 0
+        let byte = buffer[position]
+        if byte == 0x09 {
+            hashable = false
+            index = position + 1
+            continue
+        }
+        let lineEnds = byte == 0x0A || (byte == 0x0D && position + 1 < end && buffer[position + 1] == 0x0A)
+        guard lineEnds else { return FieldLine(contentEnd: position, next: position, hash: nil, forbidden: position) }
+        var hash: UInt64?
+        if hashable {
+            if position > index {
+                var tail = word
+                if !wordLoaded {
+                    tail = 0
+                    for offset in index..<position { tail |= UInt64(buffer[offset]) << UInt64((offset - index) * 8) }
+                }
+                state = FieldValueHash.mix(state, FieldValueHash.partial(tail, count: position - index))
+            }
+            hash = FieldValueHash.finish(state, count: position - valueStart)
+        }
+        return FieldLine(contentEnd: position, next: position + (byte == 0x0D ? 2 : 1), hash: hash, forbidden: nil)
     }
-    while index < range.upperBound {
-        if forbidden(buffer[index]) { return index }
-        index += 1
-    }
-    return nil
+    // A complete head ends every line; kept total for a caller that gives it less.
+    return FieldLine(contentEnd: end, next: end, hash: nil, forbidden: nil)
 }
 
 /// tchar (RFC 9110 §5.6.2).

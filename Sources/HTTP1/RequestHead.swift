@@ -41,6 +41,8 @@ public struct RequestHead: Sendable, Equatable {
     /// The authority that picks the site: an absolute-form target's, else the Host header's (§3.2.2).
     public var hostRange: Range<Int>?
     public var userAgentRange: Range<Int>?
+    /// ``FieldValueHash`` of the User-Agent, from the parser's pass over it (nil without one).
+    public var userAgentHash: UInt64?
     public var forwardedForRange: Range<Int>?
     /// Present on every cross-origin request a browser makes (the admin listener refuses them).
     public var originRange: Range<Int>?

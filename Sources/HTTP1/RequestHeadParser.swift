@@ -133,40 +133,39 @@ public struct RequestHeadParser: Sendable {
         var fieldCount = 0
         var lineStart = lineEndIndex + 1
         while lineStart < end {
-            // The head was found complete, so every line in it ends.
-            let lineEnd = firstLineFeed(buffer, from: lineStart) ?? end - 1
-            var contentEnd = lineEnd
-            if contentEnd > lineStart && buffer[contentEnd - 1] == 0x0D { contentEnd -= 1 }
-            if contentEnd == lineStart { break }  // the empty line that ends the head
+            let first = buffer[lineStart]
+            // The empty line that ends the head.
+            if first == 0x0A || (first == 0x0D && lineStart + 1 < end && buffer[lineStart + 1] == 0x0A) { break }
             fieldCount += 1
             if fieldCount > limits.headerCount {
                 return .failed(.headerFieldsTooLarge("more than \(limits.headerCount) header fields"))
             }
-            let first = buffer[lineStart]
             if first == 0x20 || first == 0x09 {
                 return .failed(.badRequest("obsolete line folding (a header line starting with whitespace)"))
             }
             // Field name: a token, then ':' with no whitespace before it (RFC 9112 §5.1).
             var colon = lineStart
-            while colon < contentEnd && isTokenByte(buffer[colon]) { colon += 1 }
-            guard colon < contentEnd, buffer[colon] == UInt8(ascii: ":"), colon > lineStart else {
-                if colon < contentEnd && (buffer[colon] == 0x20 || buffer[colon] == 0x09) {
+            while colon < end && isTokenByte(buffer[colon]) { colon += 1 }
+            guard colon < end, buffer[colon] == UInt8(ascii: ":"), colon > lineStart else {
+                if colon < end && (buffer[colon] == 0x20 || buffer[colon] == 0x09) {
                     return .failed(.badRequest("whitespace between a header name and the colon"))
                 }
                 return .failed(.badRequest("invalid header field name"))
             }
+            let name = lineStart..<colon
+            let known = KnownHeader(buffer, name)
             var valueStart = colon + 1
-            var valueEnd = contentEnd
-            while valueStart < valueEnd && (buffer[valueStart] == 0x20 || buffer[valueStart] == 0x09) { valueStart += 1 }
-            while valueEnd > valueStart && (buffer[valueEnd - 1] == 0x20 || buffer[valueEnd - 1] == 0x09) { valueEnd -= 1 }
-            if let forbidden = firstForbiddenValueByte(buffer, valueStart..<valueEnd) {
+            while valueStart < end && (buffer[valueStart] == 0x20 || buffer[valueStart] == 0x09) { valueStart += 1 }
+            let line = scanFieldLine(buffer, valueStart: valueStart, end: end, hashing: known == .userAgent)
+            if let forbidden = line.forbidden {
                 return .failed(
                     .badRequest(buffer[forbidden] == 0x0D ? "bare CR in a header value" : "control character in a header value")
                 )
             }
-            let name = lineStart..<colon
+            var valueEnd = line.contentEnd
+            while valueEnd > valueStart && (buffer[valueEnd - 1] == 0x20 || buffer[valueEnd - 1] == 0x09) { valueEnd -= 1 }
             let value = valueStart..<valueEnd
-            switch KnownHeader(buffer, name) {
+            switch known {
             case .host:
                 hostCount += 1
                 if hostCount > 1 { return .failed(.badRequest("more than one Host header")) }
@@ -202,6 +201,10 @@ public struct RequestHeadParser: Sendable {
                 head.acceptsGzip = acceptsGzip(buffer, value)
             case .userAgent:
                 head.userAgentRange = value
+                // The pass hashed the line up to its end unless a tab stopped it; trimmed or tabbed, hashed again.
+                head.userAgentHash =
+                    (valueEnd == line.contentEnd ? line.hash : nil)
+                    ?? FieldValueHash.of(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[value]))
             case .forwardedFor:
                 // The last line: a proxy that adds a line of its own puts it after the client's.
                 head.forwardedForRange = value
@@ -220,7 +223,7 @@ public struct RequestHeadParser: Sendable {
             case .other:
                 break
             }
-            lineStart = lineEnd + 1
+            lineStart = line.next
         }
 
         if transferEncodingSeen {
@@ -261,13 +264,25 @@ public struct RequestHeadParser: Sendable {
         head.method = HTTPMethod(buffer, start..<methodEnd)
         let targetStart = methodEnd + 1
         var targetEnd = targetStart
-        while targetEnd < end && buffer[targetEnd] != 0x20 {
+        var firstQuestionMark: Int?
+        while targetEnd < end {
+            // Eight bytes at a time past the bytes a target is mostly made of: a path is read on every request.
+            if targetEnd + 8 <= end, let base = buffer.baseAddress {
+                let notPlain = Self.notPlainTargetBytes(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: targetEnd, as: UInt64.self))
+                if notPlain == 0 {
+                    targetEnd += 8
+                    continue
+                }
+                targetEnd += notPlain.trailingZeroBitCount >> 3
+            }
             let byte = buffer[targetEnd]
-            if byte <= 0x20 || byte >= 0x7F {
+            if byte == 0x20 { break }
+            if byte < 0x20 || byte >= 0x7F {
                 return .badRequest(byte >= 0x80 ? "non-ASCII byte in the request target" : "control character in the request target")
             }
             // A fragment is never sent (RFC 9110 §4.2.5); one in the target means a broken client or a probe.
             if byte == UInt8(ascii: "#") { return .badRequest("a fragment ('#') in the request target") }
+            if byte == UInt8(ascii: "?") && firstQuestionMark == nil { firstQuestionMark = targetEnd }
             targetEnd += 1
         }
         guard targetEnd > targetStart, targetEnd < end else { return .badRequest("malformed request line") }
@@ -287,9 +302,7 @@ public struct RequestHeadParser: Sendable {
         // Target forms (RFC 9112 §3.2): origin, absolute (its authority overrides Host), asterisk.
         let first = buffer[targetStart]
         if first == UInt8(ascii: "/") {
-            var pathEnd = targetStart
-            while pathEnd < targetEnd && buffer[pathEnd] != UInt8(ascii: "?") { pathEnd += 1 }
-            head.pathRange = targetStart..<pathEnd
+            head.pathRange = targetStart..<(firstQuestionMark ?? targetEnd)
         } else if first == UInt8(ascii: "*") && targetEnd - targetStart == 1 {
             // Asterisk-form names the server as a whole and exists only for OPTIONS (RFC 9112 §3.2.4).
             guard head.method == .options else { return .badRequest("'*' as the request target is only valid with OPTIONS") }
@@ -310,6 +323,20 @@ public struct RequestHeadParser: Sendable {
             return .badRequest("request target must be a path such as /.well-known/apple-app-site-association")
         }
         return nil
+    }
+
+    /// A flag in the high bit of each byte of `word` that is not a plain target byte: a space or control
+    /// (below 0x21), DEL or non-ASCII (0x7F and up), `#` or `?`. The lowest flag is exact (a borrow or carry
+    /// only flags bytes after a true one), so it names the first such byte.
+    @inline(__always)
+    private static func notPlainTargetBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let belowBang = (word &- 0x2121_2121_2121_2121) & ~word
+        let deleteOrHigh = word | (word &+ ones)
+        let hash = word ^ 0x2323_2323_2323_2323
+        let question = word ^ 0x3F3F_3F3F_3F3F_3F3F
+        return (belowBang | deleteOrHigh | ((hash &- ones) & ~hash) | ((question &- ones) & ~question)) & highBits
     }
 
     /// `http://` or `https://` (case-insensitive): returns the index of the ':'.

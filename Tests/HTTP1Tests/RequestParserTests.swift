@@ -505,10 +505,10 @@ struct ResponseEncoderTests {
     }
 }
 
-@Suite("Header values checked eight bytes at a time")
-struct FieldValueScanTests {
+@Suite("Header lines read eight bytes at a time")
+struct FieldLineScanTests {
     @Test(
-        "The first forbidden byte is found at every offset and alignment, HTAB and obs-text allowed: 20,000 random values agree with a byte loop"
+        "A line's end, its first forbidden byte and its value's hash agree with a byte loop at every offset and alignment, HTAB and obs-text allowed: 20,000 random lines"
     )
     func agreesWithByteLoop() {
         var generator = SystemRandomNumberGenerator()
@@ -519,11 +519,100 @@ struct FieldValueScanTests {
             for _ in 0..<Int.random(in: 0...2, using: &generator) where !bytes.isEmpty {
                 bytes[Int.random(in: 0..<bytes.count, using: &generator)] = interesting.randomElement(using: &generator)!
             }
-            let start = Int.random(in: 0...min(3, bytes.count), using: &generator)
-            let expected = bytes.indices.dropFirst(start).first { (bytes[$0] < 0x20 && bytes[$0] != 0x09) || bytes[$0] == 0x7F }
-            let found = bytes.withUnsafeBufferPointer { firstForbiddenValueByte($0, start..<bytes.count) }
-            #expect(found == expected, "\(bytes) from \(start)")
-            if found != expected { return }
+            bytes += Bool.random(using: &generator) ? [0x0D, 0x0A] : [0x0A]
+            bytes += (0..<Int.random(in: 0...9, using: &generator)).map { _ in UInt8.random(in: 0...0xFF, using: &generator) }
+            let start = Int.random(in: 0...min(3, length), using: &generator)
+            let stop = bytes.indices.dropFirst(start).first { (bytes[$0] < 0x20 && bytes[$0] != 0x09) || bytes[$0] == 0x7F }!
+            let endsLine = bytes[stop] == 0x0A || (bytes[stop] == 0x0D && stop + 1 < bytes.count && bytes[stop + 1] == 0x0A)
+            let line = bytes.withUnsafeBufferPointer { scanFieldLine($0, valueStart: start, end: bytes.count, hashing: true) }
+            let value = Array(bytes[start..<stop])
+            let expectedHash = value.contains(0x09) || !endsLine ? nil : value.withUnsafeBytes { FieldValueHash.of($0) }
+            #expect(line.forbidden == (endsLine ? nil : stop), "\(bytes) from \(start)")
+            #expect(line.contentEnd == stop, "\(bytes) from \(start)")
+            if endsLine { #expect(line.next == stop + (bytes[stop] == 0x0D ? 2 : 1), "\(bytes) from \(start)") }
+            #expect(line.hash == expectedHash, "\(bytes) from \(start)")
+            if line.forbidden != (endsLine ? nil : stop) || line.contentEnd != stop || line.hash != expectedHash { return }
+        }
+    }
+
+    @Test("The User-Agent's hash is the hash of its bytes as the head holds them, trailing whitespace and tabs included or not")
+    func userAgentHash() throws {
+        for agent in [
+            "AASA-Bot/1.0.0", "a", "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X)", "x\ty z", "exactly8", "sixteen bytes!!!",
+        ] {
+            for trailing in ["", " ", "\t ", "  "] {
+                let bytes = Array("GET / HTTP/1.1\r\nUser-Agent: \(agent)\(trailing)\r\nHost: a.example\r\n\r\n".utf8)
+                var parser = RequestHeadParser()
+                guard case .complete(let head) = bytes.withUnsafeBufferPointer({ parser.parse($0) }) else {
+                    Issue.record("not parsed: \(agent)")
+                    return
+                }
+                let range = try #require(head.userAgentRange)
+                #expect(String(decoding: bytes[range], as: UTF8.self) == agent)
+                #expect(head.userAgentHash == Array(agent.utf8).withUnsafeBytes { FieldValueHash.of($0) }, "\(agent)\(trailing)")
+            }
+        }
+        var parser = RequestHeadParser()
+        let bytes = Array("GET / HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8)
+        guard case .complete(let head) = bytes.withUnsafeBufferPointer({ parser.parse($0) }) else { return }
+        #expect(head.userAgentHash == nil)
+    }
+}
+
+@Suite("Request targets read eight bytes at a time")
+struct TargetScanTests {
+    /// The byte loop the parser had: where the target ends, the first '?', or the error for its first bad byte.
+    func byteLoop(_ target: [UInt8]) -> (end: Int, question: Int?, error: HTTPError?) {
+        var question: Int?
+        for (index, byte) in target.enumerated() {
+            if byte == 0x20 { return (index, question, nil) }
+            if byte < 0x20 || byte >= 0x7F {
+                return (
+                    index, question,
+                    .badRequest(byte >= 0x80 ? "non-ASCII byte in the request target" : "control character in the request target")
+                )
+            }
+            if byte == UInt8(ascii: "#") { return (index, question, .badRequest("a fragment ('#') in the request target")) }
+            if byte == UInt8(ascii: "?") && question == nil { question = index }
+        }
+        return (target.count, question, nil)
+    }
+
+    @Test(
+        "Every byte at every offset and alignment: the target, the path and the first bad byte's error agree with a byte loop (20,000 random targets)"
+    )
+    func agreesWithByteLoop() {
+        var generator = SystemRandomNumberGenerator()
+        let interesting: [UInt8] = [0x00, 0x09, 0x0D, 0x1F, 0x20, 0x21, 0x23, 0x3F, 0x7E, 0x7F, 0x80, 0xC3, 0xFE, 0xFF, 0x2F, 0x61]
+        for _ in 0..<20_000 {
+            var target =
+                [UInt8(ascii: "/")]
+                + (0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0x21...0x7E, using: &generator) }
+            for _ in 0..<Int.random(in: 0...2, using: &generator) where target.count > 1 {
+                target[Int.random(in: 1..<target.count, using: &generator)] = interesting.randomElement(using: &generator)!
+            }
+            let prefix = Array("GET ".utf8)
+            let bytes = prefix + target + Array(" HTTP/1.1\r\nHost: a.example\r\n\r\n".utf8)
+            let expected = byteLoop(target)
+            var parser = RequestHeadParser()
+            let result = bytes.withUnsafeBufferPointer { parser.parse($0) }
+            if let error = expected.error {
+                #expect(result == .failed(error), "\(target)")
+                if result != .failed(error) { return }
+            } else if expected.end == target.count {
+                guard case .complete(let head) = result else {
+                    Issue.record("\(target): \(result)")
+                    return
+                }
+                #expect(head.targetRange == prefix.count..<(prefix.count + target.count), "\(target)")
+                #expect(head.pathRange == prefix.count..<(prefix.count + (expected.question ?? target.count)), "\(target)")
+            } else {
+                // A space inside the target ends it early: what follows is no HTTP version.
+                guard case .failed = result else {
+                    Issue.record("\(target): \(result)")
+                    return
+                }
+            }
         }
     }
 }

@@ -98,7 +98,7 @@ enum LinkResponder {
         let visitor =
             head.userAgentRange.map { range in
                 let userAgent = UnsafeBufferPointer(rebasing: buffer[range])
-                return cache?.visitors.classify(userAgent) ?? Visitor.classify(userAgent)
+                return cache?.visitors.classify(userAgent, hash: head.userAgentHash) ?? Visitor.classify(userAgent)
             } ?? .desktop
         // GET and HEAD share an answer (HEAD is sent without the body); other methods are refused below.
         let cacheable = cache != nil && (head.method == .get || head.method == .head)

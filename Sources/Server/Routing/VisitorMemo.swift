@@ -1,4 +1,5 @@
 import AASA
+import HTTP1
 import Links
 
 /// The visitor classes of the User-Agents one event loop read last. A client sends the same User-Agent
@@ -20,9 +21,10 @@ final class VisitorMemo {
     private var slots = [Entry?](repeating: nil, count: slotCount)
     private(set) var hits = 0
 
-    func classify(_ userAgent: UnsafeBufferPointer<UInt8>) -> Visitor {
+    /// `hash`: the User-Agent's ``FieldValueHash`` as the request parser gave it (computed here without).
+    func classify(_ userAgent: UnsafeBufferPointer<UInt8>, hash parsedHash: UInt64? = nil) -> Visitor {
         guard userAgent.count <= Self.longestRemembered else { return Visitor.classify(userAgent) }
-        let hash = FNV1a.wordHash(UnsafeRawBufferPointer(userAgent))
+        let hash = parsedHash ?? FieldValueHash.of(UnsafeRawBufferPointer(userAgent))
         let index = Int(truncatingIfNeeded: (hash ^ hash >> 33) & UInt64(Self.slotCount - 1))
         if let entry = slots[index], ByteComparison.equal(entry.userAgent, userAgent) {
             hits += 1
