@@ -347,3 +347,38 @@ struct ConfigTests {
         }
     }
 }
+
+@Suite("App names resolved to app IDs")
+struct ResolveAppsTests {
+    /// What the decoder promises: each name replaced by its ID, a literal ID kept, and an ID reached by a
+    /// second name dropped (listed once, under the first name that reached it).
+    static func expected(_ names: [String], _ table: [String: String]) -> [String] {
+        var firstName: [String: String] = [:]
+        var result: [String] = []
+        for name in names {
+            if let id = table[name] {
+                if let first = firstName[id], first != name { continue }
+                firstName[id] = name
+                result.append(id)
+            } else if name.contains(".") {
+                result.append(name)
+            }
+        }
+        return result
+    }
+
+    @Test("Short lists (looked back over) and long ones (a table) give the same IDs in the same order: 2,000 random lists")
+    func shortAndLongAgree() throws {
+        let table = ["a": "T.one", "b": "T.one", "c": "T.two", "d": "T.three", "e": "T.two"]
+        let pool = ["a", "b", "c", "d", "e", "T.literal", "T.one"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let names = (0..<Int.random(in: 0...40, using: &generator)).map { _ in pool.randomElement(using: &generator)! }
+            let node = try #require(JSONParser.parse(Array(JSONWriter.string(.array(names.map { .string($0) })).utf8)).root)
+            var reader = NodeReader()
+            let resolved = ConfigDecoder.resolveApps(node, owner: .root, aliases: AppTable(apple: table), &reader)
+            #expect(resolved.map(\.value) == Self.expected(names, table), "\(names)")
+            #expect(reader.findings.isEmpty)
+        }
+    }
+}

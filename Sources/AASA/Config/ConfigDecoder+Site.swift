@@ -160,13 +160,22 @@ extension ConfigDecoder {
         -> [Located<String>]
     {
         let path = owner.key("apps")
+        let references = reader.stringArray(node, path) ?? []
         var resolved: [Located<String>] = []
-        // Two names of one app ID (app.duplicate-id warns at "apps") list it once.
-        var namedAs: [String: String] = [:]
-        for reference in reader.stringArray(node, path) ?? [] {
+        resolved.reserveCapacity(references.count)
+        // Two names of one app ID (app.duplicate-id warns at "apps") list it once, under the first name that
+        // reached it. A site names an app or two: looking back costs less than a table, made only for long lists.
+        var firstNames: [String: String]? = references.count > 16 ? [:] : nil
+        for (position, reference) in references.enumerated() {
             if let id = aliases.apple[reference.value] {
-                if let earlier = namedAs[id], earlier != reference.value { continue }
-                namedAs[id] = reference.value
+                let firstName: String?
+                if firstNames != nil {
+                    firstName = firstNames?[id]
+                    if firstName == nil { firstNames?[id] = reference.value }
+                } else {
+                    firstName = references[..<position].first { aliases.apple[$0.value] == id }?.value
+                }
+                if let firstName, firstName != reference.value { continue }
                 resolved.append(Located(id, reference.origin))
             } else if reference.value.utf8.contains(UInt8(ascii: ".")) {
                 resolved.append(reference)

@@ -34,7 +34,7 @@ public enum AASARenderer {
         writer.closeObject()
     }
 
-    private static func write(_ name: String, _ service: ServiceApps?, to writer: inout CompactJSONWriter) {
+    private static func write(_ name: StaticString, _ service: ServiceApps?, to writer: inout CompactJSONWriter) {
         guard let service else { return }
         writer.key(name)
         writer.openObject()
@@ -55,7 +55,8 @@ public enum AASARenderer {
             writer.key("substitutionVariables")
             writer.openObject()
             for variable in applinks.substitutionVariables {
-                writer.member(variable.name, strings: variable.values.lazy.map(\.value))
+                writer.key(text: variable.name)
+                writer.strings(variable.values.lazy.map(\.value))
             }
             writer.closeObject()
         }
@@ -102,7 +103,7 @@ public enum AASARenderer {
             writer.key("?")
             writer.openObject()
             for item in items {
-                writer.key(item.name)
+                writer.key(text: item.name)
                 writer.string(item.pattern)
             }
             writer.closeObject()
