@@ -15,6 +15,15 @@ public enum FieldValueHash {
     @inline(__always)
     static func partial(_ word: UInt64, count: Int) -> UInt64 { word & ((1 << UInt64(count &* 8)) &- 1) }
 
+    /// Fewer than eight bytes as the low bytes of a word, the rest zero: what ``partial(_:count:)`` gives
+    /// for a word already loaded, read byte by byte where a whole word would run past the buffer.
+    @inline(__always)
+    static func tail(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var word: UInt64 = 0
+        for index in bytes.indices { word |= UInt64(bytes[index]) << UInt64(index * 8) }
+        return word
+    }
+
     @inline(__always)
     static func finish(_ state: UInt64, count: Int) -> UInt64 { mix(state, UInt64(truncatingIfNeeded: count)) }
 
@@ -27,11 +36,7 @@ public enum FieldValueHash {
             state = mix(state, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             offset += 8
         }
-        if offset < bytes.count {
-            var word: UInt64 = 0
-            for index in offset..<bytes.count { word |= UInt64(bytes[index]) << UInt64((index - offset) * 8) }
-            state = mix(state, word)
-        }
+        if offset < bytes.count { state = mix(state, tail(UnsafeRawBufferPointer(rebasing: bytes[offset...]))) }
         return finish(state, count: bytes.count)
     }
 }

@@ -70,7 +70,6 @@ func scanFieldLine(_ buffer: UnsafeBufferPointer<UInt8>, valueStart: Int, end: I
             while position < end, buffer[position] >= 0x20, buffer[position] != 0x7F { position += 1 }
             guard position < end else { break }
         }
-        let wordLoaded = hits != 0
         let byte = buffer[position]
         if byte == 0x09 {
             hashable = false
@@ -82,12 +81,11 @@ func scanFieldLine(_ buffer: UnsafeBufferPointer<UInt8>, valueStart: Int, end: I
         var hash: UInt64?
         if hashable {
             if position > index {
-                var tail = word
-                if !wordLoaded {
-                    tail = 0
-                    for offset in index..<position { tail |= UInt64(buffer[offset]) << UInt64((offset - index) * 8) }
-                }
-                state = FieldValueHash.mix(state, FieldValueHash.partial(tail, count: position - index))
+                let tail =
+                    hits != 0
+                    ? FieldValueHash.partial(word, count: position - index)
+                    : FieldValueHash.tail(UnsafeRawBufferPointer(start: raw + index, count: position - index))
+                state = FieldValueHash.mix(state, tail)
             }
             hash = FieldValueHash.finish(state, count: position - valueStart)
         }
