@@ -188,7 +188,8 @@ enum IncludedSites {
         readFile: @escaping ConfigLoader.FileReader,
         servingOnly: Bool,
         pool: DocumentPool? = nil,
-        restoring: Restoring? = nil
+        restoring: Restoring? = nil,
+        decodesDirectly: Bool = true
     ) -> IncludeState.File {
         let bytes: [UInt8]
         switch readFile(path) {
@@ -226,6 +227,9 @@ enum IncludedSites {
             let site = ConfigDecoder.decodeSite(node, sitePath, aliases: aliases, &reader)
             built.findings += reader.findings.inFile(path)
             guard let site else { return }
+            load(site)
+        }
+        func load(_ site: Site) {
             var buildFindings: [Diagnostic] = []
             built.sites.append(
                 SiteBuilder.loadSite(
@@ -243,7 +247,20 @@ enum IncludedSites {
             )
             built.findings += buildFindings
         }
-        let parsed = JSONParser.parse(bytes, duplicateKeys: .error) { node, index in build(node, at: JSONPath.rootIndex(index)) }
+        // The common site needs no tree (``DirectSiteDecoder``); the rest are parsed and decoded as ever.
+        let direct: ((SourceLocation, Int, Int) -> JSONParser.ValueEnd?)? =
+            decodesDirectly
+            ? { location, lineStart, index in
+                let decoded = bytes.withUnsafeBufferPointer {
+                    DirectSiteDecoder.decode($0, at: location, lineStart: lineStart, path: JSONPath.rootIndex(index), aliases: aliases)
+                }
+                guard let decoded else { return nil }
+                load(decoded.site)
+                return decoded.end
+            } : nil
+        let parsed = JSONParser.parse(bytes, duplicateKeys: .error, directItem: direct) { node, index in
+            build(node, at: JSONPath.rootIndex(index))
+        }
         var findings = parsed.diagnostics.inFile(path)
         guard let root = parsed.root else { return IncludeState.File(path: path, stamp: stamp, sites: [], findings: findings) }
         if root.arrayValue != nil {

@@ -17,10 +17,41 @@ extension JSONParser {
     /// that turns each item into something smaller (an included file's sites) so never holds the
     /// whole tree: each item is used and freed while it is still in the cache. Items handed over before
     /// a syntax error are worth nothing: the result then has no root, as with ``parse(_:duplicateKeys:)``.
-    static func parse(_ bytes: [UInt8], duplicateKeys: Severity, eachItem: @escaping (JSONNode, Int) -> Void) -> JSONParseResult {
+    ///
+    /// `directItem`, when given, is offered each item that is an object first, with its position and the
+    /// offset of its line's start: it may read the item from `bytes` itself and say where the item ended
+    /// (the parser goes on from there), or return nil to have the item parsed and handed to `eachItem`.
+    static func parse(
+        _ bytes: [UInt8],
+        duplicateKeys: Severity,
+        directItem: ((SourceLocation, Int, Int) -> ValueEnd?)? = nil,
+        eachItem: @escaping (JSONNode, Int) -> Void
+    ) -> JSONParseResult {
         var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
         parser.topLevelItemSink = eachItem
+        parser.topLevelDirectItem = directItem
         return parser.run()
+    }
+
+    /// Where a value read outside the parser ended: the offset after it, the line there and that line's
+    /// first byte. Every byte of such a value is ASCII, so the column there follows from these.
+    struct ValueEnd {
+        var offset: Int
+        var line: Int
+        var lineStart: Int
+    }
+
+    /// Carries on after a value `directItem` read, which began at `start`.
+    mutating func resume(after end: ValueEnd, from start: SourceLocation) {
+        index = end.offset
+        if end.line != line {
+            line = end.line
+            lineStart = end.lineStart
+            columnCacheColumn = end.offset - end.lineStart + 1
+        } else {
+            columnCacheColumn = start.column + (end.offset - start.offset)
+        }
+        columnCacheOffset = end.offset
     }
 
     /// Parses the one value that spans `span` of `bytes`, as a whole-file parse would see it there:

@@ -33,6 +33,7 @@ public struct JSONParser {
     var skips: [Range<Int>] = []
     var nextSkip = 0
     var topLevelItemSink: ((JSONNode, Int) -> Void)?
+    var topLevelDirectItem: ((SourceLocation, Int, Int) -> ValueEnd?)?
 
     public static func parse(_ bytes: [UInt8], duplicateKeys: Severity = .error) -> JSONParseResult {
         var parser = JSONParser(bytes: bytes, duplicateKeySeverity: duplicateKeys)
@@ -275,7 +276,16 @@ public struct JSONParser {
             }
             lastComma = nil
             if let sink {
-                sink(try parseValue(), sunk)
+                if let direct = topLevelDirectItem, bytes[index] == UInt8(ascii: "{"), nextSkip >= skips.count {
+                    let itemStart = location()
+                    if let end = direct(itemStart, lineStart, sunk) {
+                        resume(after: end, from: itemStart)
+                    } else {
+                        sink(try parseValue(), sunk)
+                    }
+                } else {
+                    sink(try parseValue(), sunk)
+                }
                 sunk += 1
             } else {
                 items.append(try parseValue())

@@ -1,0 +1,357 @@
+/// An included file's site of the common shape, decoded straight from its bytes: hosts, `applinks` with
+/// `details` of apps and components, and the services' app lists — what nearly every tenant file of a
+/// large fleet holds.
+///
+/// A first start at a million hosts spent a third of its work building each site's JSON tree and freeing
+/// it again (every node a heap value, freed through the runtime's generic witnesses) before decoding it.
+/// This reader makes the same ``Site`` — the same values, positions and JSON paths — without the tree.
+/// It takes nothing on trust: anything it does not know for certain the tree's way decodes without a
+/// finding — another key, an escape or a non-ASCII byte, a number or null, a duplicate key, an unknown
+/// app, a host the plain form does not cover, a syntax error — makes it return nil having kept nothing,
+/// and the site is parsed and decoded as before, with every finding that path gives.
+struct DirectSiteDecoder {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index: Int
+    private var line: Int
+    private var lineStart: Int
+    /// Column minus offset on the site's first line; later lines start inside the site, where every byte
+    /// is ASCII, so there a column is the distance from the line's start.
+    private let firstLine: Int
+    private let firstLineColumnBase: Int
+    private let aliases: AppTable
+
+    private struct Declined: Error {}
+
+    /// The site whose `{` is at `start`, where the parser is at `location`; nil when the tree must decide.
+    static func decode(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        at location: SourceLocation,
+        lineStart: Int,
+        path: JSONPath,
+        aliases: AppTable
+    ) -> (site: Site, end: JSONParser.ValueEnd)? {
+        var decoder = DirectSiteDecoder(bytes: bytes, at: location, lineStart: lineStart, aliases: aliases)
+        do throws(Declined) {
+            let site = try decoder.site(path)
+            return (site, JSONParser.ValueEnd(offset: decoder.index, line: decoder.line, lineStart: decoder.lineStart))
+        } catch {
+            return nil
+        }
+    }
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, at location: SourceLocation, lineStart: Int, aliases: AppTable) {
+        self.bytes = bytes
+        index = location.offset
+        line = location.line
+        self.lineStart = lineStart
+        firstLine = location.line
+        firstLineColumnBase = location.column - location.offset
+        self.aliases = aliases
+    }
+
+    // MARK: - The site's shape
+
+    private static let siteKeys: [StaticString] = ["hosts", "applinks", "webcredentials", "appclips", "activitycontinuation", "comment"]
+    private static let applinksKeys: [StaticString] = ["details", "comment"]
+    private static let detailsKeys: [StaticString] = ["apps", "components", "comment"]
+    private static let serviceKeys: [StaticString] = ["apps", "comment"]
+    private static let componentKeys: [StaticString] = ["/", "?", "#", "exclude", "comment", "caseSensitive", "percentEncoded"]
+
+    private mutating func site(_ path: JSONPath) throws(Declined) -> Site {
+        let siteLocation = location()
+        var hosts: [(pattern: HostPattern, location: SourceLocation?)] = []
+        var generated = GeneratedSite()
+        try object(keys: Self.siteKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
+            switch key {
+            case 0:
+                try decoder.array { (decoder: inout DirectSiteDecoder, _: Int) throws(Declined) in
+                    let hostLocation = decoder.location()
+                    guard case .success(let pattern) = HostPattern.parse(try decoder.string()) else { throw Declined() }
+                    hosts.append((pattern, hostLocation))
+                }
+                if hosts.isEmpty { throw Declined() }
+            case 1:
+                generated.applinks = try decoder.applinks(path.key("applinks"))
+            case 2:
+                let memberPath = path.key("webcredentials")
+                generated.webcredentialsOrigin = Provenance(decoder.location(), memberPath)
+                generated.webcredentials = try decoder.service(memberPath)
+            case 3:
+                let memberPath = path.key("appclips")
+                generated.appclipsOrigin = Provenance(decoder.location(), memberPath)
+                generated.appclips = try decoder.service(memberPath)
+            case 4:
+                let memberPath = path.key("activitycontinuation")
+                generated.activitycontinuationOrigin = Provenance(decoder.location(), memberPath)
+                generated.activitycontinuation = try decoder.service(memberPath)
+            default:
+                _ = try decoder.string()
+            }
+        }
+        // Without hosts, or serving nothing, the site has a finding: the tree's way says which.
+        if hosts.isEmpty
+            || (generated.applinks == nil && generated.webcredentials == nil && generated.appclips == nil
+                && generated.activitycontinuation == nil)
+        {
+            throw Declined()
+        }
+        return Site(
+            hosts: SiteHosts(hosts, hostsOf: path),
+            source: .generated(generated),
+            origin: Provenance(siteLocation, path)
+        )
+    }
+
+    private mutating func applinks(_ path: JSONPath) throws(Declined) -> AppLinksConfig {
+        var applinks = AppLinksConfig(origin: Provenance(location(), path))
+        var sawDetails = false
+        try object(keys: Self.applinksKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
+            guard key == 0 else {
+                _ = try decoder.string()
+                return
+            }
+            sawDetails = true
+            let detailsPath = path.key("details")
+            try decoder.array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
+                applinks.details.append(try decoder.details(detailsPath.index(position)))
+            }
+        }
+        guard sawDetails else { throw Declined() }
+        return applinks
+    }
+
+    private mutating func details(_ path: JSONPath) throws(Declined) -> DetailsConfig {
+        var details = DetailsConfig(apps: [], components: [], origin: Provenance(location(), path))
+        var sawApps = false
+        var sawComponents = false
+        try object(keys: Self.detailsKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
+            switch key {
+            case 0:
+                sawApps = true
+                details.apps = try decoder.apps(path.key("apps"))
+            case 1:
+                sawComponents = true
+                let componentsPath = path.key("components")
+                try decoder.array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
+                    details.components.append(try decoder.component(componentsPath.index(position)))
+                }
+            default:
+                _ = try decoder.string()
+            }
+        }
+        guard sawApps, sawComponents else { throw Declined() }
+        return details
+    }
+
+    private mutating func service(_ path: JSONPath) throws(Declined) -> [Located<String>] {
+        var apps: [Located<String>]?
+        try object(keys: Self.serviceKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
+            if key == 0 { apps = try decoder.apps(path.key("apps")) } else { _ = try decoder.string() }
+        }
+        guard let apps else { throw Declined() }
+        return apps
+    }
+
+    /// An app list resolved as ``ConfigDecoder/resolveApps(_:owner:aliases:_:)`` resolves it: names replaced
+    /// by their IDs, a name whose ID an earlier name already gave left out, a string with '.' an ID as
+    /// written. An unknown name is a finding, so the tree's way takes it; so does a list long enough for that
+    /// path's table.
+    private mutating func apps(_ path: JSONPath) throws(Declined) -> [Located<String>] {
+        var references: [Located<String>] = []
+        var resolved: [Located<String>] = []
+        try array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
+            let origin = Provenance(decoder.location(), path.index(position))
+            let reference = Located(try decoder.string(), origin)
+            references.append(reference)
+            if references.count > 16 { throw Declined() }
+            if let id = decoder.aliases.apple[reference.value] {
+                let firstName = references.dropLast().first { decoder.aliases.apple[$0.value] == id }?.value
+                if let firstName, firstName != reference.value { return }
+                resolved.append(Located(id, origin))
+            } else if reference.value.utf8.contains(UInt8(ascii: ".")) {
+                resolved.append(reference)
+            } else {
+                throw Declined()
+            }
+        }
+        return resolved
+    }
+
+    private mutating func component(_ path: JSONPath) throws(Declined) -> Component {
+        var component = Component(origin: Provenance(location(), path))
+        try object(keys: Self.componentKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
+            switch key {
+            case 0: component.path = try decoder.string()
+            case 1: component.query = try decoder.query(path.key("?"))
+            case 2: component.fragment = try decoder.string()
+            case 3: component.exclude = try decoder.bool()
+            case 4: component.comment = try decoder.string()
+            case 5: component.options.caseSensitive = try decoder.bool()
+            default: component.options.percentEncoded = try decoder.bool()
+            }
+        }
+        return component
+    }
+
+    private mutating func query(_ path: JSONPath) throws(Declined) -> QueryPattern {
+        skipWhitespace()
+        guard index < bytes.count else { throw Declined() }
+        if bytes[index] == UInt8(ascii: "\"") { return .whole(try string()) }
+        guard bytes[index] == UInt8(ascii: "{") else { throw Declined() }
+        index += 1
+        var patterns: [QueryItemPattern] = []
+        skipWhitespace()
+        if try consume(UInt8(ascii: "}")) { return .items(patterns) }
+        while true {
+            skipWhitespace()
+            let nameLocation = location()
+            let name = try string()
+            if patterns.contains(where: { $0.name == name }) { throw Declined() }
+            try colon()
+            patterns.append(QueryItemPattern(name: name, pattern: try string(), origin: Provenance(nameLocation, path.key(name))))
+            if try closes(UInt8(ascii: "}")) { return .items(patterns) }
+        }
+    }
+
+    // MARK: - JSON, the part of it this reader takes
+
+    /// An object whose keys are all among `keys`, each at most once; `member` reads the value of the key
+    /// at that position in `keys`.
+    private mutating func object(
+        keys: [StaticString],
+        _ member: (inout DirectSiteDecoder, Int) throws(Declined) -> Void
+    ) throws(Declined) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { throw Declined() }
+        index += 1
+        skipWhitespace()
+        if try consume(UInt8(ascii: "}")) { return }
+        var seen: UInt32 = 0
+        while true {
+            skipWhitespace()
+            let key = try knownKey(keys)
+            guard seen & (1 << key) == 0 else { throw Declined() }
+            seen |= 1 << key
+            try colon()
+            try member(&self, key)
+            if try closes(UInt8(ascii: "}")) { return }
+        }
+    }
+
+    /// An array; `item` reads the item at each position.
+    private mutating func array(_ item: (inout DirectSiteDecoder, Int) throws(Declined) -> Void) throws(Declined) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { throw Declined() }
+        index += 1
+        skipWhitespace()
+        if try consume(UInt8(ascii: "]")) { return }
+        var position = 0
+        while true {
+            skipWhitespace()
+            try item(&self, position)
+            position += 1
+            if try closes(UInt8(ascii: "]")) { return }
+        }
+    }
+
+    /// After a value: a comma (false) or `closer` (true).
+    private mutating func closes(_ closer: UInt8) throws(Declined) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw Declined() }
+        if bytes[index] == UInt8(ascii: ",") {
+            index += 1
+            return false
+        }
+        guard bytes[index] == closer else { throw Declined() }
+        index += 1
+        return true
+    }
+
+    private mutating func consume(_ byte: UInt8) throws(Declined) -> Bool {
+        guard index < bytes.count else { throw Declined() }
+        guard bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// The colon after a key, and the whitespace around it: a value's position is its first byte.
+    private mutating func colon() throws(Declined) {
+        skipWhitespace()
+        guard try consume(UInt8(ascii: ":")) else { throw Declined() }
+        skipWhitespace()
+    }
+
+    /// Which of `keys` the key at `index` is.
+    private mutating func knownKey(_ keys: [StaticString]) throws(Declined) -> Int {
+        let (start, end) = try stringBounds()
+        let length = end - start
+        for (position, key) in keys.enumerated() where key.utf8CodeUnitCount == length {
+            if equal(key, at: start) { return position }
+        }
+        throw Declined()
+    }
+
+    /// A string of printable ASCII without escapes; anything else is the tree's.
+    private mutating func string() throws(Declined) -> String {
+        skipWhitespace()
+        let (start, end) = try stringBounds()
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+
+    private mutating func stringBounds() throws(Declined) -> (Int, Int) {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Declined() }
+        let start = index + 1
+        var end = start
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                index = end + 1
+                return (start, end)
+            }
+            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\\") { break }
+            end += 1
+        }
+        throw Declined()
+    }
+
+    private mutating func bool() throws(Declined) -> Bool {
+        skipWhitespace()
+        if matches("true") {
+            index += 4
+            return true
+        }
+        if matches("false") {
+            index += 5
+            return false
+        }
+        throw Declined()
+    }
+
+    private func matches(_ word: StaticString) -> Bool {
+        bytes.count - index >= word.utf8CodeUnitCount && equal(word, at: index)
+    }
+
+    private func equal(_ word: StaticString, at offset: Int) -> Bool {
+        let text = word.utf8Start
+        for position in 0..<word.utf8CodeUnitCount where bytes[offset + position] != text[position] { return false }
+        return true
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0D: index += 1
+            case 0x0A:
+                line += 1
+                index += 1
+                lineStart = index
+            default: return
+            }
+        }
+    }
+
+    private func location() -> SourceLocation {
+        let column = line == firstLine ? index + firstLineColumnBase : index - lineStart + 1
+        return SourceLocation(offset: index, line: line, column: column)
+    }
+}

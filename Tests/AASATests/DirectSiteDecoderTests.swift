@@ -1,0 +1,241 @@
+import Support
+import Testing
+
+@testable import AASA
+
+/// An included file's common sites are decoded without a JSON tree (``DirectSiteDecoder``): every file is
+/// loaded both ways and must give the same sites — values, positions and JSON paths — the same documents
+/// and the same findings, whatever the spacing and whether or not the direct reader takes a site.
+@Suite("Sites decoded without a tree")
+struct DirectSiteDecoderTests {
+    static let aliases = AppTable(apple: [
+        "shop": "ABCDE12345.com.example.shop", "beta": "ABCDE12345.com.example.beta", "same": "ABCDE12345.com.example.shop",
+    ])
+
+    /// The whole value, every stored position and path spelt out (`Located` and `Provenance` compare
+    /// without them).
+    static func spelled(_ value: Any) -> String {
+        if let path = value as? JSONPath { return path.description }
+        if let location = value as? AASA.SourceLocation { return "\(location.offset)@\(location.line):\(location.column)" }
+        if let hosts = value as? SiteHosts { return "hosts[" + hosts.map { spelled($0) }.joined(separator: ", ") + "]" }
+        let mirror = Mirror(reflecting: value)
+        if mirror.children.isEmpty { return String(describing: value) }
+        let children = mirror.children.map { "\($0.label ?? "_")=\(spelled($0.value))" }
+        return "\(type(of: value))(" + children.joined(separator: ", ") + ")"
+    }
+
+    static func load(_ text: String, direct: Bool) -> IncludeState.File {
+        IncludedSites.loadFile(
+            "/etc/aasa/sites.d/t.json",
+            stamp: "1",
+            aliases: aliases,
+            readFile: { _ in .success(Array(text.utf8)) },
+            servingOnly: false,
+            decodesDirectly: direct
+        )
+    }
+
+    static func expectSame(_ text: String, _ comment: Comment? = nil) {
+        let direct = load(text, direct: true)
+        let tree = load(text, direct: false)
+        #expect(direct.findings.map(spelled) == tree.findings.map(spelled), comment)
+        #expect(direct.group.sites.count == tree.group.sites.count, comment)
+        for (left, right) in zip(direct.group.sites, tree.group.sites) {
+            #expect(spelled(left.site) == spelled(right.site), comment)
+            #expect(left.served.array == right.served.array, comment)
+        }
+    }
+
+    /// A file's text with random spacing: none, spaces, or newlines and indentation, per token.
+    struct Writer {
+        var random: SystemRandomNumberGenerator
+        var text = ""
+        var spacing: Int
+
+        mutating func space() {
+            switch spacing {
+            case 0: break
+            case 1: if Bool.random(using: &random) { text += " " }
+            default:
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: text += "\n" + String(repeating: " ", count: Int.random(in: 0..<6, using: &random))
+                case 1: text += "\r\n\t"
+                case 2: text += " "
+                default: break
+                }
+            }
+        }
+
+        mutating func write(_ value: Value) {
+            space()
+            switch value {
+            case .raw(let raw): text += raw
+            case .string(let string): text += "\"" + string + "\""
+            case .array(let items): separated(items, "[", "]") { $0.write($1) }
+            case .object(let members):
+                separated(members, "{", "}") { writer, member in
+                    writer.space()
+                    writer.text += "\"" + member.0 + "\""
+                    writer.space()
+                    writer.text += ":"
+                    writer.write(member.1)
+                }
+            }
+        }
+
+        mutating func separated<Item>(_ items: [Item], _ open: String, _ close: String, _ each: (inout Writer, Item) -> Void) {
+            text += open
+            for (position, item) in items.enumerated() {
+                if position > 0 {
+                    space()
+                    text += ","
+                }
+                each(&self, item)
+            }
+            space()
+            text += close
+        }
+    }
+
+    indirect enum Value {
+        case raw(String)
+        case string(String)
+        case array([Value])
+        case object([(String, Value)])
+    }
+
+    /// A site of the common shape, sometimes with one thing the direct reader must leave to the tree.
+    static func site(_ number: Int, using random: inout SystemRandomNumberGenerator) -> Value {
+        let unusual = Int.random(in: 0..<40, using: &random)
+        func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &random)] }
+        var components: [Value] = []
+        for _ in 0..<Int.random(in: 0..<4, using: &random) {
+            var members: [(String, Value)] = [("/", .string(pick(["/admin/*", "/product/\(number)/*", "/", "/é/x", "/a b"])))]
+            if Bool.random(using: &random) { members.append(("exclude", .raw(pick(["true", "false"])))) }
+            if Bool.random(using: &random) {
+                members.append(
+                    (
+                        "?",
+                        pick([
+                            .string("id=*"), .object([("id", .string("?*"))]), .object([("a", .string("1")), ("b", .string("*"))]),
+                            .object([]),
+                        ])
+                    )
+                )
+            }
+            if Int.random(in: 0..<4, using: &random) == 0 { members.append(("#", .string("top"))) }
+            if Int.random(in: 0..<5, using: &random) == 0 { members.append(("caseSensitive", .raw("false"))) }
+            if Int.random(in: 0..<5, using: &random) == 0 { members.append(("percentEncoded", .raw("true"))) }
+            if Int.random(in: 0..<6, using: &random) == 0 { members.append(("comment", .string("note"))) }
+            members.shuffle(using: &random)
+            components.append(.object(members))
+        }
+        let appLists: [[Value]] = [
+            [.string("shop")], [.string("shop"), .string("beta")], [.string("shop"), .string("same")], [.string("same"), .string("shop")],
+            [.string("shop"), .string("shop")], [.string("TEAM123456.com.example.literal")], [],
+        ]
+        var details: [(String, Value)] = [("apps", .array(pick(appLists))), ("components", .array(components))]
+        if Int.random(in: 0..<8, using: &random) == 0 { details.append(("comment", .string("c"))) }
+        details.shuffle(using: &random)
+        let hosts: [Value] = pick([
+            [.string("shop\(number).example.com"), .string("www.shop\(number).example.com")], [.string("*.t\(number).example.com")],
+            [.string("s\(number).example.org")],
+        ])
+        var members: [(String, Value)] = [("hosts", .array(hosts))]
+        let services = ["applinks", "webcredentials", "appclips", "activitycontinuation"].filter { _ in Bool.random(using: &random) }
+        for service in services.isEmpty ? ["applinks"] : services {
+            if service == "applinks" {
+                var applinks: [(String, Value)] = [
+                    ("details", .array(Int.random(in: 0..<6, using: &random) == 0 ? [] : [.object(details)]))
+                ]
+                if Int.random(in: 0..<8, using: &random) == 0 { applinks.append(("comment", .string("a"))) }
+                members.append((service, .object(applinks)))
+            } else {
+                members.append((service, .object([("apps", .array(pick(appLists)))])))
+            }
+        }
+        if Int.random(in: 0..<8, using: &random) == 0 { members.append(("comment", .string("tenant \(number)"))) }
+        members.shuffle(using: &random)
+        switch unusual {
+        case 0: members.append(("hosts", .array([.string("again.example.com")])))
+        case 1: members.append(("links", .object([("app", .string("shop")), ("rules", .array([]))])))
+        case 2: members.append(("colour", .string("blue")))
+        case 3: members[0] = ("hosts", .array([.string("Upper\(number).Example.com")]))
+        case 4: members[0] = ("hosts", .array([]))
+        case 5: members.append(("webcredentials", .object([("apps", .array([.string("nosuchapp")]))])))
+        case 6: members.append(("comment", .raw("42")))
+        case 7: members.append(("appclips", .object([("apps", .array([.string("sh\\u006fp")]))])))
+        case 8: members.append(("android", .array([.string("shop")])))
+        case 9: members = [("hosts", .array(hosts)), ("comment", .string("nothing"))]
+        case 10: members.append(("appclips", .object([("apps", .raw("null"))])))
+        case 11: members = [("hosts", .array(hosts)), ("file", .string("aasa.json"))]
+        case 12: members.append(("activitycontinuation", .object([("apps", .array([.string("shop")])), ("apps", .array([]))])))
+        default: break
+        }
+        return .object(members)
+    }
+
+    @Test("random files load to the same sites, documents and findings either way")
+    func randomFiles() {
+        var random = SystemRandomNumberGenerator()
+        for round in 0..<400 {
+            var writer = Writer(random: random, spacing: round % 3)
+            var sites: [Value] = []
+            for number in 0..<Int.random(in: 1..<8, using: &random) {
+                sites.append(Self.site(number, using: &random))
+            }
+            // A non-ASCII byte earlier on the line: columns count scalars from the line's start.
+            if round % 5 == 0 {
+                sites.insert(.object([("hosts", .array([.string("ü.example.com")])), ("comment", .string("ü"))]), at: 0)
+            }
+            writer.write(.array(sites))
+            Self.expectSame(writer.text, "round \(round): \(writer.text)")
+        }
+    }
+
+    /// Broken and odd JSON as well: each file has a few bytes replaced, removed or doubled, so the direct
+    /// reader meets every kind of syntax error and near-miss the tree's way reports.
+    @Test("mutated files load the same either way")
+    func mutatedFiles() {
+        var random = SystemRandomNumberGenerator()
+        let significant = Array(#"{}[]:," \tn1-.é/*?#"#.utf8) + [0x0A, 0x0D, 0x5C, 0x00]
+        for round in 0..<1500 {
+            var writer = Writer(random: random, spacing: round % 3)
+            writer.write(.array((0..<Int.random(in: 1..<4, using: &random)).map { Self.site($0, using: &random) }))
+            var bytes = Array(writer.text.utf8)
+            for _ in 0..<Int.random(in: 1..<4, using: &random) where !bytes.isEmpty {
+                let at = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes[at] = significant[Int.random(in: 0..<significant.count, using: &random)]
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(bytes[at], at: at)
+                }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            Self.expectSame(text, "round \(round): \(text)")
+        }
+    }
+
+    @Test("the bench's sites are taken without a tree, and with it where the direct reader declines")
+    func declinesAndTakes() {
+        let common =
+            #"{"hosts":["shop0.example.com","www.shop0.example.com"],"applinks":{"details":[{"apps":["shop"],"components":[{"/":"/admin/*","exclude":true},{"/":"/product/0/*"},{"/":"/cart","?":{"id":"?*"}}]}]},"webcredentials":{"apps":["shop"]}}"#
+        let location = AASA.SourceLocation(offset: 1, line: 1, column: 2)
+        func direct(_ site: String) -> Site? {
+            let bytes = Array(("[" + site + "]").utf8)
+            return bytes.withUnsafeBufferPointer {
+                DirectSiteDecoder.decode($0, at: location, lineStart: 0, path: .rootIndex(0), aliases: Self.aliases)?.site
+            }
+        }
+        #expect(direct(common) != nil)
+        #expect(direct(common.replacingAll("\"shop\"]", with: "\"nosuch\"]")) == nil)
+        #expect(direct(common.replacingAll("/cart", with: "/caf\\u00e9")) == nil)
+        #expect(direct(common.replacingAll("\"exclude\":true", with: "\"exclude\":1")) == nil)
+        #expect(direct(common.replacingAll("\"exclude\":true", with: "\"exclude\":true,\"exclude\":false")) == nil)
+        #expect(direct(common.replacingAll("}]}]}", with: "},]}]}")) == nil)
+        #expect(direct(String(common.dropLast())) == nil)
+        Self.expectSame("[" + common + "," + common.replacingAll("shop0", with: "shop1") + "]")
+        Self.expectSame("[" + common + ",]")
+        Self.expectSame("[" + common + "," + common + "]")
+    }
+}
