@@ -1,3 +1,4 @@
+import Dispatch
 import Support
 import Testing
 
@@ -105,7 +106,9 @@ struct DirectSiteDecoderTests {
     }
 
     /// A site of the common shape, sometimes with one thing the direct reader must leave to the tree.
-    static func site(_ number: Int, using random: inout SystemRandomNumberGenerator) -> Value {
+    /// `duplicateKeys: false` leaves out the duplicate keys: in a config's own sites one sends the whole
+    /// load to a parse of the whole file.
+    static func site(_ number: Int, duplicateKeys: Bool = true, using random: inout SystemRandomNumberGenerator) -> Value {
         let unusual = Int.random(in: 0..<40, using: &random)
         func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &random)] }
         var components: [Value] = []
@@ -156,20 +159,24 @@ struct DirectSiteDecoderTests {
         }
         if Int.random(in: 0..<8, using: &random) == 0 { members.append(("comment", .string("tenant \(number)"))) }
         members.shuffle(using: &random)
+        func add(_ member: (String, Value)) {
+            if duplicateKeys || !members.contains(where: { $0.0 == member.0 }) { members.append(member) }
+        }
+        let hostsAt = members.firstIndex { $0.0 == "hosts" }!
         switch unusual {
-        case 0: members.append(("hosts", .array([.string("again.example.com")])))
-        case 1: members.append(("links", .object([("app", .string("shop")), ("rules", .array([]))])))
-        case 2: members.append(("colour", .string("blue")))
-        case 3: members[0] = ("hosts", .array([.string("Upper\(number).Example.com")]))
-        case 4: members[0] = ("hosts", .array([]))
-        case 5: members.append(("webcredentials", .object([("apps", .array([.string("nosuchapp")]))])))
-        case 6: members.append(("comment", .raw("42")))
-        case 7: members.append(("appclips", .object([("apps", .array([.string("sh\\u006fp")]))])))
-        case 8: members.append(("android", .array([.string("shop")])))
+        case 0: add(("hosts", .array([.string("again.example.com")])))
+        case 1: add(("links", .object([("app", .string("shop")), ("rules", .array([]))])))
+        case 2: add(("colour", .string("blue")))
+        case 3: members[hostsAt] = ("hosts", .array([.string("Upper\(number).Example.com")]))
+        case 4: members[hostsAt] = ("hosts", .array([]))
+        case 5: add(("webcredentials", .object([("apps", .array([.string("nosuchapp")]))])))
+        case 6: add(("comment", .raw("42")))
+        case 7: add(("appclips", .object([("apps", .array([.string("sh\\u006fp")]))])))
+        case 8: add(("android", .array([.string("shop")])))
         case 9: members = [("hosts", .array(hosts)), ("comment", .string("nothing"))]
-        case 10: members.append(("appclips", .object([("apps", .raw("null"))])))
+        case 10: add(("appclips", .object([("apps", .raw("null"))])))
         case 11: members = [("hosts", .array(hosts)), ("file", .string("aasa.json"))]
-        case 12: members.append(("activitycontinuation", .object([("apps", .array([.string("shop")])), ("apps", .array([]))])))
+        case 12 where duplicateKeys: add(("activitycontinuation", .object([("apps", .array([.string("shop")])), ("apps", .array([]))])))
         default: break
         }
         return .object(members)
@@ -216,6 +223,43 @@ struct DirectSiteDecoderTests {
         }
     }
 
+    /// The config's own sites, each parsed on its own thread when there are enough of them: the direct
+    /// reader takes a site only when it ends where the scan of the file said it does.
+    @Test("a config's own sites load the same either way, parsed in parallel or whole")
+    func configSites() {
+        var random = SystemRandomNumberGenerator()
+        let threads: ParallelFor = { count, body in DispatchQueue.concurrentPerform(iterations: count) { body($0) } }
+        for round in 0..<24 {
+            var writer = Writer(random: random, spacing: round % 3)
+            var sites = (0..<Int.random(in: 60..<90, using: &random)).map { Self.site($0, duplicateKeys: round % 3 != 0, using: &random) }
+            if round % 4 == 0 { sites.insert(.object([("hosts", .array([.string("ü.example.com")])), ("comment", .string("ü"))]), at: 0) }
+            writer.write(.array(sites))
+            var text =
+                #"{"version": 1, "apps": {"shop": "ABCDE12345.com.example.shop", "beta": "ABCDE12345.com.example.beta", "same": "ABCDE12345.com.example.shop"}, "sites": "#
+            text += writer.text + "}"
+            if round % 6 == 5 { text = text.replacingAll("\"exclude\":true", with: "\"exclude\":true,") }
+            func load(direct: Bool, parallel: ParallelFor?) -> LoadedConfig {
+                ConfigLoader.load(
+                    configBytes: Array(text.utf8),
+                    configPath: "/etc/aasa/config.json",
+                    readFile: { _ in .failure(FileReadError("no such file")) },
+                    reusing: nil,
+                    parallel: parallel,
+                    servingOnly: round % 2 == 0,
+                    includes: nil,
+                    compiled: nil,
+                    decodesDirectly: direct
+                )
+            }
+            let tree = load(direct: false, parallel: nil)
+            for loaded in [load(direct: true, parallel: threads), load(direct: true, parallel: nil)] {
+                #expect(loaded.diagnostics.map(Self.spelled) == tree.diagnostics.map(Self.spelled), "round \(round)")
+                #expect(loaded.sites.map { Self.spelled($0.site) } == tree.sites.map { Self.spelled($0.site) }, "round \(round)")
+                #expect(loaded.sites.map(\.served.array) == tree.sites.map(\.served.array), "round \(round)")
+            }
+        }
+    }
+
     @Test("the bench's sites are taken without a tree, and with it where the direct reader declines")
     func declinesAndTakes() {
         let common =
@@ -234,6 +278,12 @@ struct DirectSiteDecoderTests {
         #expect(direct(common.replacingAll("\"exclude\":true", with: "\"exclude\":true,\"exclude\":false")) == nil)
         #expect(direct(common.replacingAll("}]}]}", with: "},]}]}")) == nil)
         #expect(direct(String(common.dropLast())) == nil)
+        // Keys that share a known key's first bytes, or its length and first seven bytes, are other keys.
+        for key in [
+            "webcredentialz", "hostsx", "hosts" + String(repeating: "x", count: 251), "webcredentials" + String(repeating: "x", count: 256),
+        ] {
+            #expect(direct(common.replacingAll("\"webcredentials\"", with: "\"\(key)\"")) == nil, "\(key)")
+        }
         Self.expectSame("[" + common + "," + common.replacingAll("shop0", with: "shop1") + "]")
         Self.expectSame("[" + common + ",]")
         Self.expectSame("[" + common + "," + common + "]")

@@ -22,6 +22,32 @@ public enum ConfigLoader {
         includes access: IncludeAccess? = nil,
         compiled: CompiledSites.Input? = nil
     ) -> LoadedConfig {
+        load(
+            configBytes: configBytes,
+            configPath: configPath,
+            readFile: readFile,
+            reusing: previous,
+            parallel: parallel,
+            servingOnly: servingOnly,
+            includes: access,
+            compiled: compiled,
+            decodesDirectly: true
+        )
+    }
+
+    /// `decodesDirectly: false` takes every site through the JSON tree, as a site ``DirectSiteDecoder``
+    /// declines is taken: what the direct reader is tested against.
+    static func load(
+        configBytes: [UInt8],
+        configPath: String,
+        readFile: @escaping FileReader,
+        reusing previous: LoadedConfig?,
+        parallel: ParallelFor?,
+        servingOnly: Bool,
+        includes access: IncludeAccess?,
+        compiled: CompiledSites.Input?,
+        decodesDirectly: Bool
+    ) -> LoadedConfig {
         let spans = SiteReuse.siteSpans(configBytes)
         let pool = DocumentPool()
         // The snapshot is read once, by the first load: later loads take unchanged files from the last one.
@@ -34,7 +60,8 @@ public enum ConfigLoader {
             parallel: parallel,
             servingOnly: servingOnly,
             pool: pool,
-            snapshot: snapshot
+            snapshot: snapshot,
+            decodesDirectly: decodesDirectly
         )
         func attempt(_ cache: SiteReuse?) -> LoadedConfig? { load(inputs, cache: cache) }
         var result: LoadedConfig
@@ -62,7 +89,8 @@ public enum ConfigLoader {
             servingOnly: servingOnly,
             pool: pool,
             compiled: compiled,
-            snapshot: result.config.flatMap { snapshot.read($0) }
+            snapshot: result.config.flatMap { snapshot.read($0) },
+            decodesDirectly: decodesDirectly
         )
         // Config.sites stays what the config file itself lists; LoadedConfig.sites has every site, the
         // included files' groups taken over as they are.
@@ -131,6 +159,7 @@ public enum ConfigLoader {
         let servingOnly: Bool
         let pool: DocumentPool
         let snapshot: SnapshotRead
+        let decodesDirectly: Bool
     }
 
     private static func load(_ inputs: PassInputs, cache: SiteReuse?, splitParse: Bool = true) -> LoadedConfig? {
@@ -182,14 +211,42 @@ public enum ConfigLoader {
         }
 
         let outcomes = TaskSlots<SiteOutcome>(count: siteNodes.count)
+        let buildLoaded: @Sendable (Site, inout SiteOutcome) -> Void = { site, outcome in
+            let loaded = SiteBuilder.loadSite(
+                site,
+                configPath: configPath,
+                readFile: readFile,
+                findings: &outcome.buildFindings,
+                pool: pool,
+                servingOnly: servingOnly,
+                hostedDocuments: hostedDocuments
+            )
+            if servingOnly { outcome.site = loaded.site }
+            outcome.loaded = loaded
+        }
         let buildSite: @Sendable (Int) -> Void = { index in
             var node = siteNodes[index]
             if case .null = node.value, index < frozenEntries.count, let entry = frozenEntries[index] {
                 outcomes[index] = reusedOutcome(entry, at: node.location, index: index, configPath: configPath, readFile: readFile)
                 return
             }
+            let sitePath = ConfigDecoder.sitesPath.index(index)
+            var siteReader = NodeReader()
+            var outcome = SiteOutcome()
             if parsesPerSite {
                 let (start, lineStart) = siteStarts[index]
+                // The common site needs no tree (``DirectSiteDecoder``), when it ends where the scan said.
+                let direct =
+                    inputs.decodesDirectly
+                    ? configBytes.withUnsafeBufferPointer {
+                        DirectSiteDecoder.decode($0, at: start, lineStart: lineStart, path: sitePath, aliases: aliases)
+                    } : nil
+                if let direct, direct.end.offset == spans[index].upperBound {
+                    outcome.site = direct.site
+                    buildLoaded(direct.site, &outcome)
+                    outcomes[index] = outcome
+                    return
+                }
                 let parsed = JSONParser.parseValue(
                     in: configBytes,
                     span: spans[index],
@@ -204,23 +261,9 @@ public enum ConfigLoader {
                 }
                 node = root
             }
-            var siteReader = NodeReader()
-            var outcome = SiteOutcome()
-            outcome.site = ConfigDecoder.decodeSite(node, ConfigDecoder.sitesPath.index(index), aliases: aliases, &siteReader)
+            outcome.site = ConfigDecoder.decodeSite(node, sitePath, aliases: aliases, &siteReader)
             outcome.decodeFindings = siteReader.findings.inFile(configPath)
-            if let site = outcome.site {
-                let loaded = SiteBuilder.loadSite(
-                    site,
-                    configPath: configPath,
-                    readFile: readFile,
-                    findings: &outcome.buildFindings,
-                    pool: pool,
-                    servingOnly: servingOnly,
-                    hostedDocuments: hostedDocuments
-                )
-                if servingOnly { outcome.site = loaded.site }
-                outcome.loaded = loaded
-            }
+            if let site = outcome.site { buildLoaded(site, &outcome) }
             outcomes[index] = outcome
         }
         // Threads pay off only with enough sites to share out.

@@ -1,6 +1,6 @@
-/// An included file's site of the common shape, decoded straight from its bytes: hosts, `applinks` with
-/// `details` of apps and components, and the services' app lists — what nearly every tenant file of a
-/// large fleet holds.
+/// A site of the common shape, decoded straight from its bytes: hosts, `applinks` with `details` of apps
+/// and components, and the services' app lists — what nearly every tenant of a large fleet is, in an
+/// included file or in the config's own `sites`.
 ///
 /// A first start at a million hosts spent a third of its work building each site's JSON tree and freeing
 /// it again (every node a heap value, freed through the runtime's generic witnesses) before decoding it.

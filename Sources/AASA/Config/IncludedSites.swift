@@ -75,7 +75,8 @@ enum IncludedSites {
         servingOnly: Bool,
         pool: DocumentPool,
         compiled: CompiledSites.Input? = nil,
-        snapshot: CompiledSites? = nil
+        snapshot: CompiledSites? = nil,
+        decodesDirectly: Bool = true
     ) -> Result {
         var result = Result()
         result.state.aliases = aliases
@@ -149,7 +150,8 @@ enum IncludedSites {
                 readFile: readFile,
                 servingOnly: servingOnly,
                 pool: pool,
-                restoring: restoring
+                restoring: restoring,
+                decodesDirectly: decodesDirectly
             )
         }
         let toLoad = paths.indices.count { index in reusable?.files[paths[index]]?.stamp != stamps[index] || stamps[index] == nil }
