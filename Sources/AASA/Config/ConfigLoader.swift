@@ -36,8 +36,8 @@ public enum ConfigLoader {
     }
 
     /// `decodesDirectly: false` takes every site through the JSON tree, as a site ``DirectSiteDecoder``
-    /// declines is taken: what the direct reader is tested against.
-    static func load(
+    /// declines is taken: what the direct reader is tested and fuzzed against.
+    package static func load(
         configBytes: [UInt8],
         configPath: String,
         readFile: @escaping FileReader,
