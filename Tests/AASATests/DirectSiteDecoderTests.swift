@@ -284,6 +284,12 @@ struct DirectSiteDecoderTests {
         ] {
             #expect(direct(common.replacingAll("\"webcredentials\"", with: "\"\(key)\"")) == nil, "\(key)")
         }
+        // Sixteen query items are looked through for duplicates; more go to the tree's parser.
+        let items = (0..<17).map { #""q\#($0)":"*""# }
+        let sixteen = common.replacingAll(#"{"id":"?*"}"#, with: "{" + items.prefix(16).joined(separator: ",") + "}")
+        #expect(direct(sixteen) != nil)
+        #expect(direct(common.replacingAll(#"{"id":"?*"}"#, with: "{" + items.joined(separator: ",") + "}")) == nil)
+        Self.expectSame("[" + sixteen + "," + common.replacingAll(#"{"id":"?*"}"#, with: "{" + items.joined(separator: ",") + "}") + "]")
         Self.expectSame("[" + common + "," + common.replacingAll("shop0", with: "shop1") + "]")
         Self.expectSame("[" + common + ",]")
         Self.expectSame("[" + common + "," + common + "]")

@@ -22,7 +22,8 @@ struct DirectSiteDecoder {
 
     private struct Declined: Error {}
 
-    /// The site whose `{` is at `start`, where the parser is at `location`; nil when the tree must decide.
+    /// The site whose `{` is at `location` (its line starting at offset `lineStart`), and where it ends; nil
+    /// when the tree must decide.
     static func decode(
         _ bytes: UnsafeBufferPointer<UInt8>,
         at location: SourceLocation,
@@ -206,7 +207,9 @@ struct DirectSiteDecoder {
             skipWhitespace()
             let nameLocation = location()
             let name = try string()
-            if patterns.contains(where: { $0.name == name }) { throw Declined() }
+            // Looking back for a duplicate name suits the one to three items a rule has; a long list goes to
+            // the tree's parser, which keeps a table for it.
+            if patterns.count >= 16 || patterns.contains(where: { $0.name == name }) { throw Declined() }
             try colon()
             patterns.append(QueryItemPattern(name: name, pattern: try string(), origin: Provenance(nameLocation, path.key(name))))
             if try closes(UInt8(ascii: "}")) { return .items(patterns) }
