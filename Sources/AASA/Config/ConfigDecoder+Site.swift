@@ -150,6 +150,11 @@ extension ConfigDecoder {
         return resolveApps(appsNode, owner: path, aliases: aliases, &reader)
     }
 
+    /// The first of `earlier` names whose app ID is `id`: a later name of that ID is not listed again.
+    static func firstName(giving id: String, among earlier: some Sequence<String>, aliases: AppTable) -> String? {
+        earlier.first { aliases.apple[$0] == id }
+    }
+
     /// Replaces app names by their IDs; a string containing '.' is taken as a literal app ID.
     static func resolveApps(
         _ node: JSONNode,
@@ -173,7 +178,7 @@ extension ConfigDecoder {
                     firstName = firstNames?[id]
                     if firstName == nil { firstNames?[id] = reference.value }
                 } else {
-                    firstName = references[..<position].first { aliases.apple[$0.value] == id }?.value
+                    firstName = Self.firstName(giving: id, among: references[..<position].lazy.map(\.value), aliases: aliases)
                 }
                 if let firstName, firstName != reference.value { continue }
                 resolved.append(Located(id, reference.origin))

@@ -231,7 +231,6 @@ public enum ConfigLoader {
                 return
             }
             let sitePath = ConfigDecoder.sitesPath.index(index)
-            var siteReader = NodeReader()
             var outcome = SiteOutcome()
             if parsesPerSite {
                 let (start, lineStart) = siteStarts[index]
@@ -241,7 +240,7 @@ public enum ConfigLoader {
                     ? configBytes.withUnsafeBufferPointer {
                         DirectSiteDecoder.decode($0, at: start, lineStart: lineStart, path: sitePath, aliases: aliases)
                     } : nil
-                if let direct, direct.end.offset == spans[index].upperBound {
+                if let direct, direct.end.location.offset == spans[index].upperBound {
                     outcome.site = direct.site
                     buildLoaded(direct.site, &outcome)
                     outcomes[index] = outcome
@@ -261,6 +260,7 @@ public enum ConfigLoader {
                 }
                 node = root
             }
+            var siteReader = NodeReader()
             outcome.site = ConfigDecoder.decodeSite(node, sitePath, aliases: aliases, &siteReader)
             outcome.decodeFindings = siteReader.findings.inFile(configPath)
             if let site = outcome.site { buildLoaded(site, &outcome) }

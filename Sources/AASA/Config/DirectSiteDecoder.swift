@@ -34,7 +34,7 @@ struct DirectSiteDecoder {
         var decoder = DirectSiteDecoder(bytes: bytes, at: location, lineStart: lineStart, aliases: aliases)
         do throws(Declined) {
             let site = try decoder.site(path)
-            return (site, JSONParser.ValueEnd(offset: decoder.index, line: decoder.line, lineStart: decoder.lineStart))
+            return (site, JSONParser.ValueEnd(location: decoder.location(), lineStart: decoder.lineStart))
         } catch {
             return nil
         }
@@ -166,7 +166,11 @@ struct DirectSiteDecoder {
             references.append(reference)
             if references.count > 16 { throw Declined() }
             if let id = decoder.aliases.apple[reference.value] {
-                let firstName = references.dropLast().first { decoder.aliases.apple[$0.value] == id }?.value
+                let firstName = ConfigDecoder.firstName(
+                    giving: id,
+                    among: references.dropLast().lazy.map(\.value),
+                    aliases: decoder.aliases
+                )
                 if let firstName, firstName != reference.value { return }
                 resolved.append(Located(id, origin))
             } else if reference.value.utf8.contains(UInt8(ascii: ".")) {

@@ -33,25 +33,20 @@ extension JSONParser {
         return parser.run()
     }
 
-    /// Where a value read outside the parser ended: the offset after it, the line there and that line's
-    /// first byte. Every byte of such a value is ASCII, so the column there follows from these.
+    /// Where a value read outside the parser ended: the position just after it, and the offset of that
+    /// line's first byte.
     struct ValueEnd {
-        var offset: Int
-        var line: Int
+        var location: SourceLocation
         var lineStart: Int
     }
 
-    /// Carries on after a value `directItem` read, which began at `start`.
-    mutating func resume(after end: ValueEnd, from start: SourceLocation) {
-        index = end.offset
-        if end.line != line {
-            line = end.line
-            lineStart = end.lineStart
-            columnCacheColumn = end.offset - end.lineStart + 1
-        } else {
-            columnCacheColumn = start.column + (end.offset - start.offset)
-        }
-        columnCacheOffset = end.offset
+    /// Carries on after a value `directItem` read, from where it ended.
+    mutating func resume(after end: ValueEnd) {
+        index = end.location.offset
+        line = end.location.line
+        lineStart = end.lineStart
+        columnCacheOffset = end.location.offset
+        columnCacheColumn = end.location.column
     }
 
     /// Parses the one value that spans `span` of `bytes`, as a whole-file parse would see it there:

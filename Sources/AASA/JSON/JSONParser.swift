@@ -276,13 +276,10 @@ public struct JSONParser {
             }
             lastComma = nil
             if let sink {
-                if let direct = topLevelDirectItem, bytes[index] == UInt8(ascii: "{"), nextSkip >= skips.count {
-                    let itemStart = location()
-                    if let end = direct(itemStart, lineStart, sunk) {
-                        resume(after: end, from: itemStart)
-                    } else {
-                        sink(try parseValue(), sunk)
-                    }
+                if let direct = topLevelDirectItem, bytes[index] == UInt8(ascii: "{"), nextSkip >= skips.count,
+                    let end = direct(location(), lineStart, sunk)
+                {
+                    resume(after: end)
                 } else {
                     sink(try parseValue(), sunk)
                 }
