@@ -25,25 +25,29 @@ struct DirectSiteDecoderTests {
         return "\(type(of: value))(" + children.joined(separator: ", ") + ")"
     }
 
-    static func load(_ text: String, direct: Bool) -> IncludeState.File {
+    static func load(_ text: String, direct: Bool, servingOnly: Bool) -> IncludeState.File {
         IncludedSites.loadFile(
             "/etc/aasa/sites.d/t.json",
             stamp: "1",
             aliases: aliases,
             readFile: { _ in .success(Array(text.utf8)) },
-            servingOnly: false,
+            servingOnly: servingOnly,
             decodesDirectly: direct
         )
     }
 
+    /// Loaded as `validate` loads it and as a server does, which first builds each site without the
+    /// positions inside it and decodes it again with them when building it gave a finding.
     static func expectSame(_ text: String, _ comment: Comment? = nil) {
-        let direct = load(text, direct: true)
-        let tree = load(text, direct: false)
-        #expect(direct.findings.map(spelled) == tree.findings.map(spelled), comment)
-        #expect(direct.group.sites.count == tree.group.sites.count, comment)
-        for (left, right) in zip(direct.group.sites, tree.group.sites) {
-            #expect(spelled(left.site) == spelled(right.site), comment)
-            #expect(left.served.array == right.served.array, comment)
+        for servingOnly in [false, true] {
+            let direct = load(text, direct: true, servingOnly: servingOnly)
+            let tree = load(text, direct: false, servingOnly: servingOnly)
+            #expect(direct.findings.map(spelled) == tree.findings.map(spelled), comment)
+            #expect(direct.group.sites.count == tree.group.sites.count, comment)
+            for (left, right) in zip(direct.group.sites, tree.group.sites) {
+                #expect(spelled(left.site) == spelled(right.site), comment)
+                #expect(left.served.array == right.served.array, comment)
+            }
         }
     }
 
@@ -272,6 +276,27 @@ struct DirectSiteDecoderTests {
             }
         }
         #expect(direct(common) != nil)
+        // Without the positions inside it, the site keeps its own and its hosts' and makes the same document.
+        let bytes = Array(("[" + common + "]").utf8)
+        let bare = bytes.withUnsafeBufferPointer {
+            DirectSiteDecoder.decode($0, at: location, lineStart: 0, path: .rootIndex(0), aliases: Self.aliases, origins: .siteAndHosts)?
+                .site
+        }
+        #expect(bare.map { Self.spelled($0.origin) } == direct(common).map { Self.spelled($0.origin) })
+        #expect(bare.map { Self.spelled($0.hosts) } == direct(common).map { Self.spelled($0.hosts) })
+        guard case .generated(let generated)? = bare?.source, let applinks = generated.applinks else {
+            Issue.record("no generated applinks")
+            return
+        }
+        #expect(applinks.origin.location == nil && applinks.details.allSatisfy { $0.components.allSatisfy { $0.origin.location == nil } })
+        func document(_ site: Site?) -> [UInt8]? {
+            var findings: [Diagnostic] = []
+            let loaded = site.map {
+                SiteBuilder.loadSite($0, configPath: "/c.json", readFile: { _ in .failure(FileReadError("none")) }, findings: &findings)
+            }
+            return findings.isEmpty ? loaded?.served.array : nil
+        }
+        #expect(document(bare) != nil && document(bare) == document(direct(common)))
         #expect(direct(common.replacingAll("\"shop\"]", with: "\"nosuch\"]")) == nil)
         #expect(direct(common.replacingAll("/cart", with: "/caf\\u00e9")) == nil)
         #expect(direct(common.replacingAll("\"exclude\":true", with: "\"exclude\":1")) == nil)

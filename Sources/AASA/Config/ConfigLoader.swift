@@ -235,14 +235,27 @@ public enum ConfigLoader {
             if parsesPerSite {
                 let (start, lineStart) = siteStarts[index]
                 // The common site needs no tree (``DirectSiteDecoder``), when it ends where the scan said.
-                let direct =
-                    inputs.decodesDirectly
-                    ? configBytes.withUnsafeBufferPointer {
-                        DirectSiteDecoder.decode($0, at: start, lineStart: lineStart, path: sitePath, aliases: aliases)
-                    } : nil
-                if let direct, direct.end.location.offset == spans[index].upperBound {
-                    outcome.site = direct.site
-                    buildLoaded(direct.site, &outcome)
+                func decode(_ origins: DirectSiteDecoder.Origins) -> Site? {
+                    guard inputs.decodesDirectly else { return nil }
+                    let decoded = configBytes.withUnsafeBufferPointer {
+                        DirectSiteDecoder.decode($0, at: start, lineStart: lineStart, path: sitePath, aliases: aliases, origins: origins)
+                    }
+                    guard let decoded, decoded.end.location.offset == spans[index].upperBound else { return nil }
+                    return decoded.site
+                }
+                // A served site keeps no inner positions: the site is decoded with them only when building it
+                // finds something they must name.
+                if servingOnly, let bare = decode(.siteAndHosts) {
+                    var bareOutcome = SiteOutcome()
+                    buildLoaded(bare, &bareOutcome)
+                    if bareOutcome.buildFindings.isEmpty {
+                        outcomes[index] = bareOutcome
+                        return
+                    }
+                }
+                if let direct = decode(.everyValue) {
+                    outcome.site = direct
+                    buildLoaded(direct, &outcome)
                     outcomes[index] = outcome
                     return
                 }

@@ -9,6 +9,11 @@
 /// finding — another key, an escape or a non-ASCII byte, a number or null, a duplicate key, an unknown
 /// app, a host the plain form does not cover, a syntax error — makes it return nil having kept nothing,
 /// and the site is parsed and decoded as before, with every finding that path gives.
+///
+/// Where each value inside the site was written — a position and a JSON path, a small object per key and
+/// index — is read only by findings. A serving load asks first for the site without them (``Origins``) and
+/// decodes it again with them only when building it gave a finding: the site and its document are the same
+/// either way, and the paths were a fifth of a common site's load.
 struct DirectSiteDecoder {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index: Int
@@ -19,8 +24,16 @@ struct DirectSiteDecoder {
     private let firstLine: Int
     private let firstLineColumnBase: Int
     private let aliases: AppTable
+    private let origins: Origins
 
     private struct Declined: Error {}
+
+    /// Which values keep where they were written: every one, or only the site and its hosts (what a
+    /// served site keeps, and what a finding of the host table names).
+    enum Origins {
+        case everyValue
+        case siteAndHosts
+    }
 
     /// The site whose `{` is at `location` (its line starting at offset `lineStart`), and where it ends; nil
     /// when the tree must decide.
@@ -29,9 +42,10 @@ struct DirectSiteDecoder {
         at location: SourceLocation,
         lineStart: Int,
         path: JSONPath,
-        aliases: AppTable
+        aliases: AppTable,
+        origins: Origins = .everyValue
     ) -> (site: Site, end: JSONParser.ValueEnd)? {
-        var decoder = DirectSiteDecoder(bytes: bytes, at: location, lineStart: lineStart, aliases: aliases)
+        var decoder = DirectSiteDecoder(bytes: bytes, at: location, lineStart: lineStart, aliases: aliases, origins: origins)
         do throws(Declined) {
             let site = try decoder.site(path)
             return (site, JSONParser.ValueEnd(location: decoder.location(), lineStart: decoder.lineStart))
@@ -40,7 +54,7 @@ struct DirectSiteDecoder {
         }
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, at location: SourceLocation, lineStart: Int, aliases: AppTable) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, at location: SourceLocation, lineStart: Int, aliases: AppTable, origins: Origins) {
         self.bytes = bytes
         index = location.offset
         line = location.line
@@ -48,6 +62,7 @@ struct DirectSiteDecoder {
         firstLine = location.line
         firstLineColumnBase = location.column - location.offset
         self.aliases = aliases
+        self.origins = origins
     }
 
     // MARK: - The site's shape
@@ -58,8 +73,9 @@ struct DirectSiteDecoder {
     private static let serviceKeys: [StaticString] = ["apps", "comment"]
     private static let componentKeys: [StaticString] = ["/", "?", "#", "exclude", "comment", "caseSensitive", "percentEncoded"]
 
-    private mutating func site(_ path: JSONPath) throws(Declined) -> Site {
+    private mutating func site(_ sitePath: JSONPath) throws(Declined) -> Site {
         let siteLocation = location()
+        let path = origins == .everyValue ? sitePath : nil
         var hosts: [(pattern: HostPattern, location: SourceLocation?)] = []
         var generated = GeneratedSite()
         try object(keys: Self.siteKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
@@ -72,18 +88,18 @@ struct DirectSiteDecoder {
                 }
                 if hosts.isEmpty { throw Declined() }
             case 1:
-                generated.applinks = try decoder.applinks(path.key("applinks"))
+                generated.applinks = try decoder.applinks(path?.key("applinks"))
             case 2:
-                let memberPath = path.key("webcredentials")
-                generated.webcredentialsOrigin = Provenance(decoder.location(), memberPath)
+                let memberPath = path?.key("webcredentials")
+                generated.webcredentialsOrigin = decoder.origin(memberPath)
                 generated.webcredentials = try decoder.service(memberPath)
             case 3:
-                let memberPath = path.key("appclips")
-                generated.appclipsOrigin = Provenance(decoder.location(), memberPath)
+                let memberPath = path?.key("appclips")
+                generated.appclipsOrigin = decoder.origin(memberPath)
                 generated.appclips = try decoder.service(memberPath)
             case 4:
-                let memberPath = path.key("activitycontinuation")
-                generated.activitycontinuationOrigin = Provenance(decoder.location(), memberPath)
+                let memberPath = path?.key("activitycontinuation")
+                generated.activitycontinuationOrigin = decoder.origin(memberPath)
                 generated.activitycontinuation = try decoder.service(memberPath)
             default:
                 _ = try decoder.string()
@@ -97,14 +113,14 @@ struct DirectSiteDecoder {
             throw Declined()
         }
         return Site(
-            hosts: SiteHosts(hosts, hostsOf: path),
+            hosts: SiteHosts(hosts, hostsOf: sitePath),
             source: .generated(generated),
-            origin: Provenance(siteLocation, path)
+            origin: Provenance(siteLocation, sitePath)
         )
     }
 
-    private mutating func applinks(_ path: JSONPath) throws(Declined) -> AppLinksConfig {
-        var applinks = AppLinksConfig(origin: Provenance(location(), path))
+    private mutating func applinks(_ path: JSONPath?) throws(Declined) -> AppLinksConfig {
+        var applinks = AppLinksConfig(origin: origin(path))
         var sawDetails = false
         try object(keys: Self.applinksKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
             guard key == 0 else {
@@ -112,29 +128,29 @@ struct DirectSiteDecoder {
                 return
             }
             sawDetails = true
-            let detailsPath = path.key("details")
+            let detailsPath = path?.key("details")
             try decoder.array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
-                applinks.details.append(try decoder.details(detailsPath.index(position)))
+                applinks.details.append(try decoder.details(detailsPath?.index(position)))
             }
         }
         guard sawDetails else { throw Declined() }
         return applinks
     }
 
-    private mutating func details(_ path: JSONPath) throws(Declined) -> DetailsConfig {
-        var details = DetailsConfig(apps: [], components: [], origin: Provenance(location(), path))
+    private mutating func details(_ path: JSONPath?) throws(Declined) -> DetailsConfig {
+        var details = DetailsConfig(apps: [], components: [], origin: origin(path))
         var sawApps = false
         var sawComponents = false
         try object(keys: Self.detailsKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
             switch key {
             case 0:
                 sawApps = true
-                details.apps = try decoder.apps(path.key("apps"))
+                details.apps = try decoder.apps(path?.key("apps"))
             case 1:
                 sawComponents = true
-                let componentsPath = path.key("components")
+                let componentsPath = path?.key("components")
                 try decoder.array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
-                    details.components.append(try decoder.component(componentsPath.index(position)))
+                    details.components.append(try decoder.component(componentsPath?.index(position)))
                 }
             default:
                 _ = try decoder.string()
@@ -144,10 +160,10 @@ struct DirectSiteDecoder {
         return details
     }
 
-    private mutating func service(_ path: JSONPath) throws(Declined) -> [Located<String>] {
+    private mutating func service(_ path: JSONPath?) throws(Declined) -> [Located<String>] {
         var apps: [Located<String>]?
         try object(keys: Self.serviceKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
-            if key == 0 { apps = try decoder.apps(path.key("apps")) } else { _ = try decoder.string() }
+            if key == 0 { apps = try decoder.apps(path?.key("apps")) } else { _ = try decoder.string() }
         }
         guard let apps else { throw Declined() }
         return apps
@@ -157,11 +173,11 @@ struct DirectSiteDecoder {
     /// by their IDs, a name whose ID an earlier name already gave left out, a string with '.' an ID as
     /// written. An unknown name is a finding, so the tree's way takes it; so does a list long enough for that
     /// path's table.
-    private mutating func apps(_ path: JSONPath) throws(Declined) -> [Located<String>] {
+    private mutating func apps(_ path: JSONPath?) throws(Declined) -> [Located<String>] {
         var references: [Located<String>] = []
         var resolved: [Located<String>] = []
         try array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
-            let origin = Provenance(decoder.location(), path.index(position))
+            let origin = decoder.origin(path?.index(position))
             let reference = Located(try decoder.string(), origin)
             references.append(reference)
             if references.count > 16 { throw Declined() }
@@ -182,12 +198,12 @@ struct DirectSiteDecoder {
         return resolved
     }
 
-    private mutating func component(_ path: JSONPath) throws(Declined) -> Component {
-        var component = Component(origin: Provenance(location(), path))
+    private mutating func component(_ path: JSONPath?) throws(Declined) -> Component {
+        var component = Component(origin: origin(path))
         try object(keys: Self.componentKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
             switch key {
             case 0: component.path = try decoder.string()
-            case 1: component.query = try decoder.query(path.key("?"))
+            case 1: component.query = try decoder.query(path?.key("?"))
             case 2: component.fragment = try decoder.string()
             case 3: component.exclude = try decoder.bool()
             case 4: component.comment = try decoder.string()
@@ -198,7 +214,7 @@ struct DirectSiteDecoder {
         return component
     }
 
-    private mutating func query(_ path: JSONPath) throws(Declined) -> QueryPattern {
+    private mutating func query(_ path: JSONPath?) throws(Declined) -> QueryPattern {
         skipWhitespace()
         guard index < bytes.count else { throw Declined() }
         if bytes[index] == UInt8(ascii: "\"") { return .whole(try string()) }
@@ -215,7 +231,8 @@ struct DirectSiteDecoder {
             // the tree's parser, which keeps a table for it.
             if patterns.count >= 16 || patterns.contains(where: { $0.name == name }) { throw Declined() }
             try colon()
-            patterns.append(QueryItemPattern(name: name, pattern: try string(), origin: Provenance(nameLocation, path.key(name))))
+            let origin = path.map { Provenance(nameLocation, $0.key(name)) } ?? .none
+            patterns.append(QueryItemPattern(name: name, pattern: try string(), origin: origin))
             if try closes(UInt8(ascii: "}")) { return .items(patterns) }
         }
     }
@@ -355,6 +372,12 @@ struct DirectSiteDecoder {
             default: return
             }
         }
+    }
+
+    /// Where the value at `index` was written, when its path is kept.
+    private func origin(_ path: JSONPath?) -> Provenance {
+        guard let path else { return .none }
+        return Provenance(location(), path)
     }
 
     private func location() -> SourceLocation {

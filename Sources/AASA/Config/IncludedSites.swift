@@ -231,32 +231,54 @@ enum IncludedSites {
             guard let site else { return }
             load(site)
         }
-        func load(_ site: Site) {
-            var buildFindings: [Diagnostic] = []
-            built.sites.append(
-                SiteBuilder.loadSite(
-                    site,
-                    configPath: path,
-                    readFile: readFile,
-                    findings: &buildFindings,
-                    definedIn: includedFile,
-                    pool: pool,
-                    servingOnly: servingOnly,
-                    hostedDocuments: restoring.map {
-                        HostedDocumentLookup(snapshot: $0.snapshot, context: $0.documentContext, compress: $0.compress)
-                    }
-                )
+        func loaded(_ site: Site) -> (site: LoadedSite, findings: [Diagnostic]) {
+            var findings: [Diagnostic] = []
+            let loaded = SiteBuilder.loadSite(
+                site,
+                configPath: path,
+                readFile: readFile,
+                findings: &findings,
+                definedIn: includedFile,
+                pool: pool,
+                servingOnly: servingOnly,
+                hostedDocuments: restoring.map {
+                    HostedDocumentLookup(snapshot: $0.snapshot, context: $0.documentContext, compress: $0.compress)
+                }
             )
-            built.findings += buildFindings
+            return (loaded, findings)
+        }
+        func load(_ site: Site) {
+            let (site, findings) = loaded(site)
+            built.sites.append(site)
+            built.findings += findings
         }
         // The common site needs no tree (``DirectSiteDecoder``); the rest are parsed and decoded as ever.
         let direct: ((SourceLocation, Int, Int) -> JSONParser.ValueEnd?)? =
             decodesDirectly
             ? { location, lineStart, index in
-                let decoded = bytes.withUnsafeBufferPointer {
-                    DirectSiteDecoder.decode($0, at: location, lineStart: lineStart, path: JSONPath.rootIndex(index), aliases: aliases)
+                func decode(_ origins: DirectSiteDecoder.Origins) -> (site: Site, end: JSONParser.ValueEnd)? {
+                    bytes.withUnsafeBufferPointer {
+                        DirectSiteDecoder.decode(
+                            $0,
+                            at: location,
+                            lineStart: lineStart,
+                            path: JSONPath.rootIndex(index),
+                            aliases: aliases,
+                            origins: origins
+                        )
+                    }
                 }
-                guard let decoded else { return nil }
+                // A served site keeps no inner positions: the site is decoded with them only when building it
+                // finds something they must name.
+                if servingOnly {
+                    guard let bare = decode(.siteAndHosts) else { return nil }
+                    let (site, findings) = loaded(bare.site)
+                    if findings.isEmpty {
+                        built.sites.append(site)
+                        return bare.end
+                    }
+                }
+                guard let decoded = decode(.everyValue) else { return nil }
                 load(decoded.site)
                 return decoded.end
             } : nil
