@@ -492,7 +492,7 @@ struct ValidatorTests {
             for (position, later) in components.enumerated() {
                 let earlier = components[..<position].indices
                 func firstShadowing(_ candidates: [Int]) -> Int? {
-                    candidates.first { AASAValidator.shadows(components[$0], later, inherited: MatchOptions()) }
+                    candidates.first { AASAValidator.shadows(components, $0, position, inherited: MatchOptions()) }
                 }
                 let indexed = earlier.filter {
                     AASAValidator.isPathCatchAll(components[$0].path)

@@ -114,7 +114,7 @@ struct DirectSiteDecoder {
         }
         return Site(
             hosts: SiteHosts(hosts, hostsOf: sitePath),
-            source: .generated(generated),
+            source: .generated(consume generated),
             origin: Provenance(siteLocation, sitePath)
         )
     }
@@ -150,7 +150,7 @@ struct DirectSiteDecoder {
                 sawComponents = true
                 let componentsPath = path?.key("components")
                 try decoder.array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
-                    details.components.append(try decoder.component(componentsPath?.index(position)))
+                    try decoder.component(componentsPath?.index(position), into: &details.components)
                 }
             default:
                 _ = try decoder.string()
@@ -174,23 +174,25 @@ struct DirectSiteDecoder {
     /// written. An unknown name is a finding, so the tree's way takes it; so does a list long enough for that
     /// path's table.
     private mutating func apps(_ path: JSONPath?) throws(Declined) -> [Located<String>] {
-        var references: [Located<String>] = []
+        // The names before the current one, for a list of two or more (most name one app).
+        var earlierNames: [String] = []
+        var firstName = ""
         var resolved: [Located<String>] = []
         try array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
+            if position >= 16 { throw Declined() }
             let origin = decoder.origin(path?.index(position))
-            let reference = Located(try decoder.string(), origin)
-            references.append(reference)
-            if references.count > 16 { throw Declined() }
-            if let id = decoder.aliases.apple[reference.value] {
-                let firstName = ConfigDecoder.firstName(
-                    giving: id,
-                    among: references.dropLast().lazy.map(\.value),
-                    aliases: decoder.aliases
-                )
-                if let firstName, firstName != reference.value { return }
+            let name = try decoder.string()
+            if position == 1 { earlierNames.append(firstName) }
+            defer { if position == 0 { firstName = name } else { earlierNames.append(name) } }
+            if let id = decoder.aliases.apple[name] {
+                if position > 0, let first = ConfigDecoder.firstName(giving: id, among: earlierNames, aliases: decoder.aliases),
+                    first != name
+                {
+                    return
+                }
                 resolved.append(Located(id, origin))
-            } else if reference.value.utf8.contains(UInt8(ascii: ".")) {
-                resolved.append(reference)
+            } else if name.utf8.contains(UInt8(ascii: ".")) {
+                resolved.append(Located(name, origin))
             } else {
                 throw Declined()
             }
@@ -198,20 +200,22 @@ struct DirectSiteDecoder {
         return resolved
     }
 
-    private mutating func component(_ path: JSONPath?) throws(Declined) -> Component {
-        var component = Component(origin: origin(path))
+    /// A component, read in place at the end of `components`: returning it cost a copy of a dozen
+    /// references and the original's release.
+    private mutating func component(_ path: JSONPath?, into components: inout [Component]) throws(Declined) {
+        components.append(Component(origin: origin(path)))
+        let last = components.count - 1
         try object(keys: Self.componentKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
             switch key {
-            case 0: component.path = try decoder.string()
-            case 1: component.query = try decoder.query(path?.key("?"))
-            case 2: component.fragment = try decoder.string()
-            case 3: component.exclude = try decoder.bool()
-            case 4: component.comment = try decoder.string()
-            case 5: component.options.caseSensitive = try decoder.bool()
-            default: component.options.percentEncoded = try decoder.bool()
+            case 0: components[last].path = try decoder.string()
+            case 1: components[last].query = try decoder.query(path?.key("?"))
+            case 2: components[last].fragment = try decoder.string()
+            case 3: components[last].exclude = try decoder.bool()
+            case 4: components[last].comment = try decoder.string()
+            case 5: components[last].options.caseSensitive = try decoder.bool()
+            default: components[last].options.percentEncoded = try decoder.bool()
             }
         }
-        return component
     }
 
     private mutating func query(_ path: JSONPath?) throws(Declined) -> QueryPattern {

@@ -231,6 +231,9 @@ enum IncludedSites {
             guard let site else { return }
             load(site)
         }
+        let hostedDocuments = restoring.map {
+            HostedDocumentLookup(snapshot: $0.snapshot, context: $0.documentContext, compress: $0.compress)
+        }
         func loaded(_ site: Site) -> (site: LoadedSite, findings: [Diagnostic]) {
             var findings: [Diagnostic] = []
             let loaded = SiteBuilder.loadSite(
@@ -241,9 +244,7 @@ enum IncludedSites {
                 definedIn: includedFile,
                 pool: pool,
                 servingOnly: servingOnly,
-                hostedDocuments: restoring.map {
-                    HostedDocumentLookup(snapshot: $0.snapshot, context: $0.documentContext, compress: $0.compress)
-                }
+                hostedDocuments: hostedDocuments
             )
             return (loaded, findings)
         }

@@ -160,18 +160,20 @@ enum SiteBuilder {
         case .generated(let generated):
             let output = Generator.document(for: generated)
             var siteFindings = output.diagnostics
-            siteFindings += AASAValidator.validate(output.document)
+            let validation = AASAValidator.validate(output.document)
+            if !validation.isEmpty { siteFindings += validation }
             if let appclips = generated.appclips, !appclips.isEmpty, let finding = appclipsOnWildcardHost(site, generated.appclipsOrigin) {
                 siteFindings.append(finding)
             }
             let bytes = AASARenderer.bytes(output.document)
             // The breakdown costs a second rendering, so only documents near the limit pay for it.
-            siteFindings += AASAValidator.validateSize(
+            let size = AASAValidator.validateSize(
                 bytes.count,
                 contributors: bytes.count >= AASAValidator.sizeWarningThreshold ? AASAValidator.sizeContributors(output.document) : [],
                 origin: site.origin
             )
-            findings += siteFindings.inFile(configPath)
+            if !size.isEmpty { siteFindings += size }
+            if !siteFindings.isEmpty { findings += siteFindings.inFile(configPath) }
             return AppleDocument(document: output.document, bytes: bytes, file: nil, verbatimRoot: nil)
 
         case .file(let reference):

@@ -137,15 +137,59 @@ public enum JSONWriter {
 /// Writes compact JSON straight to bytes, the same bytes ``JSONWriter`` writes for the equivalent
 /// ``JSONOutput``, without building that tree first (building and freeing it was a fifth of
 /// generating a 10,000-host config).
-struct CompactJSONWriter {
-    private(set) var bytes: [UInt8] = []
+///
+/// It writes into a buffer of its own: an array's `append` checks uniqueness and capacity through the
+/// runtime for every byte, and a common site's document is some sixty appends — a third of rendering it.
+/// Noncopyable, so the buffer has one owner and is freed once.
+struct CompactJSONWriter: ~Copyable {
+    private var start: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
     /// No comma before the next value: just after an opening bracket or a key.
     private var atStart = true
 
-    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 512) {
+        self.capacity = Swift.max(capacity, 16)
+        start = .allocate(capacity: self.capacity)
+    }
 
+    deinit { start.deallocate() }
+
+    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
+
+    @inline(__always)
+    private mutating func reserve(_ more: Int) {
+        if count + more > capacity { grow(to: count + more) }
+    }
+
+    @inline(never)
+    private mutating func grow(to needed: Int) {
+        let grown = Swift.max(capacity * 2, needed)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        moved.initialize(from: start, count: count)
+        start.deallocate()
+        start = moved
+        capacity = grown
+    }
+
+    @inline(__always)
+    private mutating func put(_ byte: UInt8) {
+        reserve(1)
+        start[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    private mutating func put(_ run: UnsafeBufferPointer<UInt8>) {
+        guard let source = run.baseAddress, !run.isEmpty else { return }
+        reserve(run.count)
+        (start + count).initialize(from: source, count: run.count)
+        count += run.count
+    }
+
+    @inline(__always)
     private mutating func separate() {
-        if !atStart { bytes.append(UInt8(ascii: ",")) }
+        if !atStart { put(UInt8(ascii: ",")) }
         atStart = false
     }
 
@@ -156,12 +200,12 @@ struct CompactJSONWriter {
 
     private mutating func open(_ bracket: UInt8) {
         separate()
-        bytes.append(bracket)
+        put(bracket)
         atStart = true
     }
 
     private mutating func close(_ bracket: UInt8) {
-        bytes.append(bracket)
+        put(bracket)
         atStart = false
     }
 
@@ -169,29 +213,47 @@ struct CompactJSONWriter {
     /// escape, instead of scanned for escapes on every document (eight keys a component).
     mutating func key(_ name: StaticString) {
         separate()
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: "\""))
+        name.withUTF8Buffer { put($0) }
+        put(UInt8(ascii: "\""))
+        put(UInt8(ascii: ":"))
         atStart = true
     }
 
     /// A key from the document (a query item's name, a substitution variable's), escaped as JSON needs.
     mutating func key(text name: String) {
         separate()
-        JSONWriter.writeString(name, into: &bytes)
-        bytes.append(UInt8(ascii: ":"))
+        quoted(name)
+        put(UInt8(ascii: ":"))
         atStart = true
     }
 
     mutating func string(_ text: String) {
         separate()
-        JSONWriter.writeString(text, into: &bytes)
+        quoted(text)
+    }
+
+    /// Nearly every string (hosts, app IDs, patterns) needs no escape and is copied in one go; the rest
+    /// goes through ``JSONWriter/writeString(_:into:)``, the one escaper.
+    private mutating func quoted(_ text: String) {
+        var text = text
+        let copied = text.withUTF8 { run -> Bool in
+            guard !run.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            put(UInt8(ascii: "\""))
+            put(run)
+            put(UInt8(ascii: "\""))
+            return true
+        }
+        if copied { return }
+        var escaped: [UInt8] = []
+        JSONWriter.writeString(text, into: &escaped)
+        escaped.withUnsafeBufferPointer { put($0) }
     }
 
     mutating func bool(_ flag: Bool) {
         separate()
-        bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+        let word: StaticString = flag ? "true" : "false"
+        word.withUTF8Buffer { put($0) }
     }
 
     mutating func strings(_ texts: some Sequence<String>) {

@@ -20,6 +20,7 @@ public enum AASAValidator {
         }
 
         var allAppIDs: [Located<String>] = []
+        allAppIDs.reserveCapacity(4)
         if let applinks = document.applinks {
             validateAppLinks(applinks, report: report, appIDs: &allAppIDs)
         } else if document.appclips != nil {
@@ -84,10 +85,12 @@ public enum AASAValidator {
     /// works; when no entry can open any URL and no other service names an app, the file does nothing a
     /// user wants, which is an error as a file naming no app is.
     static func escalateWhenNothingOpens(_ document: AASADocument, _ findings: inout [Diagnostic]) {
-        guard let applinks = document.applinks, !findings.contains(where: { $0.rule == "document.no-app" }) else { return }
-        let services = [document.webcredentials, document.appclips, document.activitycontinuation]
-        guard !services.contains(where: { !($0?.apps.isEmpty ?? true) }) else { return }
+        func namesAnApp(_ service: ServiceApps?) -> Bool { !(service?.apps.isEmpty ?? true) }
+        guard let applinks = document.applinks, !namesAnApp(document.webcredentials), !namesAnApp(document.appclips),
+            !namesAnApp(document.activitycontinuation)
+        else { return }
         guard !applinks.details.contains(where: canOpenSomeURL) else { return }
+        guard !findings.contains(where: { $0.rule == "document.no-app" }) else { return }
         let opensNothing = [
             "details.empty", "details.no-rules", "components.empty", "paths.empty", "details.no-app", "pattern.fragment-in-path",
         ]
@@ -115,7 +118,10 @@ public enum AASAValidator {
     static func canOpenSomeURL(_ details: AppLinksDetails) -> Bool {
         guard details.namesAnApp else { return false }
         if let components = details.components {
-            return components.contains { !$0.exclude && !($0.path?.utf8.contains(UInt8(ascii: "#")) ?? false) }
+            // By position, fields read in place: iterating copies each component.
+            return components.indices.contains {
+                !components[$0].exclude && !(components[$0].path?.utf8.contains(UInt8(ascii: "#")) ?? false)
+            }
         }
         return (details.paths ?? []).contains { !$0.value.hasPrefix("NOT ") && !$0.value.utf8.contains(UInt8(ascii: "#")) }
     }

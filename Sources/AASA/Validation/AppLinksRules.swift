@@ -186,9 +186,11 @@ extension AASAValidator {
             case key(String)
             case item(Provenance)
         }
+        // Captured alone: a local function that read `component` would hold a copy of all of it.
+        let componentOrigin = component.origin
         func origin(_ place: Place) -> Provenance {
             switch place {
-            case .key(let key): return Provenance(component.origin.location, component.origin.path.key(key))
+            case .key(let key): return Provenance(componentOrigin.location, componentOrigin.path.key(key))
             case .item(let origin): return origin
             }
         }

@@ -16,13 +16,13 @@ extension AASAValidator {
         // A few components (nearly every entry): comparing each with every earlier one is cheaper than
         // building the index.
         if components.count <= 16 {
-            for (position, later) in components.enumerated() {
-                var shadowing: Component?
-                for candidate in components[..<position] where shadows(candidate, later, inherited: inherited) {
-                    if let found = shadowing, offset(found) <= offset(candidate) { continue }
+            for position in components.indices {
+                var shadowing: Int?
+                for candidate in 0..<position where shadows(components, candidate, position, inherited: inherited) {
+                    if let found = shadowing, offset(components[found]) <= offset(components[candidate]) { continue }
                     shadowing = candidate
                 }
-                if let earlier = shadowing { reportUnreachable(later, shadowedBy: earlier, report: report) }
+                if let earlier = shadowing { reportUnreachable(components[position], shadowedBy: components[earlier], report: report) }
             }
             return
         }
@@ -39,7 +39,7 @@ extension AASAValidator {
             let later = components[position]
             var shadowing: Int?
             func consider(_ candidate: Int) {
-                guard shadows(components[candidate], later, inherited: inherited) else { return }
+                guard shadows(components, candidate, position, inherited: inherited) else { return }
                 if let found = shadowing, offset(components[found]) <= offset(components[candidate]) { return }
                 shadowing = candidate
             }
@@ -105,7 +105,7 @@ extension AASAValidator {
 
     static func isWildcardOnly(_ pattern: String?) -> Bool {
         guard let pattern else { return true }
-        return !pattern.isEmpty && pattern.allSatisfy { $0 == "*" }
+        return !pattern.isEmpty && pattern.utf8.allSatisfy { $0 == UInt8(ascii: "*") }
     }
 
     static func isPathCatchAll(_ pattern: String?) -> Bool {
@@ -113,8 +113,10 @@ extension AASAValidator {
         return isWildcardOnly(pattern) || pattern == "/*"
     }
 
-    static func hasVacuousQuery(_ component: Component) -> Bool {
-        switch component.query {
+    static func hasVacuousQuery(_ component: Component) -> Bool { isVacuous(component.query) }
+
+    static func isVacuous(_ query: QueryPattern?) -> Bool {
+        switch query {
         case nil: return true
         case .whole(let text): return isWildcardOnly(text)
         case .items(let items): return items.allSatisfy { isWildcardOnly($0.pattern) }
@@ -126,23 +128,29 @@ extension AASAValidator {
     }
 
     /// An earlier path pattern that matches every path a later one matches (both present).
-    static func coversPath(_ earlier: Component, _ later: Component, caseSensitive: Bool) -> Bool {
-        guard let general = earlier.path, let specific = later.path else { return false }
+    static func coversPath(_ earlier: String?, _ later: String?, caseSensitive: Bool) -> Bool {
+        guard let general = earlier, let specific = later else { return false }
         return PatternCoverage.covers(general, specific, caseSensitive: caseSensitive)
     }
 
-    static func shadows(_ earlier: Component, _ later: Component, inherited: MatchOptions) -> Bool {
-        let earlierOptions = earlier.options.overriding(inherited)
-        let laterOptions = later.options.overriding(inherited)
+    /// Whether the component at `earlier` shadows the one at `later`. Fields are read where they are: a
+    /// component handed over whole is copied, a dozen references retained and released, for each pair.
+    static func shadows(_ components: [Component], _ earlier: Int, _ later: Int, inherited: MatchOptions) -> Bool {
+        let earlierOptions = components[earlier].options.overriding(inherited)
+        let laterOptions = components[later].options.overriding(inherited)
         let sameOptions =
             (earlierOptions.caseSensitive ?? true) == (laterOptions.caseSensitive ?? true)
             && (earlierOptions.percentEncoded ?? true) == (laterOptions.percentEncoded ?? true)
+        let earlierPath = components[earlier].path
+        let laterPath = components[later].path
         let pathCovered =
-            isPathCatchAll(earlier.path)
+            isPathCatchAll(earlierPath)
             || (sameOptions
-                && (earlier.path == later.path || coversPath(earlier, later, caseSensitive: earlierOptions.caseSensitive ?? true)))
-        let queryCovered = hasVacuousQuery(earlier) || (sameOptions && earlier.query == later.query)
-        let fragmentCovered = isWildcardOnly(earlier.fragment) || (sameOptions && earlier.fragment == later.fragment)
-        return pathCovered && queryCovered && fragmentCovered
+                && (earlierPath == laterPath || coversPath(earlierPath, laterPath, caseSensitive: earlierOptions.caseSensitive ?? true)))
+        guard pathCovered else { return false }
+        let earlierQuery = components[earlier].query
+        guard isVacuous(earlierQuery) || (sameOptions && earlierQuery == components[later].query) else { return false }
+        let earlierFragment = components[earlier].fragment
+        return isWildcardOnly(earlierFragment) || (sameOptions && earlierFragment == components[later].fragment)
     }
 }
