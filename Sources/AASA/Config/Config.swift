@@ -159,4 +159,11 @@ public struct AppTable: Sendable, Equatable {
 
     /// Every name defined, for suggestions.
     var names: [String] { Array(Set(apple.keys).union(android.keys)).sorted() }
+
+    /// The same table with Apple app IDs in storage of its own, equal to the original's.
+    func ownCopy() -> AppTable {
+        var copy = self
+        copy.apple = apple.mapValues { String(decoding: Array($0.utf8), as: UTF8.self) }
+        return copy
+    }
 }

@@ -149,9 +149,14 @@ struct PreparedDocument: Sendable {
     /// bytes at most, and with thousands of sites the compression would dominate a reload. The one rule,
     /// also for what the compiled-sites snapshot keeps.
     static func gzipForm(_ body: [UInt8]) -> [UInt8]? {
-        guard body.count >= 1024, let gzipped = try? Gzip.compress(body, level: 6), gzipped.count + 64 < body.count else { return nil }
+        guard body.count >= minimumGzipped, let gzipped = try? Gzip.compress(body, level: 6), gzipped.count + 64 < body.count else {
+            return nil
+        }
         return gzipped
     }
+
+    /// Below this a gzip form is never made.
+    static let minimumGzipped = 1024
 
     let identity: PreparedResponse
     let gzip: PreparedResponse?
@@ -164,7 +169,11 @@ struct PreparedDocument: Sendable {
     init(body: ImmutableBytes, headers: DocumentHeaders, preparedGzip: ImmutableBytes? = nil) {
         let hash = body.hash
         bodyHash = hash
-        let compressed = preparedGzip.map { $0.count == 0 ? nil : $0 } ?? Self.gzipForm(body.array).map(ImmutableBytes.copy)
+        // A body too short to compress is not copied out to find that out (half a million copies at a first
+        // start of a million hosts).
+        let compressed =
+            preparedGzip.map { $0.count == 0 ? nil : $0 }
+            ?? (body.count < Self.minimumGzipped ? nil : Self.gzipForm(body.array).map(ImmutableBytes.copy))
         identity = PreparedResponse(
             shared: compressed == nil ? headers.plain : headers.varied,
             etag: hash,
