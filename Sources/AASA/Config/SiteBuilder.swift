@@ -18,7 +18,7 @@ enum SiteBuilder {
             findings: &findings,
             hostedDocuments: servingOnly ? hostedDocuments : nil
         )
-        let served = apple.bytes.isEmpty ? ImmutableBytes.empty : ImmutableBytes.copy(apple.bytes)
+        let served = apple.bytes.count == 0 ? ImmutableBytes.empty : apple.bytes
         let assetLinks = loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
         var landingPage: LoadedSite.LandingPage?
         if let links = site.links {
@@ -75,7 +75,8 @@ enum SiteBuilder {
     /// A site's AASA document as built: what is served and what it says.
     struct AppleDocument {
         var document: AASADocument?
-        var bytes: [UInt8]
+        /// Made once where it is written (a generated document) or read, not copied again for serving.
+        var bytes: ImmutableBytes
         /// The hosted file, resolved against the config's directory.
         var file: String?
         var verbatimRoot: JSONNode?
@@ -156,7 +157,7 @@ enum SiteBuilder {
     ) -> AppleDocument {
         switch site.source {
         case .none:
-            return AppleDocument(document: nil, bytes: [], file: nil, verbatimRoot: nil)
+            return AppleDocument(document: nil, bytes: .empty, file: nil, verbatimRoot: nil)
         case .generated(let generated):
             let output = Generator.document(for: generated)
             var siteFindings = output.diagnostics
@@ -165,7 +166,7 @@ enum SiteBuilder {
             if let appclips = generated.appclips, !appclips.isEmpty, let finding = appclipsOnWildcardHost(site, generated.appclipsOrigin) {
                 siteFindings.append(finding)
             }
-            let bytes = AASARenderer.bytes(output.document)
+            let bytes = AASARenderer.immutableBytes(output.document)
             // The breakdown costs a second rendering, so only documents near the limit pay for it.
             let size = AASAValidator.validateSize(
                 bytes.count,
@@ -179,14 +180,14 @@ enum SiteBuilder {
         case .file(let reference):
             let path = ConfigLoader.resolve(reference.value, relativeTo: configPath)
             guard let bytes = readHosted(path, reference, what: "AASA", site: site, configPath: configPath, readFile, &findings) else {
-                return AppleDocument(document: nil, bytes: [], file: path, verbatimRoot: nil)
+                return AppleDocument(document: nil, bytes: .empty, file: path, verbatimRoot: nil)
             }
             // Link rules are checked against the document's components: only a site without them can do
             // with what the snapshot kept.
             let digest = hostedDocuments != nil && site.links == nil ? CompiledSites.Digest(bytes) : nil
             if let digest, let kept = hostedDocuments?.kept(digest) {
                 if kept.hasAppClips, let finding = appclipsOnWildcardHost(site, hostedIn: path) { findings += [finding].inFile(configPath) }
-                return AppleDocument(document: nil, bytes: bytes, file: path, verbatimRoot: nil, hosted: kept)
+                return AppleDocument(document: nil, bytes: ImmutableBytes.copy(bytes), file: path, verbatimRoot: nil, hosted: kept)
             }
             let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
             var fileFindings = parsed.diagnostics
@@ -213,7 +214,13 @@ enum SiteBuilder {
                     restored: false
                 )
             }
-            return AppleDocument(document: document, bytes: bytes, file: path, verbatimRoot: parsed.root, hosted: hosted)
+            return AppleDocument(
+                document: document,
+                bytes: ImmutableBytes.copy(bytes),
+                file: path,
+                verbatimRoot: parsed.root,
+                hosted: hosted
+            )
         }
     }
 

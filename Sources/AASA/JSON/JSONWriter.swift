@@ -157,6 +157,11 @@ struct CompactJSONWriter: ~Copyable {
 
     var bytes: [UInt8] { Array(UnsafeBufferPointer(start: start, count: count)) }
 
+    /// The bytes written so far, valid only inside `body`.
+    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        body(UnsafeRawBufferPointer(start: start, count: count))
+    }
+
     @inline(__always)
     private mutating func reserve(_ more: Int) {
         if count + more > capacity { grow(to: count + more) }

@@ -20,6 +20,13 @@ public enum AASARenderer {
         return writer.bytes
     }
 
+    /// The compact bytes as a served document, copied once from the writer's buffer.
+    static func immutableBytes(_ document: AASADocument) -> ImmutableBytes {
+        var writer = CompactJSONWriter()
+        write(document, to: &writer)
+        return writer.withBytes { ImmutableBytes.copy($0) }
+    }
+
     // MARK: - Compact bytes, written directly (the same bytes as rendering, then writing)
 
     static func write(_ document: AASADocument, to writer: inout CompactJSONWriter) {
