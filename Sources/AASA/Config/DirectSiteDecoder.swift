@@ -13,7 +13,7 @@
 /// Where each value inside the site was written — a position and a JSON path, a small object per key and
 /// index — is read only by findings. A serving load asks first for the site without them (``Origins``) and
 /// decodes it again with them only when building it gave a finding: the site and its document are the same
-/// either way, and the paths were a fifth of a common site's load.
+/// either way, and a first start at 20,000 hosts loaded in 526 M instructions instead of 614 M.
 struct DirectSiteDecoder {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index: Int

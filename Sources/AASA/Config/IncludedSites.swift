@@ -226,7 +226,7 @@ enum IncludedSites {
         let includedFile = LoadedSite.IncludedFile(path)
         // The app IDs this file's sites hold are the file's own copies: every site's lists, documents and
         // checks retain and release them, and a string every loading thread shared had one counter that
-        // the cores took from each other for each of those (a tenth of a million-host start).
+        // the cores took from each other at each of those updates.
         let aliases = aliases.ownCopy()
         func build(_ node: JSONNode, at sitePath: JSONPath) {
             var reader = NodeReader()

@@ -65,8 +65,8 @@ final class DocumentPool: @unchecked Sendable {
     /// not shared. In shards, each with its own lock, so the loading threads seldom wait for each other.
     ///
     /// The shards are reached through a plain pointer: an array of shard objects was retained and released
-    /// at every call by every loading thread, one counter that each core took from the other (a twentieth
-    /// of a million-host start). Unchecked Sendable: each table is only touched under its lock.
+    /// at every call by every loading thread, counters that each core took from the other. Unchecked
+    /// Sendable: each table is only touched under its lock.
     private static let shardCount = 64
     private let shards: UnsafeMutablePointer<Mutex<[UInt64: ImmutableBytes]>>
 
