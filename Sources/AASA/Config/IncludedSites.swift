@@ -261,8 +261,10 @@ enum IncludedSites {
         let direct: ((SourceLocation, Int, Int) -> JSONParser.ValueEnd?)? =
             decodesDirectly
             ? { location, lineStart, index in
-                func decode(_ origins: DirectSiteDecoder.Origins) -> (site: Site, end: JSONParser.ValueEnd)? {
-                    bytes.withUnsafeBufferPointer {
+                // The site alone, not in a tuple with where it ended: taking it out of one copied it.
+                var end: JSONParser.ValueEnd?
+                func decode(_ origins: DirectSiteDecoder.Origins) -> Site? {
+                    let decoded = bytes.withUnsafeBufferPointer {
                         DirectSiteDecoder.decode(
                             $0,
                             at: location,
@@ -272,20 +274,22 @@ enum IncludedSites {
                             origins: origins
                         )
                     }
+                    end = decoded?.end
+                    return decoded?.site
                 }
                 // A served site keeps no inner positions: the site is decoded with them only when building it
                 // finds something they must name.
                 if servingOnly {
                     guard let bare = decode(.siteAndHosts) else { return nil }
-                    let (site, findings) = loaded(bare.site)
+                    let (site, findings) = loaded(bare)
                     if findings.isEmpty {
                         built.sites.append(site)
-                        return bare.end
+                        return end
                     }
                 }
                 guard let decoded = decode(.everyValue) else { return nil }
-                load(decoded.site)
-                return decoded.end
+                load(decoded)
+                return end
             } : nil
         let parsed = JSONParser.parse(bytes, duplicateKeys: .error, directItem: direct) { node, index in
             build(node, at: JSONPath.rootIndex(index))

@@ -16,7 +16,8 @@ enum SiteBuilder {
             configPath: configPath,
             readFile: readFile,
             findings: &findings,
-            hostedDocuments: servingOnly ? hostedDocuments : nil
+            hostedDocuments: servingOnly ? hostedDocuments : nil,
+            keepsDocument: !servingOnly || site.links != nil
         )
         let served = apple.bytes.count == 0 ? ImmutableBytes.empty : apple.bytes
         let assetLinks = loadAssetLinks(site, configPath: configPath, readFile: readFile, findings: &findings)
@@ -153,7 +154,8 @@ enum SiteBuilder {
         configPath: String,
         readFile: ConfigLoader.FileReader,
         findings: inout [Diagnostic],
-        hostedDocuments: HostedDocumentLookup? = nil
+        hostedDocuments: HostedDocumentLookup? = nil,
+        keepsDocument: Bool = true
     ) -> AppleDocument {
         switch site.source {
         case .none:
@@ -175,7 +177,9 @@ enum SiteBuilder {
             )
             if !size.isEmpty { siteFindings += size }
             if !siteFindings.isEmpty { findings += siteFindings.inFile(configPath) }
-            return AppleDocument(document: output.document, bytes: bytes, file: nil, verbatimRoot: nil)
+            // A served site keeps only its bytes; the document stays for the command line and for link rules,
+            // which are checked against it (a copy of it retains every rule's references).
+            return AppleDocument(document: keepsDocument ? output.document : nil, bytes: bytes, file: nil, verbatimRoot: nil)
 
         case .file(let reference):
             let path = ConfigLoader.resolve(reference.value, relativeTo: configPath)
