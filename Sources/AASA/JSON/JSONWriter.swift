@@ -107,11 +107,16 @@ public enum JSONWriter {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
     }
 
+    /// Whether any of `bytes` must be escaped inside a JSON string (a control byte, a quote, a backslash).
+    static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+
     static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Nearly every string (hosts, app IDs, patterns) needs no escape: copied in one go.
         let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            guard !needsEscape(bytes) else { return false }
             out.append(contentsOf: bytes)
             return true
         }
@@ -244,7 +249,7 @@ struct CompactJSONWriter: ~Copyable {
     private mutating func quoted(_ text: String) {
         var text = text
         let copied = text.withUTF8 { run -> Bool in
-            guard !run.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            guard !JSONWriter.needsEscape(run) else { return false }
             put(UInt8(ascii: "\""))
             put(run)
             put(UInt8(ascii: "\""))
