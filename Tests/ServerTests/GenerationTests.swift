@@ -1,5 +1,6 @@
 import AASA
 import Foundation
+import HTTP1
 import Synchronization
 import TLS
 import TestSupport
@@ -205,5 +206,48 @@ struct GenerationTests {
         let documents = Self.files(Self.config(server: server))
         _ = Generation.load(documents.inputs(now: Self.start, certificates: .notRead))
         #expect(!documents.reads.contains { $0.hasSuffix(".pem") }, "\(documents.reads)")
+    }
+
+    @Test(
+        "Hundreds of sites in files of different sizes, empty ones among them: every position's responses are its own site's, built in parallel, on the first generation and after a reload that edits a site, adds a file and keeps the rest"
+    )
+    func manySitesBuiltInParallel() throws {
+        let files = Self.files()
+        func tenant(_ file: Int, _ site: Int, path: String = "/t/*") -> String {
+            #"{"hosts": ["s\#(site).f\#(file).example.com"], "applinks": {"details": [{"apps": ["ABCDE12345.com.example.t\#(file)x\#(site)"], "components": [{"/": "\#(path)"}]}]}}"#
+        }
+        // 0, 1, 7, …: more than the 256 sites a snapshot builds on one thread, in runs of every length.
+        let sizes = [0, 1, 7, 0, 130, 64, 3, 90, 0, 41]
+        for (file, count) in sizes.enumerated() {
+            files.write("/etc/aasa/sites.d/f\(file).json", "[" + (0..<count).map { tenant(file, $0) }.joined(separator: ",") + "]")
+        }
+        func expectOwnResponses(_ generation: ServedGeneration, _ label: String) {
+            let sites = generation.config.sites
+            var checked = 0
+            for (position, loaded) in sites.positioned {
+                let responses = generation.snapshot.site(at: position)
+                #expect(responses.builtFrom === loaded, "\(label): position \(position)")
+                #expect(responses.identity.bodyBytes.elementsEqual(loaded.served.buffer), "\(label): \(loaded.label)")
+                checked += 1
+            }
+            #expect(checked == sites.count && checked >= 3 + sizes.reduce(0, +))
+        }
+        let first = try next(nil, files.inputs(now: Self.start))
+        expectOwnResponses(first, "first")
+        // One site edited in the middle of a file, a file added, the rest untouched.
+        files.write(
+            "/etc/aasa/sites.d/f4.json",
+            "[" + (0..<130).map { tenant(4, $0, path: $0 == 65 ? "/edited/*" : "/t/*") }.joined(separator: ",") + "]"
+        )
+        files.write("/etc/aasa/sites.d/f99.json", "[" + (0..<300).map { tenant(99, $0) }.joined(separator: ",") + "]")
+        let second = try next(first, files.inputs(now: Self.start + 100))
+        expectOwnResponses(second, "reload")
+        #expect(served(second, "s65.f4.example.com")?.lastModified == Int(Self.start) + 100)
+        // Its neighbours in the edited file are new objects with the same prepared responses.
+        #expect(served(second, "s64.f4.example.com")?.identity === served(first, "s64.f4.example.com")?.identity)
+        #expect(served(second, "s64.f4.example.com")?.lastModified == Int(Self.start))
+        #expect(served(second, "s299.f99.example.com")?.lastModified == Int(Self.start) + 100)
+        #expect(served(second, "s89.f7.example.com") === served(first, "s89.f7.example.com"))
+        #expect(second.snapshot.changes.changed.count == 1 && second.snapshot.changes.added.count == 300)
     }
 }

@@ -428,9 +428,11 @@ extension LoadedConfig {
     public var hostedDocuments: (restored: Set<CompiledSites.Digest>, checked: Set<CompiledSites.Digest>) {
         var restored: Set<CompiledSites.Digest> = []
         var checked: Set<CompiledSites.Digest> = []
-        for loaded in sites {
-            guard let hosted = loaded.hosted else { continue }
-            if hosted.restored { restored.insert(hosted.digest) } else { checked.insert(hosted.digest) }
+        for group in sites.groups where group.hostedDocumentCount > 0 {
+            for loaded in group.sites {
+                guard let hosted = loaded.hosted else { continue }
+                if hosted.restored { restored.insert(hosted.digest) } else { checked.insert(hosted.digest) }
+            }
         }
         return (restored, checked)
     }

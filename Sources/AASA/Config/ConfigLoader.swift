@@ -50,6 +50,7 @@ public enum ConfigLoader {
     ) -> LoadedConfig {
         let spans = SiteReuse.siteSpans(configBytes)
         let pool = DocumentPool()
+        defer { pool.empty(parallel: parallel) }
         // The snapshot is read once, by the first load: later loads take unchanged files from the last one.
         let snapshot = SnapshotRead(compiled: compiled, configPath: configPath, reads: previous == nil)
         let inputs = PassInputs(

@@ -14,6 +14,11 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
         /// The files the sites host verbatim (AASA and assetlinks) and their landing page templates: what a
         /// reload must watch.
         public let hostedFiles: [String]
+        /// Sites with link rules, and sites serving a hosted document as it is: counted here, while the
+        /// loading thread still has the sites in its cache, so the questions asked of the whole list later
+        /// ("does any site have link rules?") skip the groups without any instead of visiting every site.
+        public let linkSiteCount: Int
+        public let hostedDocumentCount: Int
 
         public init(_ sites: [LoadedSite], source: String? = nil) {
             self.sites = sites
@@ -21,14 +26,20 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
             // One pass, no array per site: a million sites go through here on every load.
             var hosts = 0
             var files: [String] = []
+            var linkSites = 0
+            var hostedDocuments = 0
             for loaded in sites {
                 hosts += loaded.site.hosts.count
                 if let file = loaded.file { files.append(file) }
                 if let file = loaded.assetLinks?.file { files.append(file) }
                 if let file = loaded.landingPage?.file { files.append(file) }
+                if loaded.site.links != nil { linkSites += 1 }
+                if loaded.hosted != nil { hostedDocuments += 1 }
             }
             hostCount = hosts
             hostedFiles = files
+            linkSiteCount = linkSites
+            hostedDocumentCount = hostedDocuments
         }
     }
 
@@ -135,6 +146,9 @@ public struct SiteList: RandomAccessCollection, Sendable, ExpressibleByArrayLite
             }
         }
     }
+
+    /// Whether any site has link rules.
+    public var hasLinkRules: Bool { groups.contains { $0.linkSiteCount > 0 } }
 
     /// The site at a host-table position.
     public func site(atPosition position: Int) -> LoadedSite {

@@ -175,7 +175,7 @@ extension StoredLinkWatcher {
     /// The watcher of the config's link store (``LinkStoreLocation/configured(_:configPath:)``) when a site
     /// has `links` (stored short links answer on link domains only); nil otherwise.
     static func forConfig(_ config: LoadedConfig, settings: ServerSettings, configPath: String) -> StoredLinkWatcher? {
-        guard config.sites.contains(where: { $0.site.links != nil }) else { return nil }
+        guard config.sites.hasLinkRules else { return nil }
         do throws(LinkStoreError) {
             guard let location = try LinkStoreLocation.configured(settings, configPath: configPath) else { return nil }
             return StoredLinkWatcher(location: location, retentionDays: settings.clickRetentionDays)

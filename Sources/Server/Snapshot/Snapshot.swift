@@ -105,19 +105,21 @@ final class Snapshot: Sendable {
         struct ToBuild: Sendable {
             let loaded: LoadedSite
             let stamp: Int
-            let headers: DocumentHeaders
-            var assetLinksStamp: (lastModified: Int, headers: DocumentHeaders)?
+            var assetLinksStamp: Int?
         }
         enum Plan: Sendable {
             case carried(SiteResponses)
             case build(ToBuild)
-            /// Nothing to compare with (the first load, a new file): everything is worked out in parallel,
-            /// stamped with `stamp` (the load time, or on the first load the time its files last changed).
-            case fresh(LoadedSite, stamp: Int)
         }
-        /// A group compared site by site: its plans, and what it was compared with.
-        struct Rebuilt {
+        /// A group whose responses are built here: from scratch when there is nothing to compare it with
+        /// (the first load, a new file; `freshStamp` is then the load time, or on the first load the time
+        /// its files last changed), otherwise site by site as `plans` says.
+        struct Rebuilt: Sendable {
             let group: Int
+            let sites: [LoadedSite]
+            /// Where its sites start among all the sites built here.
+            let start: Int
+            let freshStamp: Int?
             let plans: Range<Int>
             let previousSites: [SiteResponses]
             let previousCarried: [Bool]
@@ -125,15 +127,8 @@ final class Snapshot: Sendable {
         var carriedGroups: [ResponseGroup?] = Array(repeating: nil, count: sites.groups.count)
         var rebuilt: [Rebuilt] = []
         var plans: [Plan] = []
-        // Most sites share one Last-Modified (the load time): the header lines of each distinct second are
-        // made once and shared by every document stamped with it.
-        var headerBlocks: [Int: DocumentHeaders] = [:]
-        func headers(_ stamp: Int) -> DocumentHeaders {
-            if let block = headerBlocks[stamp] { return block }
-            let block = DocumentHeaders(cacheControl: cacheControl, lastModified: stamp)
-            headerBlocks[stamp] = block
-            return block
-        }
+        var total = 0
+        var toBuild = 0
         for (groupIndex, group) in sites.groups.enumerated() {
             let candidate = previousByIdentity[ObjectIdentifier(group)] ?? previousBySource[group.source]
             let match = candidate.flatMap { previousUsed[$0] ? nil : $0 }
@@ -144,30 +139,24 @@ final class Snapshot: Sendable {
             }
             let first = plans.count
             guard let match else {
+                // Each site is worked out where it is built, in parallel: a pass here over a million sites
+                // took each one from memory once more.
                 // The first load stamps a document with when its files last changed, not the start time: a
                 // restart must not tell every cache that every document just changed.
                 let groupStamp = firstStamps.map { min(Int(now), $0.stamp(group: group)) } ?? Int(now)
-                if firstStamps != nil { _ = headers(groupStamp) }
-                for loaded in group.sites {
-                    var stamp = groupStamp
-                    if let firstStamps, loaded.file != nil || loaded.assetLinks?.file != nil {
-                        stamp = min(Int(now), max(groupStamp, firstStamps.stamp(site: loaded)))
-                        _ = headers(stamp)
-                    }
-                    // A version the state directory saw first served: exactly then, each document on its own.
-                    if let recorded = firstStamps?.recorded[ObjectIdentifier(loaded)] {
-                        let aasa = min(Int(now), recorded.aasa ?? stamp)
-                        var planned = ToBuild(loaded: loaded, stamp: aasa, headers: headers(aasa))
-                        if loaded.assetLinks != nil {
-                            let assetLinks = min(Int(now), recorded.assetLinks ?? stamp)
-                            planned.assetLinksStamp = (assetLinks, headers(assetLinks))
-                        }
-                        plans.append(.build(planned))
-                        continue
-                    }
-                    plans.append(.fresh(loaded, stamp: stamp))
-                }
-                rebuilt.append(Rebuilt(group: groupIndex, plans: first..<plans.count, previousSites: [], previousCarried: []))
+                rebuilt.append(
+                    Rebuilt(
+                        group: groupIndex,
+                        sites: group.sites,
+                        start: total,
+                        freshStamp: groupStamp,
+                        plans: first..<first,
+                        previousSites: [],
+                        previousCarried: []
+                    )
+                )
+                total += group.sites.count
+                toBuild += group.sites.count
                 continue
             }
             let previousSites = previousGroups[match].responses
@@ -206,43 +195,116 @@ final class Snapshot: Sendable {
                     previousCarried[previousIndex] = true
                 } else {
                     let stamp = unchanged?.lastModified ?? Int(now)
-                    var planned = ToBuild(loaded: loaded, stamp: stamp, headers: headers(stamp))
+                    var planned = ToBuild(loaded: loaded, stamp: stamp)
                     // Each document keeps its own Last-Modified: assetlinks.json unchanged beside an edited AASA keeps its.
                     if let bytes = loaded.assetLinks?.bytes {
                         let before = previousIndex.map { previousSites[$0] }
                         let same = before.map { Self.sameAssetLinks($0.assetLinks, bytes) } ?? false
                         let assetStamp = same ? before!.assetLinksLastModified : Int(now)
-                        if assetStamp != stamp { planned.assetLinksStamp = (assetStamp, headers(assetStamp)) }
+                        if assetStamp != stamp { planned.assetLinksStamp = assetStamp }
                     }
                     plans.append(.build(planned))
+                    toBuild += 1
                 }
             }
             rebuilt.append(
-                Rebuilt(group: groupIndex, plans: first..<plans.count, previousSites: previousSites, previousCarried: previousCarried)
+                Rebuilt(
+                    group: groupIndex,
+                    sites: group.sites,
+                    start: total,
+                    freshStamp: nil,
+                    plans: first..<plans.count,
+                    previousSites: previousSites,
+                    previousCarried: previousCarried
+                )
             )
+            total += group.sites.count
         }
 
         let decided = plans
-        _ = headers(Int(now))
-        let stampedHeaders = headerBlocks
-        let buildOne: @Sendable (Int) -> SiteResponses = { index in
-            let site: ToBuild
-            switch decided[index] {
-            case .carried(let responses): return responses
-            case .fresh(let loaded, let stamp):
-                site = ToBuild(loaded: loaded, stamp: stamp, headers: stampedHeaders[stamp]!)
-            case .build(let planned): site = planned
+        let runs = rebuilt
+        /// A site with nothing to compare with: stamped as its group, unless it hosts a file of its own that
+        /// changed later, or the state directory saw the version it serves first served (exactly then).
+        @Sendable func plan(fresh loaded: LoadedSite, groupStamp: Int) -> ToBuild {
+            guard let firstStamps else { return ToBuild(loaded: loaded, stamp: groupStamp) }
+            var stamp = groupStamp
+            if loaded.file != nil || loaded.assetLinks?.file != nil {
+                stamp = min(Int(now), max(groupStamp, firstStamps.stamp(site: loaded)))
             }
-            return SiteResponses(
+            guard let recorded = firstStamps.recorded[ObjectIdentifier(loaded)] else { return ToBuild(loaded: loaded, stamp: stamp) }
+            var planned = ToBuild(loaded: loaded, stamp: min(Int(now), recorded.aasa ?? stamp))
+            if loaded.assetLinks != nil { planned.assetLinksStamp = min(Int(now), recorded.assetLinks ?? stamp) }
+            return planned
+        }
+        // Each group's responses are written straight into a buffer of its own and moved into its array:
+        // one array for all and a copy per group took every site's counter, cold, twice more.
+        let outputs = ResponseBuffers(runs.map { UnsafeMutablePointer<SiteResponses>.allocate(capacity: $0.sites.count) })
+        // Most sites share one Last-Modified (the load time): the header lines of each distinct second are
+        // made once and shared by every document stamped with it, once per building thread: lines every
+        // thread shared had their reference count taken from one core by the other for each site.
+        struct Local {
+            var headerBlocks: [Int: DocumentHeaders] = [:]
+            /// The run the last index was in: a thread takes consecutive indices.
+            var run = 0
+        }
+        let buildOne: @Sendable (inout Local, Int) -> Void = { local, index in
+            var run = local.run
+            if index < runs[run].start || index >= runs[run].start + runs[run].sites.count {
+                // Binary search: the last run starting at or before `index`.
+                var low = 0
+                var high = runs.count - 1
+                while low < high {
+                    let middle = (low + high + 1) / 2
+                    if runs[middle].start <= index { low = middle } else { high = middle - 1 }
+                }
+                run = low
+                local.run = low
+            }
+            let offset = index - runs[run].start
+            let site: ToBuild
+            if let groupStamp = runs[run].freshStamp {
+                site = plan(fresh: runs[run].sites[offset], groupStamp: groupStamp)
+            } else {
+                switch decided[runs[run].plans.lowerBound + offset] {
+                case .carried(let responses):
+                    (outputs.pointers[run] + offset).initialize(to: responses)
+                    return
+                case .build(let planned): site = planned
+                }
+            }
+            func headers(_ stamp: Int) -> DocumentHeaders {
+                if let block = local.headerBlocks[stamp] { return block }
+                let block = DocumentHeaders(cacheControl: cacheControl, lastModified: stamp)
+                local.headerBlocks[stamp] = block
+                return block
+            }
+            let responses = SiteResponses(
                 builtFrom: site.loaded,
-                headers: site.headers,
+                headers: headers(site.stamp),
                 servesApple: site.loaded.servesApple,
                 assetLinks: site.loaded.assetLinks?.bytes,
-                assetLinksStamp: site.assetLinksStamp
+                assetLinksStamp: site.assetLinksStamp.map { ($0, headers($0)) }
             )
+            (outputs.pointers[run] + offset).initialize(to: responses)
         }
-        let toBuild = plans.count { if case .carried = $0 { false } else { true } }
-        let responses = toBuild >= 256 ? Posix.parallelMap(plans.count, buildOne) : plans.indices.map(buildOne)
+        if toBuild >= 256 {
+            Posix.parallelFor(total, local: { Local() }, buildOne)
+        } else {
+            var local = Local()
+            for index in 0..<total { buildOne(&local, index) }
+        }
+        var builtGroups: [[SiteResponses]] = []
+        builtGroups.reserveCapacity(runs.count)
+        for (run, output) in zip(runs, outputs.pointers) {
+            let count = run.sites.count
+            builtGroups.append(
+                Array(unsafeUninitializedCapacity: count) { buffer, initialized in
+                    if count > 0 { buffer.baseAddress!.moveInitialize(from: output, count: count) }
+                    initialized = count
+                }
+            )
+            output.deallocate()
+        }
 
         // Carried-over sites have the same hosts and bytes on both sides, and a host belongs to one site, so
         // only the others can hold added, removed or changed hosts. A site with the same hosts at the same
@@ -250,13 +312,12 @@ final class Snapshot: Sendable {
         var changes = SnapshotChanges()
         var unmatchedBefore: [SiteResponses] = []
         var unmatchedAfter: [SiteResponses] = []
-        for group in rebuilt {
-            let groupResponses = Array(responses[group.plans])
+        for (group, groupResponses) in zip(runs, builtGroups) {
             carriedGroups[group.group] = ResponseGroup(builtFrom: sites.groups[group.group], responses: groupResponses)
             guard previous != nil else { continue }
             var paired = group.previousCarried
             for (position, site) in groupResponses.enumerated() {
-                if case .carried = plans[group.plans.lowerBound + position] { continue }
+                if group.freshStamp == nil, case .carried = plans[group.plans.lowerBound + position] { continue }
                 if position < group.previousSites.count, !paired[position], group.previousSites[position].hasSameHosts(as: site) {
                     paired[position] = true
                     if group.previousSites[position].contentHash != site.contentHash {
@@ -290,4 +351,12 @@ final class Snapshot: Sendable {
         default: return false
         }
     }
+}
+
+/// Each group's responses while they are built: every slot is written once, by one thread, before the
+/// buffers are read (unchecked Sendable for that reason).
+private struct ResponseBuffers: @unchecked Sendable {
+    let pointers: [UnsafeMutablePointer<SiteResponses>]
+
+    init(_ pointers: [UnsafeMutablePointer<SiteResponses>]) { self.pointers = pointers }
 }
