@@ -76,14 +76,20 @@ struct DirectSiteDecoder {
     private mutating func site(_ sitePath: JSONPath) throws(Declined) -> Site {
         let siteLocation = location()
         let path = origins == .everyValue ? sitePath : nil
+        // Read into a site's host storage at the end: room for an apex and its www (and two more) at once.
         var hosts: [(pattern: HostPattern, location: SourceLocation?)] = []
+        hosts.reserveCapacity(4)
         var generated = GeneratedSite()
         try object(keys: Self.siteKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
             switch key {
             case 0:
                 try decoder.array { (decoder: inout DirectSiteDecoder, _: Int) throws(Declined) in
                     let hostLocation = decoder.location()
-                    guard case .success(let pattern) = HostPattern.parse(try decoder.string()) else { throw Declined() }
+                    let (start, end) = try decoder.stringBounds()
+                    // Any other host has a finding or a form to explain: the tree's way gives it.
+                    guard let pattern = HostPattern.parsePlain(UnsafeBufferPointer(rebasing: decoder.bytes[start..<end])) else {
+                        throw Declined()
+                    }
                     hosts.append((pattern, hostLocation))
                 }
                 if hosts.isEmpty { throw Declined() }
@@ -203,6 +209,9 @@ struct DirectSiteDecoder {
     /// A component, read in place at the end of `components`: returning it cost a copy of a dozen
     /// references and the original's release.
     private mutating func component(_ path: JSONPath?, into components: inout [Component]) throws(Declined) {
+        // A served site keeps no rules of its own (its document holds them): room for four at the first
+        // instead of growing the array at the first, second and third.
+        if components.isEmpty && origins == .siteAndHosts { components.reserveCapacity(4) }
         components.append(Component(origin: origin(path)))
         let last = components.count - 1
         try object(keys: Self.componentKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in

@@ -58,19 +58,32 @@ public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
     /// The common case in one pass over the bytes: lower-case labels of letters, digits and '-' (not at
     /// either end), 1–63 bytes each, optionally after `*.`. Anything else takes the explaining path.
     static func parsePlain(_ text: String) -> HostPattern? {
-        // Over contiguous bytes: every host of every site comes through here.
-        guard let isWildcard = text.utf8.withContiguousStorageIfAvailable(plainShape) ?? plainShape(Array(text.utf8)) else { return nil }
+        var text = text
+        guard let isWildcard = text.withUTF8(plainShape) else { return nil }
         return isWildcard ? .wildcard(String(text.dropFirst(2))) : .exact(text)
     }
 
-    /// Whether a plain host is a wildcard; nil when the host is not plain.
-    private static func plainShape(_ bytes: some Collection<UInt8>) -> Bool? {
-        guard !bytes.isEmpty, bytes.count <= 253 else { return nil }
-        let wildcard = bytes.count > 2 && bytes.first == UInt8(ascii: "*") && bytes.dropFirst().first == UInt8(ascii: ".")
+    /// The same, from bytes a reader holds (a config's text): the string is made once, and only for a
+    /// plain host.
+    static func parsePlain(_ bytes: UnsafeBufferPointer<UInt8>) -> HostPattern? {
+        guard let isWildcard = plainShape(bytes) else { return nil }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[(isWildcard ? 2 : 0)...]), as: UTF8.self)
+        return isWildcard ? .wildcard(name) : .exact(name)
+    }
+
+    /// Whether a plain host is a wildcard; nil when the host is not plain. Indexes the buffer directly:
+    /// every host of every site comes through here (a generic slice walk cost twice as much).
+    private static func plainShape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
+        let count = bytes.count
+        guard count > 0, count <= 253 else { return nil }
+        let wildcard = count > 2 && bytes[0] == UInt8(ascii: "*") && bytes[1] == UInt8(ascii: ".")
         var labelLength = 0
         var labels = 0
         var last: UInt8 = 0
-        for byte in bytes.dropFirst(wildcard ? 2 : 0) {
+        var index = wildcard ? 2 : 0
+        while index < count {
+            let byte = bytes[index]
+            index += 1
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 labelLength += 1
