@@ -264,6 +264,22 @@ struct DirectSiteDecoderTests {
         }
     }
 
+    @Test("App names looked up from the text's bytes give what the table gives, compared one by one or through the table")
+    func appNamesFromBytes() {
+        let few = Self.aliases
+        var many = AppTable()
+        for number in 0..<(AppNames.comparedOneByOne + 4) { many.apple["app\(number)"] = "ABCDE12345.com.example.app\(number)" }
+        many.apple["shop"] = "ABCDE12345.com.example.shop"
+        for table in [few, many, AppTable()] {
+            let names = AppNames(table)
+            let probes = Array(table.apple.keys) + ["", "sho", "shopx", "Shop", "app", "app1x", "same ", "beta"]
+            for probe in probes {
+                let found = Array(probe.utf8).withUnsafeBufferPointer { names.id(named: $0) }
+                #expect(found == table.apple[probe], "\(probe) among \(table.apple.count) names")
+            }
+        }
+    }
+
     @Test("the bench's sites are taken without a tree, and with it where the direct reader declines")
     func declinesAndTakes() {
         let common =
@@ -272,15 +288,22 @@ struct DirectSiteDecoderTests {
         func direct(_ site: String) -> Site? {
             let bytes = Array(("[" + site + "]").utf8)
             return bytes.withUnsafeBufferPointer {
-                DirectSiteDecoder.decode($0, at: location, lineStart: 0, path: .rootIndex(0), aliases: Self.aliases)?.site
+                DirectSiteDecoder.decode($0, at: location, lineStart: 0, path: .rootIndex(0), names: AppNames(Self.aliases))?.site
             }
         }
         #expect(direct(common) != nil)
         // Without the positions inside it, the site keeps its own and its hosts' and makes the same document.
         let bytes = Array(("[" + common + "]").utf8)
         let bare = bytes.withUnsafeBufferPointer {
-            DirectSiteDecoder.decode($0, at: location, lineStart: 0, path: .rootIndex(0), aliases: Self.aliases, origins: .siteAndHosts)?
-                .site
+            DirectSiteDecoder.decode(
+                $0,
+                at: location,
+                lineStart: 0,
+                path: .rootIndex(0),
+                names: AppNames(Self.aliases),
+                origins: .siteAndHosts
+            )?
+            .site
         }
         #expect(bare.map { Self.spelled($0.origin) } == direct(common).map { Self.spelled($0.origin) })
         #expect(bare.map { Self.spelled($0.hosts) } == direct(common).map { Self.spelled($0.hosts) })

@@ -198,6 +198,7 @@ public enum ConfigLoader {
             return LoadedConfig(config: nil, sites: SiteList(), diagnostics: findings, hostTable: HostTable())
         }
         if let cache, !skipped.isEmpty, cache.aliases != aliases { return nil }
+        let names = AppNames(aliases)
         // The scan and the parser agree on where each site starts unless the text is not plain JSON.
         let spansAgree = spans.count == siteNodes.count && zip(spans, siteNodes).allSatisfy { $0.lowerBound == $1.location.offset }
         let frozenEntries = spansAgree ? reusedEntry : []
@@ -239,7 +240,7 @@ public enum ConfigLoader {
                 func decode(_ origins: DirectSiteDecoder.Origins) -> Site? {
                     guard inputs.decodesDirectly else { return nil }
                     let decoded = configBytes.withUnsafeBufferPointer {
-                        DirectSiteDecoder.decode($0, at: start, lineStart: lineStart, path: sitePath, aliases: aliases, origins: origins)
+                        DirectSiteDecoder.decode($0, at: start, lineStart: lineStart, path: sitePath, names: names, origins: origins)
                     }
                     guard let decoded, decoded.end.location.offset == spans[index].upperBound else { return nil }
                     return decoded.site

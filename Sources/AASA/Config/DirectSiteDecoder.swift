@@ -23,7 +23,7 @@ struct DirectSiteDecoder {
     /// is ASCII, so there a column is the distance from the line's start.
     private let firstLine: Int
     private let firstLineColumnBase: Int
-    private let aliases: AppTable
+    private let names: AppNames
     private let origins: Origins
 
     private struct Declined: Error {}
@@ -42,10 +42,10 @@ struct DirectSiteDecoder {
         at location: SourceLocation,
         lineStart: Int,
         path: JSONPath,
-        aliases: AppTable,
+        names: AppNames,
         origins: Origins = .everyValue
     ) -> (site: Site, end: JSONParser.ValueEnd)? {
-        var decoder = DirectSiteDecoder(bytes: bytes, at: location, lineStart: lineStart, aliases: aliases, origins: origins)
+        var decoder = DirectSiteDecoder(bytes: bytes, at: location, lineStart: lineStart, names: names, origins: origins)
         do throws(Declined) {
             let site = try decoder.site(path)
             return (site, JSONParser.ValueEnd(location: decoder.location(), lineStart: decoder.lineStart))
@@ -54,14 +54,14 @@ struct DirectSiteDecoder {
         }
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, at location: SourceLocation, lineStart: Int, aliases: AppTable, origins: Origins) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, at location: SourceLocation, lineStart: Int, names: AppNames, origins: Origins) {
         self.bytes = bytes
         index = location.offset
         line = location.line
         self.lineStart = lineStart
         firstLine = location.line
         firstLineColumnBase = location.column - location.offset
-        self.aliases = aliases
+        self.names = names
         self.origins = origins
     }
 
@@ -180,25 +180,34 @@ struct DirectSiteDecoder {
     /// written. An unknown name is a finding, so the tree's way takes it; so does a list long enough for that
     /// path's table.
     private mutating func apps(_ path: JSONPath?) throws(Declined) -> [Located<String>] {
-        // The names before the current one, for a list of two or more (most name one app).
+        // The names before the current one, for a list of two or more (most name one app, whose name is
+        // never made into a string).
         var earlierNames: [String] = []
-        var firstName = ""
+        var firstName = (start: 0, end: 0)
         var resolved: [Located<String>] = []
         try array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
             if position >= 16 { throw Declined() }
             let origin = decoder.origin(path?.index(position))
-            let name = try decoder.string()
-            if position == 1 { earlierNames.append(firstName) }
-            defer { if position == 0 { firstName = name } else { earlierNames.append(name) } }
-            if let id = decoder.aliases.apple[name] {
-                if position > 0, let first = ConfigDecoder.firstName(giving: id, among: earlierNames, aliases: decoder.aliases),
+            decoder.skipWhitespace()
+            let (start, end) = try decoder.stringBounds()
+            let text = UnsafeBufferPointer(rebasing: decoder.bytes[start..<end])
+            if position == 0 { firstName = (start, end) }
+            if position == 1 {
+                earlierNames.append(
+                    String(decoding: UnsafeBufferPointer(rebasing: decoder.bytes[firstName.start..<firstName.end]), as: UTF8.self)
+                )
+            }
+            let name = position > 0 ? String(decoding: text, as: UTF8.self) : nil
+            defer { if let name { earlierNames.append(name) } }
+            if let id = decoder.names.id(named: text) {
+                if let name, let first = ConfigDecoder.firstName(giving: id, among: earlierNames, aliases: decoder.names.table),
                     first != name
                 {
                     return
                 }
                 resolved.append(Located(id, origin))
-            } else if name.utf8.contains(UInt8(ascii: ".")) {
-                resolved.append(Located(name, origin))
+            } else if text.contains(UInt8(ascii: ".")) {
+                resolved.append(Located(name ?? String(decoding: text, as: UTF8.self), origin))
             } else {
                 throw Declined()
             }
@@ -318,12 +327,21 @@ struct DirectSiteDecoder {
         skipWhitespace()
     }
 
-    /// Which of `keys` the key at `index` is.
+    /// Which of `keys` the key at `index` is. Each is compared with the bytes after the quote, closing quote
+    /// included, without finding the key's end first: a key with an escape or any other byte matches none,
+    /// as when it was read as a string first.
     private mutating func knownKey(_ keys: [StaticString]) throws(Declined) -> Int {
-        let (start, end) = try stringBounds()
-        let length = end - start
-        for (position, key) in keys.enumerated() where key.utf8CodeUnitCount == length {
-            if equal(key, at: start) { return position }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Declined() }
+        let start = index + 1
+        let available = bytes.count - start
+        for position in keys.indices {
+            let key = keys[position]
+            let length = key.utf8CodeUnitCount
+            guard length < available, bytes[start] == key.utf8Start[0], bytes[start + length] == UInt8(ascii: "\""),
+                equal(key, at: start)
+            else { continue }
+            index = start + length + 1
+            return position
         }
         throw Declined()
     }
@@ -374,7 +392,14 @@ struct DirectSiteDecoder {
         return true
     }
 
+    /// Inlined for its common case, no whitespace at all (a generated file's compact JSON).
+    @inline(__always)
     private mutating func skipWhitespace() {
+        if index < bytes.count, bytes[index] > 0x20 { return }
+        skipWhitespaceRun()
+    }
+
+    private mutating func skipWhitespaceRun() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0D: index += 1

@@ -228,6 +228,7 @@ enum IncludedSites {
         // checks retain and release them, and a string every loading thread shared had one counter that
         // the cores took from each other at each of those updates.
         let aliases = aliases.ownCopy()
+        let names = AppNames(aliases)
         func build(_ node: JSONNode, at sitePath: JSONPath) {
             var reader = NodeReader()
             let site = ConfigDecoder.decodeSite(node, sitePath, aliases: aliases, &reader)
@@ -270,7 +271,7 @@ enum IncludedSites {
                             at: location,
                             lineStart: lineStart,
                             path: JSONPath.rootIndex(index),
-                            aliases: aliases,
+                            names: names,
                             origins: origins
                         )
                     }
