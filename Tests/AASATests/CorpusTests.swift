@@ -95,6 +95,23 @@ struct CorpusTests {
         }
     }
 
+    @Test("Keys and strings that need escapes, long and short, are written by the compact writer as the tree's writer writes them")
+    func escapedKeysAndStrings() throws {
+        let long = String(repeating: "segment/", count: 80)
+        let text = #"""
+            {"applinks": {"substitutionVariables": {"q\"uote": ["a\\b", "\#(long)"], "plain": ["x"]},
+             "details": [{"appIDs": ["ABCDE12345.com.example.app"], "components": [
+               {"/": "/\u0001\#(long)*", "?": {"na\"me": "v\\al", "": "", "id": "?*"}, "#": "f\"", "comment": "c\n"},
+               {"/": "", "?": "whole\"query", "exclude": true, "caseSensitive": false, "percentEncoded": true}]}]},
+             "webcredentials": {"apps": ["ABCDE12345.com.example.app"]}}
+            """#
+        let document = try #require(AASADecoder.decode(Array(text.utf8)).document)
+        let compact = AASARenderer.bytes(document)
+        #expect(compact == JSONWriter.bytes(AASARenderer.render(document)))
+        #expect(String(decoding: compact, as: UTF8.self).contains(#""na\"me":"v\\al""#))
+        #expect(AASARenderer.immutableBytes(document).array == compact)
+    }
+
     @Test("Sample URLs exercise both outcomes across the corpus")
     func samplesAreMeaningful() throws {
         var opened = 0
