@@ -275,7 +275,16 @@ struct DirectSiteDecoderTests {
             let probes = Array(table.apple.keys) + ["", "sho", "shopx", "Shop", "app", "app1x", "same ", "beta"]
             for probe in probes {
                 let found = Array(probe.utf8).withUnsafeBufferPointer { names.id(named: $0) }
-                #expect(found == table.apple[probe], "\(probe) among \(table.apple.count) names")
+                #expect(found?.id == table.apple[probe], "\(probe) among \(table.apple.count) names")
+                // Compared one by one, a name also gives the one list of its app alone, the same each time.
+                if let found, let alone = found.alone {
+                    #expect(table.apple.count <= AppNames.comparedOneByOne)
+                    #expect(alone.map(\.value) == [found.id] && alone[0].origin.location == nil)
+                    let again = Array(probe.utf8).withUnsafeBufferPointer { names.id(named: $0) }?.alone
+                    #expect(again?.withUnsafeBufferPointer { $0.baseAddress } == alone.withUnsafeBufferPointer { $0.baseAddress })
+                } else if found != nil {
+                    #expect(table.apple.count > AppNames.comparedOneByOne)
+                }
             }
         }
     }

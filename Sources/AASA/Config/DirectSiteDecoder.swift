@@ -185,6 +185,8 @@ struct DirectSiteDecoder {
         var earlierNames: [String] = []
         var firstName = (start: 0, end: 0)
         var resolved: [Located<String>] = []
+        // A list of one known app without positions is the one ``AppNames`` keeps for it.
+        var alone: [Located<String>]?
         try array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
             if position >= 16 { throw Declined() }
             let origin = decoder.origin(path?.index(position))
@@ -196,13 +198,21 @@ struct DirectSiteDecoder {
                 earlierNames.append(
                     String(decoding: UnsafeBufferPointer(rebasing: decoder.bytes[firstName.start..<firstName.end]), as: UTF8.self)
                 )
+                if let first = alone {
+                    resolved = first
+                    alone = nil
+                }
             }
             let name = position > 0 ? String(decoding: text, as: UTF8.self) : nil
             defer { if let name { earlierNames.append(name) } }
-            if let id = decoder.names.id(named: text) {
+            if let (id, shared) = decoder.names.id(named: text) {
                 if let name, let first = ConfigDecoder.firstName(giving: id, among: earlierNames, aliases: decoder.names.table),
                     first != name
                 {
+                    return
+                }
+                if position == 0, path == nil, let shared {
+                    alone = shared
                     return
                 }
                 resolved.append(Located(id, origin))
@@ -212,7 +222,7 @@ struct DirectSiteDecoder {
                 throw Declined()
             }
         }
-        return resolved
+        return alone ?? resolved
     }
 
     /// A component, read in place at the end of `components`: returning it cost a copy of a dozen
