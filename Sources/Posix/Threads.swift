@@ -54,27 +54,6 @@ extension Posix {
         }
     }
 
-    /// `transform` applied to each index in `0..<count`, computed as `parallelFor` does, in index order.
-    public static func parallelMap<Element: Sendable>(_ count: Int, _ transform: @Sendable (Int) -> Element) -> [Element] {
-        parallelMap(count, local: {}, { _, index in transform(index) })
-    }
-
-    /// `transform` applied to each index in `0..<count`, each thread with a value of its own as
-    /// `parallelFor(_:local:_:)` gives it, in index order.
-    public static func parallelMap<Element: Sendable, Local>(
-        _ count: Int,
-        local makeLocal: @Sendable () -> Local,
-        _ transform: @Sendable (inout Local, Int) -> Element
-    ) -> [Element] {
-        guard count > 0 else { return [] }
-        return Array(unsafeUninitializedCapacity: count) { buffer, initialized in
-            let slots = UncheckedSendable(buffer.baseAddress!)
-            // Each index is written exactly once, by one thread, before parallelFor returns.
-            parallelFor(count, local: makeLocal) { local, index in (slots.value + index).initialize(to: transform(&local, index)) }
-            initialized = count
-        }
-    }
-
     /// nice +10 for the calling thread only (Linux applies setpriority to a thread id).
     public static func lowerCurrentThreadPriority() {
         let thread = id_t(CLinux_gettid())
