@@ -7,6 +7,11 @@ import Testing
 
 /// Plays the event loop and the peer for one state machine: reads come from `incoming`, writes land in
 /// `written`, TLS handshake steps come from a script, and every action is recorded. No sockets.
+///
+/// Like the loop, it hands the machine each read where it landed; whenever the loop would reuse that
+/// buffer (the machine asks to read, peek, consume raw bytes or step a handshake, waits, or the
+/// connection ends) the buffer is overwritten, so a machine that kept using bytes it did not copy
+/// answers garbage and the test fails.
 final class ScriptedConnection {
     typealias Action = ConnectionStateMachine.Action
 
@@ -15,6 +20,9 @@ final class ScriptedConnection {
     /// Bytes the peer has sent that the connection has not read yet (each element is one read's worth).
     var incoming: [[UInt8]] = []
     var peerHasClosed = false
+    /// Each read says whether more is already buffered (as TLS does when a record held more than one
+    /// read's worth), so the machine reads again at once instead of waiting for readiness.
+    var readsSayMoreBuffered = false
     /// What a read does when nothing is waiting (TLS may need the socket writable to read).
     var readBlocksUntil = ConnectionStateMachine.Readiness.readable
     var written: [UInt8] = []
@@ -31,6 +39,24 @@ final class ScriptedConnection {
     var route: (RequestHead, UnsafeBufferPointer<UInt8>) -> PreparedResponse? = { _, _ in ScriptedConnection.ok }
 
     static let ok = PreparedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
+
+    /// The buffer the last read landed in, and earlier ones (overwritten, freed at the end).
+    private var readBuffer: UnsafeMutableRawBufferPointer?
+    private var retiredBuffers: [UnsafeMutableRawBufferPointer] = []
+    /// How many times a buffer the machine had been given was overwritten.
+    private(set) var buffersReused = 0
+
+    deinit {
+        for buffer in retiredBuffers + (readBuffer.map { [$0] } ?? []) { buffer.deallocate() }
+    }
+
+    private func reuseReadBuffer() {
+        guard let buffer = readBuffer else { return }
+        buffer.initializeMemory(as: UInt8.self, repeating: 0xEE)
+        retiredBuffers.append(buffer)
+        readBuffer = nil
+        buffersReused += 1
+    }
 
     init(
         tls: Bool = false,
@@ -60,6 +86,10 @@ final class ScriptedConnection {
             taken.append(action)
             actions.append(action)
             switch action {
+            case .wait, .close, .abort, .read, .peekProxyHeader, .consumeRaw, .stepHandshake: reuseReadBuffer()
+            default: break
+            }
+            switch action {
             case .wait, .close, .abort:
                 return taken
             case .stepHandshake:
@@ -76,7 +106,13 @@ final class ScriptedConnection {
             case .read:
                 if !incoming.isEmpty {
                     let chunk = incoming.removeFirst()
-                    chunk.withUnsafeBytes { machine.received($0, moreBuffered: false) }
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(chunk.count, 1), alignment: 16)
+                    chunk.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                    readBuffer = buffer
+                    machine.received(
+                        UnsafeRawBufferPointer(rebasing: buffer[0..<chunk.count]),
+                        moreBuffered: readsSayMoreBuffered && !incoming.isEmpty
+                    )
                 } else if peerHasClosed {
                     machine.readEnded()
                 } else {
@@ -84,10 +120,10 @@ final class ScriptedConnection {
                 }
             case .answer:
                 keptBodies.append(
-                    machine.keptBody.map { range in String(decoding: machine.input[range], as: UTF8.self) } ?? ""
+                    machine.keptBody.map { range in machine.input.withBytes { String(decoding: $0[range], as: UTF8.self) } } ?? ""
                 )
                 let head = machine.request
-                let response = machine.input.withUnsafeBufferPointer { buffer -> PreparedResponse? in
+                let response = machine.input.withBytes { buffer -> PreparedResponse? in
                     answered.append(String(decoding: UnsafeBufferPointer(rebasing: buffer[head.targetRange]), as: UTF8.self))
                     return route(head, buffer)
                 }
@@ -163,6 +199,37 @@ struct ConnectionStateMachineTests {
         #expect(connection.answered == ["/1", "/2", "/3"])
         #expect(actions.filter { $0 == .write }.count == 1)
         #expect(connection.responses.count == 3)
+    }
+
+    @Test(
+        "Requests are answered where they were read; a head split across reads, or cut by the end of a read after others, is copied before the next read and answered whole"
+    )
+    func headsAcrossReads() {
+        let connection = ScriptedConnection()
+        connection.send("GET /first HTTP/1.1\r\nHo")
+        connection.run()
+        connection.send("st: a\r\n\r\nGET /second HTTP/1.1\r\nHost: a\r\n\r\nGET /th")
+        connection.machine.socketReady(readable: true, writable: false)
+        connection.run()
+        #expect(connection.answered == ["/first", "/second"])
+        connection.send("ird HTTP/1.1\r\nHost: a\r\nUser-Agent: x\r\n\r\n")
+        connection.machine.socketReady(readable: true, writable: false)
+        connection.run()
+        #expect(connection.answered == ["/first", "/second", "/third"])
+        #expect(connection.responses.map(\.status) == [200, 200, 200])
+        #expect(connection.buffersReused == 3, "every read's buffer was overwritten once the machine was done with it")
+        #expect(connection.machine.input.isEmpty)
+
+        // The same reads back to back, as TLS gives them: the next read comes before any wait.
+        let tls = ScriptedConnection()
+        tls.readsSayMoreBuffered = true
+        tls.send("GET /first HTTP/1.1\r\nHo")
+        tls.send("st: a\r\n\r\nGET /second HTTP/1.1\r\nHost: a\r\n\r\nGET /th")
+        tls.send("ird HTTP/1.1\r\nHost: a\r\nUser-Agent: x\r\n\r\n")
+        let actions = tls.run()
+        #expect(tls.answered == ["/first", "/second", "/third"])
+        #expect(tls.responses.map(\.status) == [200, 200, 200])
+        #expect(actions.filter { $0 == .read }.count >= 3 && actions.filter { $0 == .wait }.count == 1)
     }
 
     @Test("Connection: close closes after the answer; HTTP/1.0 keep-alive is confirmed")

@@ -17,6 +17,14 @@ final class Connection {
     /// TLS: the length of a write that would have blocked, which must be retried with the same bytes.
     var tlsRetryLength: Int?
 
+    /// The request bytes not yet consumed. While they are where they were read (the usual case), only
+    /// their place is read: the input's copy would retain and release its array, twice a request.
+    @inline(__always)
+    func withRequestBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let bytes = machine.input.inPlace { return body(bytes) }
+        return machine.input.withBytes(body)
+    }
+
     init(
         fd: Int32,
         slot: Int,

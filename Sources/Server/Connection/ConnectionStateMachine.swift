@@ -12,7 +12,8 @@ struct ConnectionStateMachine {
     let clock: LoopClock
     let usesTLS: Bool
     private(set) var phase: Phase
-    private(set) var input: [UInt8] = []
+    /// Request bytes not yet consumed, parsed where they were read (``received(_:moreBuffered:)``).
+    private(set) var input = RequestInput()
     /// Answers waiting to be written, by reference to their prepared bytes.
     private(set) var output = OutputQueue()
     private var parser: RequestHeadParser
@@ -97,11 +98,15 @@ struct ConnectionStateMachine {
     }
 
     /// Bytes a read returned. `moreBuffered`: the transport holds more already (TLS), so read again.
+    ///
+    /// Request heads are parsed and answered where the bytes are: the caller changes them only once the
+    /// machine next asks to read, peek, consume raw bytes or step a handshake, says to wait, or ends the
+    /// connection (by then it has copied what it still needs).
     mutating func received(_ bytes: UnsafeRawBufferPointer, moreBuffered: Bool = false) {
         socket.read(moreBuffered: moreBuffered)
         if case .lingering = phase { return }
         if input.isEmpty { clocks.requestBytesArrived(at: clock.now) }
-        input.append(contentsOf: bytes)
+        input.receive(bytes, inPlace: { if case .head = phase { true } else { false } }())
     }
 
     mutating func readBlocked(until readiness: Readiness) { socket.readBlocked(until: readiness) }
@@ -262,10 +267,12 @@ struct ConnectionStateMachine {
         if !notices.isEmpty { return notices.removeFirst() }
         if mustAbort {
             phase = .closed
+            input.removeAll()
             return .abort(reason: abortReason)
         }
         if mustClose {
             phase = .closed
+            input.removeAll()
             return .close
         }
         if pendingConsume > 0 { consumeAnsweredRequest() }
@@ -274,7 +281,10 @@ struct ConnectionStateMachine {
             return .submitReload
         }
         if let action = processInput() { return action }
-        if let length = pendingRawConsume { return .consumeRaw(length) }
+        if let length = pendingRawConsume {
+            input.settle()
+            return .consumeRaw(length)
+        }
         if noDelayPending {
             noDelayPending = false
             return .setNoDelay
@@ -285,6 +295,8 @@ struct ConnectionStateMachine {
             return ending
         }
         if socket.readReady && wantsToRead {
+            // The loop reads into the buffer the input may still be in.
+            input.settle()
             switch phase {
             case .handshake: return .stepHandshake
             case .proxyHeader where usesTLS: return .peekProxyHeader
@@ -292,6 +304,8 @@ struct ConnectionStateMachine {
             }
         }
         if let changed = socket.register(reading: wantsToRead, writing: hasPendingOutput) { return .setInterest(changed) }
+        // The loop goes on to other connections, which read into the same buffer.
+        input.settle()
         return .wait
     }
 
@@ -306,7 +320,7 @@ struct ConnectionStateMachine {
             if closeAfterWrite && !input.isEmpty && !peerClosed {
                 // Unread request bytes would turn our answer into a reset: linger until the client closes.
                 phase = .lingering
-                input = []
+                input.removeAll()
                 clocks.lingerStartedAt = clock.now
                 socket.readReady = true
                 return .shutdownWrite
@@ -317,6 +331,7 @@ struct ConnectionStateMachine {
             guard closeAfterWrite || peerClosed || (draining && waitingForRequest) else { return nil }
         }
         phase = .closed
+        input.removeAll()
         return .close
     }
 
@@ -333,12 +348,10 @@ struct ConnectionStateMachine {
     }
 
     private mutating func consumeAnsweredRequest() {
-        input.removeFirst(pendingConsume)
+        input.consume(pendingConsume)
         pendingConsume = 0
         if input.isEmpty {
             clocks.requestAnswered(at: clock.now, idle: !closeAfterWrite)
-            // An idle connection keeps no read buffer (10,000 idle connections must stay small).
-            input = []
         } else {
             clocks.pipelinedRequestStarts(at: clock.now)
         }
@@ -350,7 +363,7 @@ struct ConnectionStateMachine {
             switch phase {
             case .proxyHeader where !usesTLS:
                 guard !input.isEmpty else { return nil }
-                switch input.withUnsafeBufferPointer({ ProxyProtocol.parse($0) }) {
+                switch input.withBytes({ ProxyProtocol.parse($0) }) {
                 case .incomplete:
                     return nil
                 case .failed(let reason):
@@ -358,13 +371,13 @@ struct ConnectionStateMachine {
                     return .abort(reason: "PROXY header: \(reason)")
                 case .complete(let client, let length):
                     proxiedClient = client
-                    input.removeFirst(length)
+                    input.consume(length)
                     phase = .head
                 }
             case .head:
                 guard !input.isEmpty else { return nil }
                 var parser = self.parser
-                let result = input.withUnsafeBufferPointer { parser.parse($0) }
+                let result = input.withBytes { parser.parse($0) }
                 self.parser = parser
                 switch result {
                 case .incomplete:
@@ -388,14 +401,14 @@ struct ConnectionStateMachine {
             case .body(var discarder):
                 let bodyStart = request.length
                 let from = keepingBody ? bodyStart + keptScanned : bodyStart
-                let result = input.withUnsafeBufferPointer { discarder.consume($0, from: from) }
+                let result = input.withBytes { discarder.consume($0, from: from) }
                 switch result {
                 case .needMore:
-                    if keepingBody { keptScanned = input.count - bodyStart } else { input.removeSubrange(bodyStart...) }
+                    if keepingBody { keptScanned = input.count - bodyStart } else { input.remove(bodyStart..<input.count) }
                     phase = .body(discarder)
                     return nil
                 case .done(let end):
-                    if keepingBody { keptLength = end - bodyStart } else { input.removeSubrange(bodyStart..<end) }
+                    if keepingBody { keptLength = end - bodyStart } else { input.remove(bodyStart..<end) }
                     phase = .answering
                     return .answer
                 case .failed(let error):

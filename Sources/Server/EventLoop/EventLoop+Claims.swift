@@ -17,7 +17,7 @@ extension EventLoop {
             connection.machine.respond(AdminResponses.problem(off))
             return
         }
-        let body = connection.machine.keptBody.map { Array(connection.machine.input[$0]) } ?? []
+        let body = connection.machine.keptBody.map { range in connection.withRequestBytes { Array($0[range]) } } ?? []
         let ticket = ReloadMailbox.Ticket(loop: index, slot: connection.slot, serial: connection.serial)
         if worker.submit(LinkAPIWorker.Job(ticket: ticket, call: call, token: token, body: body)) {
             connection.machine.respondLater()

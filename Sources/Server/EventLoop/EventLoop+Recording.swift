@@ -8,7 +8,7 @@ import Synchronization
 /// Counting and logging what a loop answered.
 extension EventLoop {
     func record(_ connection: Connection, _ head: RequestHead, status: Int, bytes: Int, site: String, pathClass: PathClass) {
-        connection.machine.input.withUnsafeBufferPointer { buffer in
+        connection.withRequestBytes { buffer in
             // Only document requests are looked at: a few byte comparisons for those, nothing for others.
             // A check run says it is one: its AASA-Bot User-Agent is a test of the server, not Apple.
             let fetcher =

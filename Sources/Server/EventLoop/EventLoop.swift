@@ -26,7 +26,12 @@ final class EventLoop {
     var listeners: [ListenerSocket]
     var connections: [Connection?] = []
     var freeSlots: [Int] = []
-    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Where every read lands. A connection's state machine parses and answers its requests where they
+    /// were read (``ConnectionStateMachine/received(_:moreBuffered:)``) and copies what is left before it
+    /// asks for another read or waits, so nothing else may write here: TLS writes gather elsewhere.
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    /// Where a TLS write's pieces are gathered (a TLS record holds up to 16 KB).
+    private var tlsGather = [UInt8](repeating: 0, count: 16 * 1024)
     /// Where the per-send lines of queued answers are copied for `writev` (the rest goes by pointer).
     private let lineScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 8 * 1024, alignment: 8)
     private var gather = GatherList(capacity: 64)
@@ -57,7 +62,10 @@ final class EventLoop {
     /// Set once this loop no longer uses the main listening sockets (during a drain).
     let releasedListeners = Atomic<Bool>(false)
 
-    deinit { lineScratch.deallocate() }
+    deinit {
+        lineScratch.deallocate()
+        readBuffer.deallocate()
+    }
 
     init(index: Int, listeners: [ListenerSocket], state: ServerState, settings: LoopSettings, registry: StatsRegistry) throws(SystemError) {
         self.index = index
@@ -143,19 +151,17 @@ final class EventLoop {
             case .read:
                 read(connection)
             case .peekProxyHeader:
-                let result = scratch.withUnsafeMutableBytes { Posix.peek(connection.fd, into: $0) }
+                let result = Posix.peek(connection.fd, into: readBuffer)
                 switch result {
                 case .bytes(let count):
-                    scratch.withUnsafeBufferPointer { connection.machine.peeked(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+                    connection.machine.peeked(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]).assumingMemoryBound(to: UInt8.self))
                 case .wouldBlock(let readiness): connection.machine.readBlocked(until: .init(readiness))
                 case .closed: connection.machine.readEnded()
                 case .failed: connection.machine.failed()
                 }
             case .consumeRaw(let count):
                 // Already peeked, so all of it is in the socket buffer.
-                let result = scratch.withUnsafeMutableBytes {
-                    Posix.read(connection.fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]))
-                }
+                let result = Posix.read(connection.fd, into: UnsafeMutableRawBufferPointer(rebasing: readBuffer[0..<count]))
                 if result == .bytes(count) { connection.machine.consumedRaw() } else { connection.machine.failed() }
             case .answer:
                 answer(connection, connection.machine.request)
@@ -196,15 +202,13 @@ final class EventLoop {
     }
 
     private func read(_ connection: Connection) {
-        let result = scratch.withUnsafeMutableBytes { connection.transport.read(connection.fd, into: $0) }
+        let result = connection.transport.read(connection.fd, into: readBuffer)
         switch result {
         case .bytes(let count):
-            scratch.withUnsafeBytes {
-                connection.machine.received(
-                    UnsafeRawBufferPointer(rebasing: $0[0..<count]),
-                    moreBuffered: connection.transport.hasBufferedInput
-                )
-            }
+            connection.machine.received(
+                UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]),
+                moreBuffered: connection.transport.hasBufferedInput
+            )
         case .wouldBlock(let readiness):
             connection.machine.readBlocked(until: .init(readiness))
         case .closed:
@@ -222,12 +226,12 @@ final class EventLoop {
         case .tls(let session):
             // A TLS record holds up to 16 KB; OpenSSL copies what it encrypts, so the pieces are gathered
             // here. A write that could not finish is retried with exactly the same bytes, as OpenSSL asks.
-            let length = scratch.withUnsafeMutableBytes { raw in
+            let length = tlsGather.withUnsafeMutableBytes { raw in
                 connection.machine.output.gather(
                     into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<(connection.tlsRetryLength ?? 16 * 1024)])
                 )
             }
-            result = scratch.withUnsafeBytes { session.write(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+            result = tlsGather.withUnsafeBytes { session.write(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
             connection.tlsRetryLength = result.isWouldBlock ? length : nil
         }
         switch result {
@@ -280,7 +284,7 @@ final class EventLoop {
             storedLinks = batchStoredLinks ?? watcher.table
             batchStoredLinks = storedLinks
         }
-        let route = connection.machine.input.withUnsafeBufferPointer { buffer in
+        let route = connection.withRequestBytes { buffer in
             Router.route(
                 head,
                 in: buffer,
