@@ -5,10 +5,10 @@ import Testing
 /// length around the word size and with a difference at every position.
 @Suite("Byte comparison eight bytes at a time")
 struct ByteComparisonTests {
-    @Test("Equal exactly when the arrays are equal: every length to 40, one byte changed at every position, lengths apart")
+    @Test("Equal exactly when the arrays are equal: every length to 140, one byte changed at every position, lengths apart")
     func sameVerdictAsArrays() {
         var generator = SystemRandomNumberGenerator()
-        for length in 0...40 {
+        for length in 0...140 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             bytes.withUnsafeBufferPointer { #expect(ByteComparison.equal(bytes, $0), "length \(length) equal to itself") }
             for position in 0..<length {
