@@ -17,4 +17,13 @@ struct PatternCoverageTests {
         #expect(PatternCoverage.covers("/é/*", "/é/x"), "beyond ASCII the table decides")
         #expect(!PatternCoverage.covers("/$(lang)/*", "/en/x"), "substitution variables are never said to cover")
     }
+
+    @Test("catch-all paths and wildcard-only patterns, decided from the first byte where it settles it")
+    func catchAlls() {
+        for pattern in ["*", "***", "/*"] { #expect(AASAValidator.isPathCatchAll(pattern), "\(pattern)") }
+        for pattern in ["", "*x", "x*", "/**", "/", "/*x", "**/"] { #expect(!AASAValidator.isPathCatchAll(pattern), "\(pattern)") }
+        #expect(AASAValidator.isPathCatchAll(nil) && AASAValidator.isWildcardOnly(nil))
+        for pattern in ["*", "**"] { #expect(AASAValidator.isWildcardOnly(pattern)) }
+        for pattern in ["", "/*", "*?", "?"] { #expect(!AASAValidator.isWildcardOnly(pattern), "\(pattern)") }
+    }
 }

@@ -51,23 +51,36 @@ enum PatternCoverage {
     /// True when, before the first `*`, `?` or `$` of either, the two differ in a character: then no text
     /// `specific` matches can match `general`. Bytes beyond ASCII end the comparison (case folding).
     private static func literalPrefixesDiffer(_ general: String, _ specific: String, caseSensitive: Bool) -> Bool {
-        var general = general
-        var specific = specific
-        return general.withUTF8 { wide in
-            specific.withUTF8 { narrow in
-                for index in 0..<min(wide.count, narrow.count) {
-                    var (a, b) = (wide[index], narrow[index])
-                    if a == UInt8(ascii: "*") || a == UInt8(ascii: "?") || a == UInt8(ascii: "$") || a >= 0x80 { return false }
-                    if b == UInt8(ascii: "*") || b == UInt8(ascii: "?") || b == UInt8(ascii: "$") || b >= 0x80 { return false }
-                    if !caseSensitive {
-                        if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(a) { a |= 0x20 }
-                        if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b) { b |= 0x20 }
-                    }
-                    if a != b { return true }
-                }
-                return false
-            }
+        // Read in place (a native string's bytes are contiguous): copies to call `withUTF8` on cost a
+        // retain and a release each, for every pair of rules of every site.
+        guard
+            let differ = general.utf8.withContiguousStorageIfAvailable({ wide in
+                specific.utf8.withContiguousStorageIfAvailable { narrow in prefixesDiffer(wide, narrow, caseSensitive: caseSensitive) }
+            }) ?? nil
+        else {
+            var general = general
+            var specific = specific
+            return general.withUTF8 { wide in specific.withUTF8 { narrow in prefixesDiffer(wide, narrow, caseSensitive: caseSensitive) } }
         }
+        return differ
+    }
+
+    private static func prefixesDiffer(
+        _ wide: UnsafeBufferPointer<UInt8>,
+        _ narrow: UnsafeBufferPointer<UInt8>,
+        caseSensitive: Bool
+    ) -> Bool {
+        for index in 0..<min(wide.count, narrow.count) {
+            var (a, b) = (wide[index], narrow[index])
+            if a == UInt8(ascii: "*") || a == UInt8(ascii: "?") || a == UInt8(ascii: "$") || a >= 0x80 { return false }
+            if b == UInt8(ascii: "*") || b == UInt8(ascii: "?") || b == UInt8(ascii: "$") || b >= 0x80 { return false }
+            if !caseSensitive {
+                if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(a) { a |= 0x20 }
+                if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b) { b |= 0x20 }
+            }
+            if a != b { return true }
+        }
+        return false
     }
 
     private static func symbols(_ pattern: String) -> [Symbol] {

@@ -11,7 +11,8 @@ public enum ByteComparison {
             first.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ second.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
         }
         guard count >= 8 else {
-            for offset in 0..<count where first.load(fromByteOffset: offset, as: UInt8.self) != second.load(fromByteOffset: offset, as: UInt8.self) {
+            for offset in 0..<count
+            where first.load(fromByteOffset: offset, as: UInt8.self) != second.load(fromByteOffset: offset, as: UInt8.self) {
                 return false
             }
             return true

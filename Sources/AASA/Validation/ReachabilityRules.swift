@@ -105,12 +105,14 @@ extension AASAValidator {
 
     static func isWildcardOnly(_ pattern: String?) -> Bool {
         guard let pattern else { return true }
-        return !pattern.isEmpty && pattern.utf8.allSatisfy { $0 == UInt8(ascii: "*") }
+        // The first byte settles nearly every pattern (`/…`) before the whole is read.
+        guard pattern.utf8.first == UInt8(ascii: "*") else { return false }
+        return pattern.utf8.allSatisfy { $0 == UInt8(ascii: "*") }
     }
 
     static func isPathCatchAll(_ pattern: String?) -> Bool {
         guard let pattern else { return true }
-        return isWildcardOnly(pattern) || pattern == "/*"
+        return isWildcardOnly(pattern) || (pattern.utf8.count == 2 && pattern == "/*")
     }
 
     static func hasVacuousQuery(_ component: Component) -> Bool { isVacuous(component.query) }
