@@ -29,7 +29,7 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 
     /// `$[index]`, where each site of an included file lives. Files hold a few hundred sites each, so the
     /// first few thousand of these are made once and shared by every file: a million sites then do not
-    /// each keep their own (paths compare by their text, so sharing changes no comparison).
+    /// each keep their own (paths compare by their keys and indexes, so sharing changes no comparison).
     public static func rootIndex(_ index: Int) -> JSONPath {
         index < sharedRootIndexes.count ? sharedRootIndexes[index] : root.index(index)
     }
