@@ -108,8 +108,29 @@ public enum JSONWriter {
     }
 
     /// Whether any of `bytes` must be escaped inside a JSON string (a control byte, a quote, a backslash).
+    /// Eight bytes per step: a control byte (the "has less than" test), a quote or a backslash (the "has
+    /// zero" test after XOR) anywhere in the word. Each test is exact for "any byte" (a borrow can only
+    /// flag bytes after a true one); the last word is read ending at the last byte.
     static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        let count = bytes.count
+        guard count >= 8, let base = bytes.baseAddress else {
+            return bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        let raw = UnsafeRawPointer(base)
+        @inline(__always) func flagged(_ offset: Int) -> Bool {
+            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            let control = (word &- 0x2020_2020_2020_2020) & ~word
+            let quote = word ^ 0x2222_2222_2222_2222
+            let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+            let flags = control | ((quote &- 0x0101_0101_0101_0101) & ~quote) | ((backslash &- 0x0101_0101_0101_0101) & ~backslash)
+            return flags & 0x8080_8080_8080_8080 != 0
+        }
+        var offset = 0
+        while offset + 8 <= count {
+            if flagged(offset) { return true }
+            offset += 8
+        }
+        return offset < count && flagged(count - 8)
     }
 
     static func writeString(_ text: String, into out: inout [UInt8]) {
