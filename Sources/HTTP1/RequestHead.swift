@@ -70,6 +70,13 @@ public struct RequestHead: Sendable, Equatable {
     public var isHTTP10: Bool { minorVersion == 0 }
 }
 
+/// What ``RequestHeadParser/parse(_:into:)`` found; the head itself is where it was asked to go.
+public enum HeadParseStatus: Sendable, Equatable {
+    case incomplete
+    case complete
+    case failed(HTTPError)
+}
+
 public enum HeadParseResult: Sendable, Equatable {
     case incomplete
     case complete(RequestHead)

@@ -31,7 +31,34 @@ public struct RequestHeadParser: Sendable {
         methodChecked = false
     }
 
+    /// Parses into `head`, which holds the head when the answer is `.complete` (and anything otherwise):
+    /// a head is about 250 bytes, and handing it back as a value copied it several times per request.
+    public mutating func parse(_ buffer: UnsafeBufferPointer<UInt8>, into head: inout RequestHead) -> HeadParseStatus {
+        if scanOffset == 0, headStart == nil, parseWhole(buffer, into: &head) { return .complete }
+        return parseIncrementally(buffer, into: &head)
+    }
+
     public mutating func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> HeadParseResult {
+        var head = RequestHead()
+        switch parse(buffer, into: &head) {
+        case .incomplete: return .incomplete
+        case .complete: return .complete(head)
+        case .failed(let error): return .failed(error)
+        }
+    }
+
+    /// A head that arrived whole and breaks no rule, in one pass over its lines (nearly every request):
+    /// nil sends the buffer the incremental way, which finds the same head or says exactly what is wrong.
+    /// The incremental scan finds the head's end first and parses it after, a second pass over every byte.
+    func parseWhole(_ buffer: UnsafeBufferPointer<UInt8>, into head: inout RequestHead) -> Bool {
+        guard let first = buffer.first, isTokenByte(first), let lineFeed = firstLineFeed(buffer, from: 0),
+            lineFeed <= limits.requestLineBytes + 1,
+            parseHead(buffer, start: 0, requestLineEnd: lineFeed, bound: buffer.count, into: &head) == .complete
+        else { return false }
+        return head.length - 1 - lineFeed <= limits.headerBytes + 2
+    }
+
+    mutating func parseIncrementally(_ buffer: UnsafeBufferPointer<UInt8>, into head: inout RequestHead) -> HeadParseStatus {
         let count = buffer.count
         var index = scanOffset
         // RFC 9112 §2.2: ignore at least one empty line before the request line.
@@ -69,10 +96,13 @@ public struct RequestHeadParser: Sendable {
                     let previous = index - 1
                     if buffer[previous] == 0x0A || (buffer[previous] == 0x0D && previous > 0 && buffer[previous - 1] == 0x0A) {
                         scanOffset = 0
-                        if let lineEnd = requestLineEnd, index - lineEnd > limits.headerBytes + 2 {
+                        guard let lineEnd = requestLineEnd else { return .failed(.badRequest("no request line")) }
+                        if index - lineEnd > limits.headerBytes + 2 {
                             return .failed(.headerFieldsTooLarge("header section larger than \(limits.headerBytes) bytes"))
                         }
-                        return parseHead(buffer, start: start, end: index + 1)
+                        // The scan found the empty line that the field lines end at.
+                        return parseHead(buffer, start: start, requestLineEnd: lineEnd, bound: index + 1, into: &head)
+                            ?? .failed(.badRequest("no empty line after the header fields"))
                     }
                     if lineCount - 1 > limits.headerCount {
                         return .failed(.headerFieldsTooLarge("more than \(limits.headerCount) header fields"))
@@ -118,10 +148,16 @@ public struct RequestHeadParser: Sendable {
 
     // MARK: - Parsing a complete head
 
-    private func parseHead(_ buffer: UnsafeBufferPointer<UInt8>, start: Int, end: Int) -> HeadParseResult {
-        var head = RequestHead()
-        head.length = end
-        guard let lineEndIndex = requestLineEnd else { return .failed(.badRequest("no request line")) }
+    /// The head whose request line starts at `start` and ends with the LF at `requestLineEnd`, up to the
+    /// empty line after its field lines, which ends before `bound`; nil when it does not.
+    private func parseHead(
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        start: Int,
+        requestLineEnd lineEndIndex: Int,
+        bound end: Int,
+        into head: inout RequestHead
+    ) -> HeadParseStatus? {
+        head = RequestHead()
         if let error = parseRequestLine(buffer, start, lineEndIndex, &head) { return .failed(error) }
 
         var hostCount = 0
@@ -132,10 +168,14 @@ public struct RequestHeadParser: Sendable {
         var chunkedCount = 0
         var fieldCount = 0
         var lineStart = lineEndIndex + 1
-        while lineStart < end {
+        while true {
+            guard lineStart < end else { return nil }
             let first = buffer[lineStart]
             // The empty line that ends the head.
-            if first == 0x0A || (first == 0x0D && lineStart + 1 < end && buffer[lineStart + 1] == 0x0A) { break }
+            if first == 0x0A || (first == 0x0D && lineStart + 1 < end && buffer[lineStart + 1] == 0x0A) {
+                head.length = lineStart + (first == 0x0A ? 1 : 2)
+                break
+            }
             fieldCount += 1
             if fieldCount > limits.headerCount {
                 return .failed(.headerFieldsTooLarge("more than \(limits.headerCount) header fields"))
@@ -243,7 +283,7 @@ public struct RequestHeadParser: Sendable {
         if hostCount == 0 && !head.isHTTP10 {
             return .failed(.badRequest("missing Host header"))
         }
-        return .complete(head)
+        return .complete
     }
 
     private func parseRequestLine(

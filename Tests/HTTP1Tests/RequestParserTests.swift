@@ -1,3 +1,4 @@
+import Support
 import Testing
 
 @testable import HTTP1
@@ -29,6 +30,55 @@ struct RequestParserTests {
             #expect(isTokenByte(UInt8(byte)) == isTokenByteBySet(UInt8(byte)), "byte \(byte)")
         }
         #expect((0...255).filter { isTokenByte(UInt8($0)) }.count == 77, "62 letters and digits, 15 symbols")
+    }
+
+    @Test("The host-byte map is RFC 3986's reg-name set, every one of the 256 byte values, and Host is judged by it")
+    func hostBytes() {
+        let regName = Set(Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+;=".utf8))
+        for byte in 0...255 {
+            let value = UInt8(byte)
+            #expect(isRegNameByte(value) == regName.contains(value), "byte \(byte)")
+            // Inside a host name (not where a port or an IPv6 literal starts), exactly these bytes pass.
+            guard value != UInt8(ascii: ":"), value != UInt8(ascii: "[") else { continue }
+            let host: [UInt8] = [UInt8(ascii: "a"), value, UInt8(ascii: "b")]
+            let verdict = host.withUnsafeBufferPointer { validateAuthority($0, 0..<3) }
+            #expect((verdict == nil) == regName.contains(value), "byte \(byte)")
+        }
+    }
+
+    @Test("Header names are told apart a word at a time: every known name in any case, and no name one byte off")
+    func knownHeaderNames() {
+        let names: [(String, KnownHeader)] = [
+            ("host", .host), ("content-length", .contentLength), ("transfer-encoding", .transferEncoding),
+            ("aasa-server-check", .checkProbe), ("connection", .connection), ("accept-encoding", .acceptEncoding),
+            ("x-forwarded-for", .forwardedFor), ("user-agent", .userAgent), ("origin", .origin), ("expect", .expect),
+            ("content-type", .contentType), ("authorization", .authorization),
+        ]
+        let tokenBytes = (0...255).map(UInt8.init).filter(isTokenByte)
+        var random = ParserFuzzTests.Generator(state: 5)
+        for (name, known) in names {
+            for variant in 0..<64 {
+                // Each letter upper-cased or not, at random (the first variant as written).
+                var bytes = Array(name.utf8).map { byte in
+                    variant > 0 && random.next() % 2 == 0 && ASCII.isLetter(byte) ? byte & ~0x20 : byte
+                }
+                // What follows a name in a head: the colon and a value (the word reads stay inside the head).
+                let line = bytes + Array(": x\r\n".utf8)
+                #expect(line.withUnsafeBufferPointer { KnownHeader($0, 0..<bytes.count) } == known, "\(name) as written")
+                // One byte changed to another token byte that is not its other case: no known name.
+                let position = Int(random.next() % UInt64(bytes.count))
+                let original = bytes[position]
+                let replacement = tokenBytes[Int(random.next() % UInt64(tokenBytes.count))]
+                let sameLetter = ASCII.isLetter(original) && ASCII.isLetter(replacement) && original | 0x20 == replacement | 0x20
+                guard replacement != original, !sameLetter else { continue }
+                bytes[position] = replacement
+                let changed = bytes + Array(": x\r\n".utf8)
+                #expect(
+                    changed.withUnsafeBufferPointer { KnownHeader($0, 0..<bytes.count) } == .other,
+                    "\(String(decoding: bytes, as: UTF8.self))"
+                )
+            }
+        }
     }
 
     @Test("A simple GET: method, path, query split off, Host, keep-alive by default")
@@ -284,6 +334,76 @@ struct ParserFuzzTests {
         // loop above checked nothing.
         #expect(completed > 2_000, "only \(completed) of 20,000 mutated requests parsed")
         #expect(failed > 2_000, "only \(failed) of 20,000 mutated requests were refused")
+    }
+}
+
+@Suite("A head parsed in one pass")
+struct WholeHeadTests {
+    /// The one-pass parse of a head that arrived whole must give exactly what the incremental scan gives,
+    /// and leave to it every head it is not sure of (each refusal keeps the scan's wording and order).
+    @Test("20,000 mutated requests: the one-pass parse gives the incremental scan's head, or leaves the request to it")
+    func agreesWithTheScan() {
+        let seeds = [
+            "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: gzip\r\n\r\n",
+            "GET http://a.com/x?y HTTP/1.0\r\nConnection: keep-alive, close\r\nContent-Length: 3\r\n\r\nabc",
+            "HEAD / HTTP/1.1\r\nHost: [::1]:80\r\nTransfer-Encoding: chunked\r\nUser-Agent: AASA-Bot/1.0.0\r\n\r\n0\r\n\r\n",
+            "OPTIONS * HTTP/1.1\nHost: a\nExpect: 100-continue\nX-Forwarded-For: 192.0.2.1\n\n",
+            "GET /p/42?utm_source=mail HTTP/1.1\r\nHost: go.example.com\r\nUser-Agent: Mozilla/5.0 (Macintosh)\t x \r\n"
+                + "Origin: https://a.example\r\nAASA-Server-Check: 1\r\n\n",
+            // Empty lines before the request line: only the scan skips them.
+            "\r\n\nGET /a HTTP/1.1\r\nHost: a.example:8443\r\n\r\n",
+        ].map { Array($0.utf8) }
+        let interesting: [UInt8] = [0, 9, 10, 13, 32, 58, 44, 63, 35, 64, 0x7F, 0x80, 0xFF, UInt8(ascii: "["), UInt8(ascii: "]")]
+        var random = ParserFuzzTests.Generator(state: 11)
+        var onePass = 0
+        var leftToTheScan = 0
+        for iteration in 0..<20_000 {
+            var bytes = seeds[iteration % seeds.count]
+            // A fifth unmutated but cut short, and some under limits that refuse them: both ways must agree there too.
+            let limits =
+                iteration % 7 == 0
+                ? HTTPLimits(requestLineBytes: 40, headerBytes: 1_000, headerCount: 2, bodyBytes: 16)
+                : iteration % 7 == 1 ? HTTPLimits(requestLineBytes: 1_000, headerBytes: 60, headerCount: 50, bodyBytes: 16) : HTTPLimits()
+            if iteration % 5 == 0 {
+                bytes = Array(bytes.prefix(Int(random.next() % UInt64(bytes.count + 1))))
+            } else {
+                for _ in 0..<(1 + Int(random.next() % 3)) {
+                    let position = Int(random.next() % UInt64(bytes.count))
+                    switch random.next() % 4 {
+                    case 0: bytes[position] = interesting[Int(random.next() % UInt64(interesting.count))]
+                    case 1: bytes.insert(interesting[Int(random.next() % UInt64(interesting.count))], at: position)
+                    case 2: if bytes.count > 1 { bytes.remove(at: position) }
+                    default: bytes[position] = UInt8(truncatingIfNeeded: random.next())
+                    }
+                }
+            }
+            var parser = RequestHeadParser(limits: limits)
+            var scanner = RequestHeadParser(limits: limits)
+            var whole = RequestHead()
+            var scannedHead = RequestHead()
+            let (isWhole, result, scanned) = bytes.withUnsafeBufferPointer { buffer in
+                (
+                    parser.parseWhole(buffer, into: &whole), parser.parse(buffer),
+                    scanner.parseIncrementally(buffer, into: &scannedHead)
+                )
+            }
+            let scannedResult: HeadParseResult =
+                switch scanned {
+                case .incomplete: .incomplete
+                case .complete: .complete(scannedHead)
+                case .failed(let error): .failed(error)
+                }
+            #expect(result == scannedResult, "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+            if isWhole {
+                onePass += 1
+                #expect(scannedResult == .complete(whole))
+            } else if scanned == .complete {
+                leftToTheScan += 1
+            }
+        }
+        // Both ways must really be taken, or the comparison above checked nothing.
+        #expect(onePass > 2_000, "only \(onePass) heads parsed in one pass")
+        #expect(leftToTheScan > 150, "only \(leftToTheScan) complete heads left to the scan")
     }
 }
 

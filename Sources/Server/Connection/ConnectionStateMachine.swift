@@ -168,18 +168,17 @@ struct ConnectionStateMachine {
         case .answering, .awaitingAnswer: break
         default: preconditionFailure("respond(_:) without a request being answered")
         }
-        let head = request
         requests += 1
-        let close = !head.keepAlive || requests >= settings.maxRequests || draining || peerClosed
-        let directive: ConnectionDirective = close ? .close : head.isHTTP10 ? .keepAlive : .none
-        let bytes = output.append(response, dateLine: clock.dateLine, connection: directive, includeBody: head.method != .head)
+        let close = !request.keepAlive || requests >= settings.maxRequests || draining || peerClosed
+        let directive: ConnectionDirective = close ? .close : request.isHTTP10 ? .keepAlive : .none
+        let bytes = output.append(response, dateLine: clock.dateLine, connection: directive, includeBody: request.method != .head)
         if close {
             closeAfterWrite = true
         } else if !noDelaySet {
             noDelaySet = true
             noDelayPending = true
         }
-        pendingConsume = head.length + keptLength
+        pendingConsume = request.length + keptLength
         keepingBody = false
         keptLength = 0
         phase = .head
@@ -376,18 +375,25 @@ struct ConnectionStateMachine {
                 }
             case .head:
                 guard !input.isEmpty else { return nil }
-                var parser = self.parser
-                let result = input.withBytes { parser.parse($0) }
-                self.parser = parser
-                switch result {
+                let status: HeadParseStatus
+                if let bytes = input.inPlace {
+                    // Parsed straight into the request: no head is copied.
+                    status = parser.parse(bytes, into: &request)
+                } else {
+                    var parser = self.parser
+                    var head = RequestHead()
+                    status = input.withBytes { parser.parse($0, into: &head) }
+                    self.parser = parser
+                    request = head
+                }
+                switch status {
                 case .incomplete:
                     return nil
                 case .failed(let error):
                     return reject(error)
-                case .complete(let head):
-                    self.parser.reset()
-                    request = head
-                    switch head.body {
+                case .complete:
+                    parser.reset()
+                    switch request.body {
                     case .none:
                         phase = .answering
                         return .answer
@@ -395,7 +401,7 @@ struct ConnectionStateMachine {
                         // Refused before any of it is read.
                         return reject(.payloadTooLarge)
                     case .length, .chunked:
-                        startBody(of: head)
+                        startBody()
                     }
                 }
             case .body(var discarder):
@@ -425,7 +431,8 @@ struct ConnectionStateMachine {
     /// A request with a body: its body phase starts. Kept out of line: bodies are rare here, and the loop
     /// that parses every request stays small.
     @inline(never)
-    private mutating func startBody(of head: RequestHead) {
+    private mutating func startBody() {
+        let head = request
         // A client that sent Expect: 100-continue waits for this before sending the body; an HTTP/1.0
         // client does not know the interim answer, and one already sending needs none.
         if head.expectsContinue && !head.isHTTP10 && input.count == head.length {
