@@ -46,6 +46,8 @@ final class EventLoop {
     var pendingStats = PendingStats()
     /// Link answers given lately, answered again without routing (this loop's own: no lock).
     let linkAnswers = LinkAnswerCache()
+    /// The Host this loop matched last (a keep-alive connection sends the same one every time).
+    let hostMemo = HostMemo()
     /// One log line per name and reason a minute for failed handshakes.
     private var handshakeFailures = HandshakeFailureLog()
     private var observedDraining = false
@@ -292,7 +294,8 @@ final class EventLoop {
                 snapshot: snapshot,
                 admin: adminView,
                 linkAnswers: linkAnswers,
-                storedLinks: storedLinks
+                storedLinks: storedLinks,
+                hosts: hostMemo
             )
         }
         switch route {

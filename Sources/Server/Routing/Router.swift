@@ -83,7 +83,8 @@ enum Router {
         snapshot: Snapshot,
         admin: () -> AdminView,
         linkAnswers: LinkAnswerCache? = nil,
-        storedLinks: ShortLinkTable? = nil
+        storedLinks: ShortLinkTable? = nil,
+        hosts: HostMemo? = nil
     ) -> Route {
         if head.method == .unknown {
             return .respond(StandardResponses.notImplemented, site: "-", pathClass: .other)
@@ -95,7 +96,7 @@ enum Router {
         }
         let path = UnsafeBufferPointer(rebasing: buffer[head.pathRange])
         switch listener {
-        case .main: return routeMain(head, path, buffer, snapshot, linkAnswers, storedLinks)
+        case .main: return routeMain(head, path, buffer, snapshot, linkAnswers, storedLinks, hosts)
         case .admin: return routeAdmin(head, path, buffer, snapshot, admin)
         }
     }
@@ -106,13 +107,14 @@ enum Router {
         _ buffer: UnsafeBufferPointer<UInt8>,
         _ snapshot: Snapshot,
         _ linkAnswers: LinkAnswerCache?,
-        _ storedLinks: ShortLinkTable?
+        _ storedLinks: ShortLinkTable?,
+        _ hosts: HostMemo?
     ) -> Route {
         if equal(path, wellKnownPath) || equal(path, rootPath) {
             guard head.method == .get || head.method == .head else {
                 return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .aasa)
             }
-            let matched = matchHost(head, buffer, snapshot)
+            let matched = matchHost(head, buffer, snapshot, hosts)
             // An Android-only site has no AASA: its hosts get what an unknown host gets.
             let known = matched.map { snapshot.site(at: $0.value) }.flatMap { $0.servesApple ? $0 : nil }
             guard let responses = known ?? snapshot.unknownHost else {
@@ -125,7 +127,7 @@ enum Router {
             guard head.method == .get || head.method == .head else {
                 return .respond(StandardResponses.methodNotAllowed, site: "-", pathClass: .assetLinks)
             }
-            let matched = matchHost(head, buffer, snapshot)
+            let matched = matchHost(head, buffer, snapshot, hosts)
             // 404, not an empty list: an empty statement list would claim this host links no app.
             guard let matched, let document = snapshot.site(at: matched.value).assetLinks else {
                 return .respond(StandardResponses.noAssetLinks, site: matched?.entry ?? "unknown", pathClass: .assetLinks)
@@ -157,7 +159,7 @@ enum Router {
         }
         // Off the hot paths: a link, or a 404 counted under its host.
         // The host is normalized once here: the link answer needs it too.
-        guard let matched = matchHost(head, buffer, snapshot) else {
+        guard let matched = matchHost(head, buffer, snapshot, hosts) else {
             return .respond(StandardResponses.notFound, site: "unknown", pathClass: .other)
         }
         let entry = matched.entry
@@ -184,11 +186,13 @@ enum Router {
     private static func matchHost(
         _ head: RequestHead,
         _ buffer: UnsafeBufferPointer<UInt8>,
-        _ snapshot: Snapshot
+        _ snapshot: Snapshot,
+        _ hosts: HostMemo?
     ) -> HostMatch? {
-        head.hostRange.flatMap { range in
-            snapshot.hosts.match(hostHeader: UnsafeBufferPointer(rebasing: buffer[range]))
-        }
+        guard let range = head.hostRange else { return nil }
+        let header = UnsafeBufferPointer(rebasing: buffer[range])
+        if let hosts { return hosts.match(header, in: snapshot) }
+        return snapshot.hosts.match(hostHeader: header)
     }
 
     private static func routeAdmin(
