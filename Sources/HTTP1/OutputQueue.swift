@@ -10,7 +10,7 @@ public struct OutputQueue: Sendable {
         var byteCount: Int { response.byteCount(perSendLines: perSend.count, includeBody: includeBody) }
     }
 
-    private var entries: [Entry] = []
+    @usableFromInline var entries: [Entry] = []
     /// Bytes of the first entry already written.
     private var sentOfFirst = 0
     /// Bytes queued and not yet written.
@@ -18,7 +18,8 @@ public struct OutputQueue: Sendable {
 
     public init() {}
 
-    public var isEmpty: Bool { entries.isEmpty }
+    /// Asked several times a request by the connection's state machine, in another module: inlined there.
+    @inlinable public var isEmpty: Bool { entries.isEmpty }
 
     /// Queues a response; returns its size on the wire.
     @discardableResult

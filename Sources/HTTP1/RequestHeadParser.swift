@@ -296,12 +296,20 @@ public struct RequestHeadParser: Sendable {
         if end > start && buffer[end - 1] == 0x0D { end -= 1 }
         // method SP request-target SP HTTP-version, single spaces (RFC 9112 §3).
         var methodEnd = start
-        while methodEnd < end && isTokenByte(buffer[methodEnd]) { methodEnd += 1 }
-        guard methodEnd > start, methodEnd < end, buffer[methodEnd] == 0x20 else {
-            return .badRequest("malformed request line")
+        // Nearly every request is a GET: one four-byte comparison instead of the token loop and the name match.
+        if end - start > 4, let base = buffer.baseAddress,
+            UnsafeRawPointer(base + start).loadUnaligned(as: UInt32.self) == UInt32(littleEndian: 0x2054_4547)
+        {
+            methodEnd = start + 3
+            head.method = .get
+        } else {
+            while methodEnd < end && isTokenByte(buffer[methodEnd]) { methodEnd += 1 }
+            guard methodEnd > start, methodEnd < end, buffer[methodEnd] == 0x20 else {
+                return .badRequest("malformed request line")
+            }
+            head.method = HTTPMethod(buffer, start..<methodEnd)
         }
         head.methodRange = start..<methodEnd
-        head.method = HTTPMethod(buffer, start..<methodEnd)
         let targetStart = methodEnd + 1
         var targetEnd = targetStart
         var firstQuestionMark: Int?

@@ -46,6 +46,34 @@ struct RequestParserTests {
         }
     }
 
+    @Test("Host bytes eight at a time: each of the 256 byte values at each place of a word, and in a long host name")
+    func commonHostWords() {
+        let common = Set(Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.".utf8))
+        let regName = Set(Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+;=".utf8))
+        let filler = Array("a0-.Zz9b".utf8)
+        for byte in 0...255 {
+            let value = UInt8(byte)
+            for place in 0..<8 {
+                var bytes = filler
+                bytes[place] = value
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                let flags = commonHostBytes(word)
+                for position in 0..<8 {
+                    let expected = common.contains(bytes[position])
+                    #expect((flags >> (8 * position + 7)) & 1 == (expected ? 1 : 0), "byte \(byte) at \(place), position \(position)")
+                }
+            }
+            // Anywhere in a 21-byte name (words, then the byte loop), the verdict is the byte's.
+            guard value != UInt8(ascii: ":"), value != UInt8(ascii: "[") else { continue }
+            for place in 0..<21 {
+                var host = Array("www.shop-42.example.c".utf8)
+                host[place] = value
+                let verdict = host.withUnsafeBufferPointer { validateAuthority($0, 0..<host.count) }
+                #expect((verdict == nil) == regName.contains(value), "byte \(byte) at \(place)")
+            }
+        }
+    }
+
     @Test("Header names are told apart a word at a time: every known name in any case, and no name one byte off")
     func knownHeaderNames() {
         let names: [(String, KnownHeader)] = [
