@@ -432,14 +432,13 @@ struct ConnectionStateMachine {
     /// that parses every request stays small.
     @inline(never)
     private mutating func startBody() {
-        let head = request
         // A client that sent Expect: 100-continue waits for this before sending the body; an HTTP/1.0
         // client does not know the interim answer, and one already sending needs none.
-        if head.expectsContinue && !head.isHTTP10 && input.count == head.length {
+        if request.expectsContinue && !request.isHTTP10 && input.count == request.length {
             output.append(PreparedResponse.continueInterim, dateLine: [], connection: .none, includeBody: false)
         }
-        phase = .body(BodyDiscarder(head.body, limit: settings.limits.bodyBytes))
-        if keepsBodies, case .length = head.body { keepingBody = true }
+        phase = .body(BodyDiscarder(request.body, limit: settings.limits.bodyBytes))
+        if keepsBodies, case .length = request.body { keepingBody = true }
         keptScanned = 0
         keptLength = 0
         clocks.bodyStartedAt = clock.now
