@@ -16,6 +16,23 @@ def chromium(width=1200, height=900):
     return driver
 
 
+def submit_and_wait(driver, field, seconds=30):
+    """Submits the field's form and waits, bounded, for the next document to finish loading. Reading
+    elements straight after submit() can find the old page's. A marker on the old page's window tells the
+    pages apart (a new document gets a new window object); selenium's staleness_of is not used because
+    chromium sometimes answers a node of a document being replaced with an inspector error ("Node with
+    given id does not belong to the document") instead of a stale-element one, and the wait raises it.
+    Any such error while the page changes is retried until the deadline."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.execute_script("window.leavingForSubmit = true")
+    field.submit()
+    WebDriverWait(driver, seconds, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script("return window.leavingForSubmit !== true && document.readyState === 'complete'")
+    )
+
+
 def drive(check, **size):
     """Runs check(driver), which returns what failed, in a fresh chromium; prints each failure and exits 0
     when there was none. The browser is closed whatever happens."""

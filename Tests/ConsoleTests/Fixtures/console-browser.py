@@ -2,14 +2,13 @@
 console error and no CSP violation, the search finds one host among many, the host page draws its
 timeline and answers the match form, and markup in a request is shown as text. Screenshots go to the
 directory given. Exit status 0 when every check held; each failure is printed."""
+import os
 import sys
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "TestSupport"))
+from chromium import chromium, submit_and_wait  # noqa: E402
 
 base, wanted, screenshots = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
@@ -20,22 +19,7 @@ def check(condition, message):
         failures.append(message)
 
 
-options = Options()
-options.binary_location = "/usr/bin/chromium"
-for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1200,900"):
-    options.add_argument(flag)
-options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-driver.set_page_load_timeout(30)
-
-
-def submit(field):
-    """Submits the field's form and waits (bounded) for the next page: reading elements straight after
-    submit() can find the old page's, which then go stale under the reader."""
-    page = driver.find_element(By.TAG_NAME, "html")
-    field.submit()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+driver = chromium()
 
 
 def console_errors(page):
@@ -57,7 +41,7 @@ try:
 
     box = driver.find_element(By.NAME, "q")
     box.send_keys(wanted)
-    submit(box)
+    submit_and_wait(driver, box)
     rows = driver.find_elements(By.CSS_SELECTOR, "table tbody tr td.host a")
     check([row.text for row in rows] == [wanted, "www." + wanted], f"search for {wanted}: {[row.text for row in rows]}")
     console_errors("search")
@@ -69,7 +53,7 @@ try:
     url = driver.find_element(By.NAME, "url")
     url.clear()
     url.send_keys(f"https://{wanted}/p/{wanted[4:].split('.')[0]}/shoes")
-    submit(url)
+    submit_and_wait(driver, url)
     answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
     check(" opens ABCDE12345.com.example.shop: decided by " in answer, f"match answer: {answer!r}")
     legend = driver.find_element(By.CSS_SELECTOR, "ul.legend").text
@@ -79,14 +63,14 @@ try:
     url = driver.find_element(By.NAME, "url")
     url.clear()
     url.send_keys(f"/p/{wanted[4:].split('.')[0]}/shoes")
-    submit(url)
+    submit_and_wait(driver, url)
     answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
     check(answer.startswith(f"https://{wanted}/p/") and " opens ABCDE12345.com.example.shop" in answer, f"bare path: {answer!r}")
     check("(line 1)" not in answer, f"lines of the compact file: {answer!r}")
     url = driver.find_element(By.NAME, "url")
     url.clear()
     url.send_keys("https://shop7.example.com/p/31337/shoes")
-    submit(url)
+    submit_and_wait(driver, url)
     answer = driver.find_element(By.CSS_SELECTOR, "p.match").text
     check("which has its own file" in answer and "opens" not in answer.split("(")[0], f"another host's URL: {answer!r}")
     console_errors("host")
