@@ -1,13 +1,22 @@
-/// Responses waiting to be written, by reference: the prepared bytes are not copied, only the lines
-/// that change per send (`Date`, `Connection`) are held per response. Pipelined answers queue in order.
+/// Responses waiting to be written, by reference: the prepared bytes are not copied, only the `Date` line
+/// of each send is held with it. Pipelined answers queue in order.
 public struct OutputQueue: Sendable {
-    public struct Entry: Sendable {
+    /// One queued response, its pieces found once: writing reads only these plain values, never the
+    /// response object (a reference read out of the queue is retained and released around each use, an
+    /// atomic operation each, and a response is written at least once). Sendable unchecked: the pointers
+    /// are into bytes `response` keeps, which never change.
+    public struct Entry: @unchecked Sendable {
+        /// Keeps the pieces' bytes alive until they are written.
         let response: PreparedResponse
-        /// `Date: …` and the `Connection` line of this send.
-        let perSend: [UInt8]
-        let includeBody: Bool
-
-        var byteCount: Int { response.byteCount(perSendLines: perSend.count, includeBody: includeBody) }
+        let statusLine: UnsafeRawBufferPointer
+        let sharedFields: UnsafeRawBufferPointer
+        let fields: UnsafeRawBufferPointer
+        /// Empty for a HEAD answer.
+        let body: UnsafeRawBufferPointer
+        /// Only an interim answer (100 Continue) has none.
+        let date: DateLine?
+        let connection: ConnectionDirective
+        let byteCount: Int
     }
 
     @usableFromInline var entries: [Entry] = []
@@ -21,14 +30,24 @@ public struct OutputQueue: Sendable {
     /// Asked several times a request by the connection's state machine, in another module: inlined there.
     @inlinable public var isEmpty: Bool { entries.isEmpty }
 
-    /// Queues a response; returns its size on the wire.
+    /// Queues a response with the `Date` line of the second it is answered in (nil for an interim answer);
+    /// returns its size on the wire.
     @discardableResult
-    public mutating func append(_ response: PreparedResponse, dateLine: [UInt8], connection: ConnectionDirective, includeBody: Bool) -> Int
-    {
-        let perSend = connection == .none ? dateLine : dateLine + connection.line
-        let entry = Entry(response: response, perSend: perSend, includeBody: includeBody)
-        entries.append(entry)
-        let count = entry.byteCount
+    public mutating func append(_ response: PreparedResponse, date: DateLine?, connection: ConnectionDirective, includeBody: Bool) -> Int {
+        let perSend = (date == nil ? 0 : DateLine.byteCount) + connection.line.count
+        let count = response.byteCount(perSendLines: perSend, includeBody: includeBody)
+        entries.append(
+            Entry(
+                response: response,
+                statusLine: response.statusLine,
+                sharedFields: response.sharedFields,
+                fields: response.fields,
+                body: includeBody ? response.bodyBytes : UnsafeRawBufferPointer(start: nil, count: 0),
+                date: date,
+                connection: connection,
+                byteCount: count
+            )
+        )
         byteCount += count
         return count
     }
@@ -37,8 +56,8 @@ public struct OutputQueue: Sendable {
     public mutating func consume(_ count: Int) {
         var remaining = count
         byteCount -= count
-        while remaining > 0, let first = entries.first {
-            let left = first.byteCount - sentOfFirst
+        while remaining > 0, !entries.isEmpty {
+            let left = entries[0].byteCount - sentOfFirst
             if remaining < left {
                 sentOfFirst += remaining
                 return
@@ -51,19 +70,27 @@ public struct OutputQueue: Sendable {
     }
 
     /// Calls `body` with the unwritten bytes in order, piece by piece, until it returns false. A piece
-    /// marked stable points into a prepared response, which the queue keeps alive until it is written:
-    /// the pointer may be kept (for `writev`) while the queue is not changed. Other pieces (the per-send
-    /// lines) must be copied before `body` returns.
-    public func forEachPiece(_ body: (UnsafeRawBufferPointer, _ stable: Bool) -> Bool) {
+    /// marked stable points into a prepared response, which the queue keeps alive until it is written, or
+    /// into the program's constant data: the pointer may be kept (for `writev`) while the queue is not
+    /// changed. Other pieces (the `Date` line) must be copied before `body` returns.
+    ///
+    /// Mutating though it changes nothing: the queue lives in a class's state machine, and a non-mutating
+    /// call on it there copies it first — the entries' array retained and released a request.
+    public mutating func forEachPiece(_ body: (UnsafeRawBufferPointer, _ stable: Bool) -> Bool) {
         var skip = sentOfFirst
-        for entry in entries {
+        // By index: each `entries[index].piece` reads one field in place, where a copy of the entry would
+        // retain its response.
+        for index in entries.indices {
             // Status line, per-send lines, the other fields, the body: skip what was already written.
-            if !piece(entry.response.statusLine, stable: true, skip: &skip, body) { return }
-            let keepGoing = entry.perSend.withUnsafeBytes { piece($0, stable: false, skip: &skip, body) }
-            if !keepGoing { return }
-            if !piece(entry.response.sharedFields, stable: true, skip: &skip, body) { return }
-            if !piece(entry.response.fields, stable: true, skip: &skip, body) { return }
-            if entry.includeBody && !piece(entry.response.bodyBytes, stable: true, skip: &skip, body) { return }
+            if !piece(entries[index].statusLine, stable: true, skip: &skip, body) { return }
+            if let date = entries[index].date {
+                let keepGoing = date.withUnsafeBytes { piece($0, stable: false, skip: &skip, body) }
+                if !keepGoing { return }
+            }
+            if !piece(entries[index].connection.line, stable: true, skip: &skip, body) { return }
+            if !piece(entries[index].sharedFields, stable: true, skip: &skip, body) { return }
+            if !piece(entries[index].fields, stable: true, skip: &skip, body) { return }
+            if !piece(entries[index].body, stable: true, skip: &skip, body) { return }
         }
     }
 
@@ -84,7 +111,7 @@ public struct OutputQueue: Sendable {
 
     /// Copies up to `buffer.count` unwritten bytes into `buffer` (what a TLS record is made from); returns
     /// how many.
-    public func gather(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    public mutating func gather(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         var filled = 0
         forEachPiece { piece, _ in
             let count = min(piece.count, buffer.count - filled)

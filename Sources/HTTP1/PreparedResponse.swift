@@ -261,12 +261,17 @@ public enum ConnectionDirective: Sendable, Equatable {
     /// Confirms a persistent HTTP/1.0 connection.
     case keepAlive
 
-    public var line: [UInt8] {
+    /// The line's bytes, in the program's constant data: valid for the life of the process.
+    public var line: UnsafeRawBufferPointer {
         switch self {
-        case .none: return []
-        case .close: return ResponseEncoder.connectionClose
-        case .keepAlive: return ResponseEncoder.connectionKeepAlive
+        case .none: return UnsafeRawBufferPointer(start: nil, count: 0)
+        case .close: return Self.bytes("Connection: close\r\n")
+        case .keepAlive: return Self.bytes("Connection: keep-alive\r\n")
         }
+    }
+
+    private static func bytes(_ text: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
     }
 }
 
@@ -277,22 +282,19 @@ public enum ResponseEncoder {
         "HTTP/1.1 \(status) \(HTTPStatus.reasonPhrase(status))\r\n"
     }
 
-    static let connectionClose = Array("Connection: close\r\n".utf8)
-    static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
-
-    /// Appends `response` to `output` with the `Date` line (``HTTPDate/line(unixSeconds:)``) and the
-    /// connection directive; HEAD answers leave the body out. Returns the bytes appended.
+    /// Appends `response` to `output` with the `Date` line (none for an interim answer) and the connection
+    /// directive; HEAD answers leave the body out. Returns the bytes appended.
     @discardableResult
     public static func append(
         _ response: PreparedResponse,
-        dateLine: [UInt8],
+        date: DateLine?,
         connection: ConnectionDirective,
         includeBody: Bool,
         to output: inout [UInt8]
     ) -> Int {
         let before = output.count
         output.append(contentsOf: response.statusLine)
-        output.append(contentsOf: dateLine)
+        if let date { output.append(contentsOf: date.bytes) }
         output.append(contentsOf: connection.line)
         output.append(contentsOf: response.sharedFields)
         output.append(contentsOf: response.fields)

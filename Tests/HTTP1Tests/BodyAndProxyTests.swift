@@ -104,4 +104,19 @@ struct BodyAndProxyTests {
         #expect(HTTPDate.parse("120") == nil)
         #expect(HTTPDate.format(unixSeconds: 1_798_761_599) == "Thu, 31 Dec 2026 23:59:59 GMT")
     }
+
+    @Test("A Date line held in place is the line's bytes for every second it can state; outside those, the nearest one")
+    func dateLines() {
+        var generator = SystemRandomNumberGenerator()
+        let seconds =
+            [0, 1, 59, 784_111_777, 951_782_400, 1_798_761_599, 253_402_300_799]
+            + (0..<2_000).map { _ in Int.random(in: 0...253_402_300_799, using: &generator) }
+        for second in seconds {
+            #expect(DateLine(unixSeconds: second).bytes == HTTPDate.line(unixSeconds: second), "\(second)")
+            #expect(DateLine(unixSeconds: second).bytes.count == DateLine.byteCount)
+        }
+        #expect(String(decoding: DateLine(unixSeconds: -5).bytes, as: UTF8.self) == "Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n")
+        #expect(String(decoding: DateLine(unixSeconds: 253_402_300_800).bytes, as: UTF8.self) == "Date: Fri, 31 Dec 9999 23:59:59 GMT\r\n")
+        #expect(String(decoding: DateLine(unixSeconds: .max).bytes, as: UTF8.self) == "Date: Fri, 31 Dec 9999 23:59:59 GMT\r\n")
+    }
 }

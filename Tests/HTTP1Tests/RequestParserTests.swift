@@ -503,8 +503,8 @@ struct ResponseEncoderTests {
     func framing() {
         let response = PreparedResponse(status: 422, headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
         var output: [UInt8] = []
-        let date = HTTPDate.line(unixSeconds: 0)
-        let count = ResponseEncoder.append(response, dateLine: date, connection: .close, includeBody: true, to: &output)
+        let date = DateLine(unixSeconds: 0)
+        let count = ResponseEncoder.append(response, date: date, connection: .close, includeBody: true, to: &output)
         #expect(count == output.count)
         #expect(
             String(decoding: output, as: UTF8.self)
@@ -512,7 +512,7 @@ struct ResponseEncoderTests {
                 + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
         )
         var head: [UInt8] = []
-        ResponseEncoder.append(response, dateLine: date, connection: .keepAlive, includeBody: false, to: &head)
+        ResponseEncoder.append(response, date: date, connection: .keepAlive, includeBody: false, to: &head)
         #expect(String(decoding: head, as: UTF8.self).hasSuffix("Content-Length: 2\r\n\r\n"), "HEAD: same headers, no body")
         #expect(String(decoding: head, as: UTF8.self).contains("Connection: keep-alive\r\n"))
     }
@@ -531,18 +531,18 @@ struct ResponseEncoderTests {
         let document = PreparedResponse(shared: shared, etag: 0xABC, body: UnsafeRawBufferPointer(owner.buffer), owner: owner)
         #expect(String(decoding: Array(document.statusLine), as: UTF8.self) == "HTTP/1.1 200 OK\r\n")
         #expect(String(decoding: Array(document.fields), as: UTF8.self) == "ETag: \"0000000000000abc\"\r\nContent-Length: 15\r\n\r\n")
-        let date = HTTPDate.line(unixSeconds: 86_400)
+        let date = DateLine(unixSeconds: 86_400)
         var expected: [UInt8] = []
-        ResponseEncoder.append(big, dateLine: date, connection: .none, includeBody: true, to: &expected)
-        ResponseEncoder.append(small, dateLine: date, connection: .close, includeBody: false, to: &expected)
-        ResponseEncoder.append(document, dateLine: date, connection: .none, includeBody: true, to: &expected)
-        ResponseEncoder.append(big, dateLine: date, connection: .keepAlive, includeBody: true, to: &expected)
+        ResponseEncoder.append(big, date: date, connection: .none, includeBody: true, to: &expected)
+        ResponseEncoder.append(small, date: date, connection: .close, includeBody: false, to: &expected)
+        ResponseEncoder.append(document, date: date, connection: .none, includeBody: true, to: &expected)
+        ResponseEncoder.append(big, date: date, connection: .keepAlive, includeBody: true, to: &expected)
         for split in [1, 7, 100, 4096, 20000] {
             var queue = OutputQueue()
-            queue.append(big, dateLine: date, connection: .none, includeBody: true)
-            queue.append(small, dateLine: date, connection: .close, includeBody: false)
-            queue.append(document, dateLine: date, connection: .none, includeBody: true)
-            queue.append(big, dateLine: date, connection: .keepAlive, includeBody: true)
+            queue.append(big, date: date, connection: .none, includeBody: true)
+            queue.append(small, date: date, connection: .close, includeBody: false)
+            queue.append(document, date: date, connection: .none, includeBody: true)
+            queue.append(big, date: date, connection: .keepAlive, includeBody: true)
             #expect(queue.byteCount == expected.count)
             var written: [UInt8] = []
             while !queue.isEmpty {
@@ -555,7 +555,7 @@ struct ResponseEncoderTests {
             #expect(queue.byteCount == 0)
         }
         var queue = OutputQueue()
-        queue.append(big, dateLine: date, connection: .none, includeBody: true)
+        queue.append(big, date: date, connection: .none, includeBody: true)
         var stablePieces = 0
         queue.forEachPiece { piece, stable in
             if stable { stablePieces += 1 }
@@ -566,6 +566,21 @@ struct ResponseEncoderTests {
             return true
         }
         #expect(stablePieces == 3)
+        // The Connection line is the program's constant: stable; the Date line is the queue's: copied.
+        var closing = OutputQueue()
+        closing.append(small, date: date, connection: .close, includeBody: true)
+        var pieces: [(String, Bool)] = []
+        closing.forEachPiece { piece, stable in
+            pieces.append((String(decoding: piece, as: UTF8.self), stable))
+            return true
+        }
+        #expect(
+            pieces.map(\.0) == [
+                "HTTP/1.1 404 Not Found\r\n", String(decoding: date.bytes, as: UTF8.self), "Connection: close\r\n",
+                "Content-Length: 2\r\n\r\n", "{}",
+            ]
+        )
+        #expect(pieces.map(\.1) == [true, false, true, true, true])
     }
 
     /// Owns a buffer, as the loaded config owns a site's document.
@@ -584,15 +599,15 @@ struct ResponseEncoderTests {
         let borrowed = PreparedResponse(status: 200, headers: [("ETag", "\"1\"")], body: UnsafeRawBufferPointer(owner.buffer), owner: owner)
         let owned = PreparedResponse(status: 200, headers: [("ETag", "\"1\"")], body: Array(#"{"applinks":{}}"#.utf8))
         #expect(borrowed.bodyBytes.baseAddress == UnsafeRawPointer(owner.buffer.baseAddress))
-        let date = HTTPDate.line(unixSeconds: 0)
+        let date = DateLine(unixSeconds: 0)
         var one: [UInt8] = []
         var other: [UInt8] = []
-        ResponseEncoder.append(borrowed, dateLine: date, connection: .none, includeBody: true, to: &one)
-        ResponseEncoder.append(owned, dateLine: date, connection: .none, includeBody: true, to: &other)
+        ResponseEncoder.append(borrowed, date: date, connection: .none, includeBody: true, to: &one)
+        ResponseEncoder.append(owned, date: date, connection: .none, includeBody: true, to: &other)
         #expect(one == other)
         #expect(String(decoding: one, as: UTF8.self).hasSuffix("Content-Length: 15\r\n\r\n{\"applinks\":{}}"))
         var queue = OutputQueue()
-        queue.append(borrowed, dateLine: date, connection: .none, includeBody: false)
+        queue.append(borrowed, date: date, connection: .none, includeBody: false)
         var written: [UInt8] = []
         queue.forEachPiece { piece, _ in
             written += piece
@@ -606,7 +621,7 @@ struct ResponseEncoderTests {
         let owner = Owner(String(repeating: "x", count: 1_234))
         let body = UnsafeRawBufferPointer(owner.buffer)
         let shared = SharedHeaders(status: 200, headers: [("Content-Type", "application/json")])
-        let date = HTTPDate.line(unixSeconds: 0)
+        let date = DateLine(unixSeconds: 0)
         for (tag, suffix, extra) in [(UInt64(0x0123_4567_89AB_CDEF), "", [(String, String)]()), (0, "-gz", [("Content-Encoding", "gzip")])]
         {
             let written = PreparedResponse(
@@ -626,8 +641,8 @@ struct ResponseEncoderTests {
             )
             var one: [UInt8] = []
             var other: [UInt8] = []
-            ResponseEncoder.append(written, dateLine: date, connection: .none, includeBody: true, to: &one)
-            ResponseEncoder.append(listed, dateLine: date, connection: .none, includeBody: true, to: &other)
+            ResponseEncoder.append(written, date: date, connection: .none, includeBody: true, to: &one)
+            ResponseEncoder.append(listed, date: date, connection: .none, includeBody: true, to: &other)
             #expect(one == other)
             #expect(
                 String(decoding: written.head, as: UTF8.self).contains(

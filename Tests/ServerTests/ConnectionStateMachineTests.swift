@@ -136,7 +136,7 @@ final class ScriptedConnection {
                 reloadRequested = true
             case .write:
                 var pending = [UInt8](repeating: 0, count: machine.output.byteCount)
-                let gathered = pending.withUnsafeMutableBytes { machine.output.gather(into: $0) }
+                let gathered = pending.withUnsafeMutableBytes { machine.gatherOutput(into: $0) }
                 #expect(gathered == pending.count)
                 let count = min(pending.count, writeRoom ?? pending.count)
                 if count == 0 {

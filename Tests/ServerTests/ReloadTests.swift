@@ -267,6 +267,35 @@ struct ReloadTests {
         #expect(!metrics.contains("aasa_reload_last_attempt_timestamp_seconds 0.000"))
     }
 
+    @Test("The request after a reload is published, on a connection that was idle, is answered from the new config")
+    func nextRequestAfterReload() throws {
+        // Each loop keeps its snapshot from request to request and compares generations on every request.
+        // A file change wakes no loop: one asleep in epoll_wait when the reload is published must still
+        // answer the next request from the new config, not from the snapshot it held (it looks again only
+        // every 100 ms when idle, so a request sent as soon as the reload is logged tells the two apart).
+        let server = try ServerProcess(config: Self.config("v0"))
+        defer { server.stop() }
+        let path = server.directory + "/config.json"
+        let clients = try (0..<4).map { _ in try RawClient(port: server.port) }
+        let request = "GET /.well-known/apple-app-site-association HTTP/1.1\r\nHost: example.com\r\n\r\n"
+        for client in clients {
+            client.send(request)
+            #expect(client.readResponses(1).first?.bodyText == Self.document("v0"))
+        }
+        for round in 1...12 {
+            try atomicWrite(Self.config("r\(round)"), to: path)
+            let logged = "reloaded (file change): generation \(round + 1) "
+            let deadline = monotonicSeconds() + 5
+            while !server.stderr.contains(logged) && monotonicSeconds() < deadline { usleep(500) }
+            #expect(server.stderr.contains(logged), "round \(round): no reload logged")
+            for (index, client) in clients.enumerated() {
+                client.send(request)
+                let body = client.readResponses(1).first?.bodyText
+                #expect(body == Self.document("r\(round)"), "round \(round), connection \(index): \(body ?? "no answer")")
+            }
+        }
+    }
+
     @Test("A reload of a 300-site config rebuilds only what changed: the other sites keep their ETag and Last-Modified")
     func incrementalReload() throws {
         let noWatch = #""accessLog": false, "reload": {"watch": false}"#

@@ -41,20 +41,20 @@ final class LoopClock {
     /// Monotonic microseconds.
     var now: Int64
     /// `Date: …\r\n` for the current second.
-    private(set) var dateLine: [UInt8]
+    private(set) var dateLine: DateLine
     private var dateSecond: Int
 
     init(now: Int64, unixSeconds: Int) {
         self.now = now
         dateSecond = unixSeconds
-        dateLine = HTTPDate.line(unixSeconds: unixSeconds)
+        dateLine = DateLine(unixSeconds: unixSeconds)
     }
 
     func set(now: Int64, unixSeconds: Int) {
         self.now = now
         if unixSeconds != dateSecond {
             dateSecond = unixSeconds
-            dateLine = HTTPDate.line(unixSeconds: unixSeconds)
+            dateLine = DateLine(unixSeconds: unixSeconds)
         }
     }
 }

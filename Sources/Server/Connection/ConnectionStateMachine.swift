@@ -171,7 +171,7 @@ struct ConnectionStateMachine {
         requests += 1
         let close = !request.keepAlive || requests >= settings.maxRequests || draining || peerClosed
         let directive: ConnectionDirective = close ? .close : request.isHTTP10 ? .keepAlive : .none
-        let bytes = output.append(response, dateLine: clock.dateLine, connection: directive, includeBody: request.method != .head)
+        let bytes = output.append(response, date: clock.dateLine, connection: directive, includeBody: request.method != .head)
         if close {
             closeAfterWrite = true
         } else if !noDelaySet {
@@ -184,6 +184,13 @@ struct ConnectionStateMachine {
         phase = .head
         return bytes
     }
+
+    /// ``OutputQueue/forEachPiece(_:)`` on the queue where it is (reading it out of the connection would
+    /// copy it).
+    mutating func forEachOutputPiece(_ body: (UnsafeRawBufferPointer, _ stable: Bool) -> Bool) { output.forEachPiece(body) }
+
+    /// ``OutputQueue/gather(into:)`` on the queue where it is.
+    mutating func gatherOutput(into buffer: UnsafeMutableRawBufferPointer) -> Int { output.gather(into: buffer) }
 
     /// Where the body of the request being answered sits in ``input``: nil when it had none or it was
     /// dropped (the main listener, or chunked).
@@ -435,7 +442,7 @@ struct ConnectionStateMachine {
         // A client that sent Expect: 100-continue waits for this before sending the body; an HTTP/1.0
         // client does not know the interim answer, and one already sending needs none.
         if request.expectsContinue && !request.isHTTP10 && input.count == request.length {
-            output.append(PreparedResponse.continueInterim, dateLine: [], connection: .none, includeBody: false)
+            output.append(PreparedResponse.continueInterim, date: nil, connection: .none, includeBody: false)
         }
         phase = .body(BodyDiscarder(request.body, limit: settings.limits.bodyBytes))
         if keepsBodies, case .length = request.body { keepingBody = true }
@@ -447,7 +454,7 @@ struct ConnectionStateMachine {
     /// Queues the answer to a request that cannot be served, and closes after it: the framing of
     /// whatever follows is in doubt (RFC 9112 §2.2).
     private mutating func reject(_ error: HTTPError) -> Action {
-        let bytes = output.append(ErrorResponses.response(for: error), dateLine: clock.dateLine, connection: .close, includeBody: true)
+        let bytes = output.append(ErrorResponses.response(for: error), date: clock.dateLine, connection: .close, includeBody: true)
         requests += 1
         closeAfterWrite = true
         phase = .head

@@ -102,7 +102,7 @@ extension EventLoop {
         bytes: Int,
         time: Double
     ) -> FetchRecord? {
-        guard let hostRange = head.hostRange, let snapshot = batchSnapshot else { return nil }
+        guard let hostRange = head.hostRange else { return nil }
         let host = HostTable<Int>.normalize(bytes: UnsafeBufferPointer(rebasing: buffer[hostRange]))
         let path = String(decoding: UnsafeBufferPointer(rebasing: buffer[head.pathRange]), as: UTF8.self)
         let document: DocumentKind = path.hasSuffix("assetlinks.json") ? .assetLinks : .aasa

@@ -38,8 +38,13 @@ final class EventLoop {
     var accessLog = AccessLog()
     private var lastSweep: Int64 = 0
     private var clockIsFresh = false
-    /// The snapshot this batch of events answers from: taken once per batch, not once per request.
-    private(set) var batchSnapshot: Snapshot?
+    /// The snapshot this loop answers from, kept from request to request while the server's generation
+    /// stays the same: a request compares two numbers where it took the lock and retained the snapshot.
+    /// Let go within a sweep (100 ms) of a reload even when no request comes.
+    private(set) var snapshot: Snapshot
+    private var snapshotGeneration: Int
+    /// ``snapshot`` lent to the router without a retain and a release a request (``snapshot`` owns it).
+    private var snapshotView: Unmanaged<Snapshot>
     /// The stored short links for this batch, read at the batch's first link request.
     private var batchStoredLinks: ShortLinkTable?
     /// Counters gathered during a batch, added to the shared ones once at its end (one lock per batch).
@@ -77,6 +82,9 @@ final class EventLoop {
         self.registry = registry
         stats = registry.loops[index]
         clock = LoopClock(now: Posix.monotonicMicroseconds(), unixSeconds: Int(Posix.unixTime()))
+        snapshot = state.snapshot
+        snapshotGeneration = snapshot.generation
+        snapshotView = Unmanaged.passUnretained(snapshot)
         epoll = try Epoll()
         handle = LoopHandle(epoll: epoll)
         for (position, listener) in listeners.enumerated() {
@@ -89,8 +97,8 @@ final class EventLoop {
     func run() {
         while !stopped.load(ordering: .acquiring) {
             clockIsFresh = false
-            batchSnapshot = nil
             batchStoredLinks = nil
+            refreshSnapshot()
             do {
                 try epoll.wait(timeoutMilliseconds: EventLoop.sweepMilliseconds) { event in handle(event) }
             } catch {
@@ -229,7 +237,7 @@ final class EventLoop {
             // A TLS record holds up to 16 KB; OpenSSL copies what it encrypts, so the pieces are gathered
             // here. A write that could not finish is retried with exactly the same bytes, as OpenSSL asks.
             let length = tlsGather.withUnsafeMutableBytes { raw in
-                connection.machine.output.gather(
+                connection.machine.gatherOutput(
                     into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<(connection.tlsRetryLength ?? 16 * 1024)])
                 )
             }
@@ -249,7 +257,7 @@ final class EventLoop {
         gather.removeAll()
         var linesUsed = 0
         let lines = lineScratch
-        connection.machine.output.forEachPiece { piece, stable in
+        connection.machine.forEachOutputPiece { piece, stable in
             if stable {
                 gather.append(piece)
             } else {
@@ -277,9 +285,21 @@ final class EventLoop {
         }
     }
 
+    /// Takes the server's snapshot when a reload published another one. Never while a request is being
+    /// answered: the router holds ``snapshotView``, which does not keep the snapshot alive.
+    private func refreshSnapshot() {
+        guard state.snapshotGeneration.load(ordering: .acquiring) != snapshotGeneration else { return }
+        snapshot = state.snapshot
+        snapshotGeneration = snapshot.generation
+        snapshotView = Unmanaged.passUnretained(snapshot)
+    }
+
     private func answer(_ connection: Connection, _ head: RequestHead) {
-        let snapshot = batchSnapshot ?? state.snapshot
-        batchSnapshot = snapshot
+        refreshSnapshot()
+        snapshotView._withUnsafeGuaranteedRef { snapshot in answer(connection, head, from: snapshot) }
+    }
+
+    private func answer(_ connection: Connection, _ head: RequestHead, from snapshot: Snapshot) {
         // A server without stored links pays one nil check here; one with them, a lock per batch.
         var storedLinks: ShortLinkTable?
         if let watcher = state.storedLinks {
@@ -287,16 +307,19 @@ final class EventLoop {
             batchStoredLinks = storedLinks
         }
         let route = connection.withRequestBytes { buffer in
-            Router.route(
-                head,
-                in: buffer,
-                listener: connection.listener,
-                snapshot: snapshot,
-                admin: adminView,
-                linkAnswers: linkAnswers,
-                storedLinks: storedLinks,
-                hosts: hostMemo
-            )
+            switch connection.listener {
+            case .main:
+                Router.routeMainListener(
+                    head,
+                    in: buffer,
+                    snapshot: snapshot,
+                    linkAnswers: linkAnswers,
+                    storedLinks: storedLinks,
+                    hosts: hostMemo
+                )
+            case .admin:
+                Router.route(head, in: buffer, listener: .admin, snapshot: snapshot, admin: adminView)
+            }
         }
         switch route {
         case .reload:
@@ -390,8 +413,8 @@ final class EventLoop {
 
     /// Writes the answers of finished `POST /reload` requests held by this loop.
     private func deliverReloadAnswers() {
-        // Requests pipelined after POST /reload are answered from the config it put in force.
-        batchSnapshot = nil
+        // Requests pipelined after POST /reload are answered from the config it put in force (``answer``
+        // takes the published snapshot).
         batchStoredLinks = nil
         for (ticket, outcome) in state.reloads.takeAnswers(forLoop: index) {
             guard ticket.slot < connections.count, let connection = connections[ticket.slot], connection.serial == ticket.serial,

@@ -50,6 +50,7 @@ final class ServerState: Sendable {
             onFetch: recording.onFetch
         )
         serving = Mutex((generation, generation.snapshot))
+        snapshotGeneration = Atomic(generation.snapshot.generation)
         connections = ConnectionCap(limit: generation.settings.maxConnections)
         self.startedAt = startedAt
         supervisorWake = try EventFDBox()
@@ -60,9 +61,14 @@ final class ServerState: Sendable {
     /// What requests are answered from: the current generation's responses.
     var snapshot: Snapshot { serving.withLock { $0.snapshot } }
 
+    /// ``snapshot``'s generation, stored after the snapshot: a loop holding a snapshot of this generation
+    /// already has the current one, and learns it with a plain load instead of the lock.
+    let snapshotGeneration: Atomic<Int>
+
     /// Swaps in `next`: one atomic step, so a request never mixes two generations.
     func publish(_ next: ServedGeneration) {
         serving.withLock { $0 = (next, next.snapshot) }
+        snapshotGeneration.store(next.snapshot.generation, ordering: .releasing)
         tellACME(next)
     }
 

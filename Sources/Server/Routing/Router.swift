@@ -86,6 +86,33 @@ enum Router {
         storedLinks: ShortLinkTable? = nil,
         hosts: HostMemo? = nil
     ) -> Route {
+        switch listener {
+        case .main:
+            return routeMainListener(head, in: buffer, snapshot: snapshot, linkAnswers: linkAnswers, storedLinks: storedLinks, hosts: hosts)
+        case .admin:
+            if let answer = routeAnyListener(head, listener) { return answer }
+            return routeAdmin(head, UnsafeBufferPointer(rebasing: buffer[head.pathRange]), buffer, snapshot, admin)
+        }
+    }
+
+    /// ``route(_:in:listener:snapshot:admin:linkAnswers:storedLinks:hosts:)`` for the main listeners, which
+    /// never ask for the admin view: the event loop calls this one without making that closure, which
+    /// retained the loop twice a request.
+    static func routeMainListener(
+        _ head: RequestHead,
+        in buffer: UnsafeBufferPointer<UInt8>,
+        snapshot: Snapshot,
+        linkAnswers: LinkAnswerCache? = nil,
+        storedLinks: ShortLinkTable? = nil,
+        hosts: HostMemo? = nil
+    ) -> Route {
+        if let answer = routeAnyListener(head, .main) { return answer }
+        let path = UnsafeBufferPointer(rebasing: buffer[head.pathRange])
+        return routeMain(head, path, buffer, snapshot, linkAnswers, storedLinks, hosts)
+    }
+
+    /// What every listener answers the same way, whatever the path.
+    private static func routeAnyListener(_ head: RequestHead, _ listener: ListenerRole) -> Route? {
         if head.method == .unknown {
             return .respond(StandardResponses.notImplemented, site: "-", pathClass: .other)
         }
@@ -94,11 +121,7 @@ enum Router {
             let answer = listener == .admin ? StandardResponses.adminOptions : StandardResponses.serverOptions
             return .respond(answer, site: "-", pathClass: .other)
         }
-        let path = UnsafeBufferPointer(rebasing: buffer[head.pathRange])
-        switch listener {
-        case .main: return routeMain(head, path, buffer, snapshot, linkAnswers, storedLinks, hosts)
-        case .admin: return routeAdmin(head, path, buffer, snapshot, admin)
-        }
+        return nil
     }
 
     private static func routeMain(
@@ -116,11 +139,12 @@ enum Router {
             }
             let matched = matchHost(head, buffer, snapshot, hosts)
             // An Android-only site has no AASA: its hosts get what an unknown host gets.
-            let known = matched.map { snapshot.site(at: $0.value) }.flatMap { $0.servesApple ? $0 : nil }
-            guard let responses = known ?? snapshot.unknownHost else {
+            if let matched, let response = snapshot.appleResponse(at: matched.value, gzip: head.acceptsGzip) {
+                return .respond(response, site: matched.entry, pathClass: .aasa)
+            }
+            guard let response = snapshot.unknownHost?.appleResponse(gzip: head.acceptsGzip) else {
                 return .respond(StandardResponses.notFound, site: matched?.entry ?? "unknown", pathClass: .aasa)
             }
-            let response = head.acceptsGzip ? responses.gzip ?? responses.identity : responses.identity
             return .respond(response, site: matched?.entry ?? "unknown", pathClass: .aasa)
         }
         if equal(path, assetLinksPath) {

@@ -32,6 +32,15 @@ final class SiteResponses: Sendable {
     /// The hosts served (read from the site, not kept twice: a million hosts are many arrays).
     var hosts: [HostPattern] { builtFrom?.site.hosts.patterns ?? [] }
 
+    /// What the AASA paths answer: the gzip form when asked for and there is one; nil for an Android-only
+    /// site. One call for the request path, inlined into the snapshot's lookup so nothing is retained.
+    @inline(__always)
+    func appleResponse(gzip: Bool) -> PreparedResponse? {
+        guard let extras else { return identity }
+        guard extras.servesApple else { return nil }
+        return gzip ? extras.gzip ?? identity : identity
+    }
+
     /// The same host patterns in the same order, compared where the sites keep them (no strings made).
     func hasSameHosts(as other: SiteResponses) -> Bool {
         switch (builtFrom, other.builtFrom) {

@@ -35,6 +35,14 @@ final class Snapshot: Sendable {
         return groups[group].responses[offset]
     }
 
+    /// ``SiteResponses/appleResponse(gzip:)`` of the site at `position`, read where the snapshot keeps it:
+    /// taking the site's responses out retained and released them, two atomic operations a request.
+    @inline(__always)
+    func appleResponse(at position: Int, gzip: Bool) -> PreparedResponse? {
+        let (group, offset) = layout.locate(position: position)
+        return groups[group].responses[offset].appleResponse(gzip: gzip)
+    }
+
     /// The responses of the site at `position`, or nil when no site has it: for the admin pages, which
     /// answer 500 for a wrong position instead of stopping every listener with the process.
     func siteIfPresent(at position: Int) -> SiteResponses? {
