@@ -10,6 +10,7 @@ The target: back within 2 MB of idle --settle seconds after each burst. Idle is 
 has answered one request on each listener (so first-use code pages count as idle, not as left behind).
 
 Usage: Benchmarks/memory.py [--settle 30] [--seconds 8] [--connections 10000] [--servers aasa-server,nginx,h2o]
+                            [--baseline PATH]
 Builds aasa-server in release mode as deployed. Loopback only; every burst is bounded in count and time.
 """
 import argparse
@@ -65,9 +66,10 @@ def main():
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=10000)
     parser.add_argument("--servers", default="aasa-server,nginx,h2o")
+    parser.add_argument("--baseline", help="an earlier aasa-server binary to measure beside this one")
     args = parser.parse_args()
     wanted = args.servers.split(",")
-    servers, work = bench.start_servers(wanted, connections=args.connections + 100)
+    servers, work = bench.start_servers(wanted, baseline=args.baseline, connections=args.connections + 100)
     rows = []
     try:
         # Idle is a server that has answered once on each listener: the code pages a first request

@@ -1,21 +1,16 @@
 /// Responses waiting to be written, by reference: the prepared bytes are not copied, only the `Date` line
 /// of each send is held with it. Pipelined answers queue in order.
 public struct OutputQueue: Sendable {
-    /// One queued response, its pieces found once: writing reads only these plain values, never the
-    /// response object (a reference read out of the queue is retained and released around each use, an
-    /// atomic operation each, and a response is written at least once). Sendable unchecked: the pointers
-    /// are into bytes `response` keeps, which never change.
-    public struct Entry: @unchecked Sendable {
-        /// Keeps the pieces' bytes alive until they are written.
+    /// One queued response. Read in place by index (a copy of an entry retains its response, an atomic
+    /// operation, and a response is written at least once); small, because every connection keeps a buffer
+    /// of them (ten thousand idle connections hold ten thousand).
+    public struct Entry: Sendable {
+        /// Written by pointer into its bytes, which the entry keeps alive until then.
         let response: PreparedResponse
-        let statusLine: UnsafeRawBufferPointer
-        let sharedFields: UnsafeRawBufferPointer
-        let fields: UnsafeRawBufferPointer
-        /// Empty for a HEAD answer.
-        let body: UnsafeRawBufferPointer
         /// Only an interim answer (100 Continue) has none.
         let date: DateLine?
         let connection: ConnectionDirective
+        let includeBody: Bool
         let byteCount: Int
     }
 
@@ -37,16 +32,7 @@ public struct OutputQueue: Sendable {
         let perSend = (date == nil ? 0 : DateLine.byteCount) + connection.line.count
         let count = response.byteCount(perSendLines: perSend, includeBody: includeBody)
         entries.append(
-            Entry(
-                response: response,
-                statusLine: response.statusLine,
-                sharedFields: response.sharedFields,
-                fields: response.fields,
-                body: includeBody ? response.bodyBytes : UnsafeRawBufferPointer(start: nil, count: 0),
-                date: date,
-                connection: connection,
-                byteCount: count
-            )
+            Entry(response: response, date: date, connection: connection, includeBody: includeBody, byteCount: count)
         )
         byteCount += count
         return count
@@ -78,19 +64,19 @@ public struct OutputQueue: Sendable {
     /// call on it there copies it first — the entries' array retained and released a request.
     public mutating func forEachPiece(_ body: (UnsafeRawBufferPointer, _ stable: Bool) -> Bool) {
         var skip = sentOfFirst
-        // By index: each `entries[index].piece` reads one field in place, where a copy of the entry would
-        // retain its response.
+        // By index: `entries[index].response` is read in place, where a copy of the entry (`for entry in
+        // entries`) retained and released the response.
         for index in entries.indices {
             // Status line, per-send lines, the other fields, the body: skip what was already written.
-            if !piece(entries[index].statusLine, stable: true, skip: &skip, body) { return }
+            if !piece(entries[index].response.statusLine, stable: true, skip: &skip, body) { return }
             if let date = entries[index].date {
                 let keepGoing = date.withUnsafeBytes { piece($0, stable: false, skip: &skip, body) }
                 if !keepGoing { return }
             }
             if !piece(entries[index].connection.line, stable: true, skip: &skip, body) { return }
-            if !piece(entries[index].sharedFields, stable: true, skip: &skip, body) { return }
-            if !piece(entries[index].fields, stable: true, skip: &skip, body) { return }
-            if !piece(entries[index].body, stable: true, skip: &skip, body) { return }
+            if !piece(entries[index].response.sharedFields, stable: true, skip: &skip, body) { return }
+            if !piece(entries[index].response.fields, stable: true, skip: &skip, body) { return }
+            if entries[index].includeBody && !piece(entries[index].response.bodyBytes, stable: true, skip: &skip, body) { return }
         }
     }
 

@@ -5,8 +5,8 @@ import Synchronization
 
 /// What the event loops and the supervisor share: the generation in force, counters, the drain flag.
 final class ServerState: Sendable {
-    /// The generation and, beside it, its snapshot: the loops take the snapshot for every batch of events,
-    /// and reading it directly spares them a retain and release of the generation each time.
+    /// The generation and, beside it, its snapshot: the loops take the snapshot when its generation moves
+    /// (``snapshotGeneration``), and reading it directly spares them a retain and release of the generation.
     private let serving: Mutex<(generation: ServedGeneration, snapshot: Snapshot)>
     let connections: ConnectionCap
     /// Every loop's handle, by loop index; set once, before the loops start.
