@@ -22,7 +22,8 @@ desktop browser's GET /p/42 on go.example.com: aasa-server's link rule with a we
 `return 302`, H2O's `redirect:`, each answering 302 to https://shop.example.com/item/42), and a stored
 short link's click (GET /s42: aasa-server's link store in its state directory, the click counted for
 the link's numbers; nginx's and H2O's same redirect for that path). RSS: idle (after start), peak (VmHWM
-at the end) and after (some seconds after the last test; memory a burst leaves behind).
+at the end: start-up's own peak included), peak under load (sampled every 50 ms during the tests) and
+after (some seconds after the last test; memory a burst leaves behind).
 
 The "C limit" column is Benchmarks/limit-server.c, compiled by this script: one thread, epoll, each
 response prepared once and sent with one call, OpenSSL for TLS, nothing validated, no Date, no limits —
@@ -45,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -88,6 +90,15 @@ def rss_mb(pid, field):
         except FileNotFoundError:
             pass
     return total / 1024
+
+
+def sample_rss(pid, done, peaks, name):
+    """Keeps in peaks[name] the largest RSS of the process tree seen every 50 ms until `done` is set: the
+    peak while serving, which VmHWM (start-up included) is not."""
+    while True:
+        peaks[name] = max(peaks[name], rss_mb(pid, "VmRSS"))
+        if done.wait(0.05):
+            return
 
 
 def wait_port(port, timeout=10):
@@ -377,13 +388,19 @@ def main():
                     f"{name} link answer for {path}: {head}"
 
         names = list(servers)
+        under_load = {name: 0.0 for name in servers}
         for repetition in range(args.repetitions):
             for test in tests:
                 order = names[repetition % len(names):] + names[:repetition % len(names)]
                 for name in order:
                     pid = servers[name]["process"].pid
                     before = cpu_seconds(pid)
+                    sampling = threading.Event()
+                    sampler = threading.Thread(target=sample_rss, args=(pid, sampling, under_load, name))
+                    sampler.start()
                     outcome = TESTS[test](servers[name], args)
+                    sampling.set()
+                    sampler.join()
                     outcome["us_per_request"] = (cpu_seconds(pid) - before) * 1e6 / max(1, outcome["requests"])
                     results[(name, test)].append(outcome)
                     print(f"  rep {repetition + 1} {test:18} {name:12} {outcome['rate']:9.0f} req/s  "
@@ -407,7 +424,8 @@ def main():
         values = {name: median(name, test, "us_per_request") for name in servers}
         print(f"| {test}, server CPU µs/request | " + " | ".join(f"{values[n]:.2f}" for n in servers) + " | "
               + " | ".join(f"{values['aasa-server'] / values[n]:.2f}" for n in others) + " |")
-    for label, table in (("idle RSS MB", idle), ("peak RSS MB", peak), (f"RSS MB {args.settle} s after", after)):
+    for label, table in (("idle RSS MB", idle), ("peak RSS MB", peak), ("peak RSS MB under load", under_load),
+                         (f"RSS MB {args.settle} s after", after)):
         print(f"| {label} | " + " | ".join(f"{table[n]:.1f}" for n in servers) + " | "
               + " | ".join(f"{table['aasa-server'] / table[n]:.2f}" for n in others) + " |")
     print("\nreq/s (median): " + "; ".join(
