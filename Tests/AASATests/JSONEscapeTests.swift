@@ -30,4 +30,28 @@ struct JSONEscapeTests {
             }
         }
     }
+
+    @Test(
+        "Both writers escape each of the 128 ASCII bytes and bytes beyond it alike, in keys and values, and the text parses back to the same strings"
+    )
+    func writersAgree() throws {
+        var texts = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+        texts += [
+            "", "plain", "a\"b", "tab\tand\nnewline", "\u{01}\u{1F}é\u{7F}", "ünïcödé \\ \"quoted\"",
+            String(repeating: "\u{02}x", count: 300),
+        ]
+        for text in texts {
+            var compact = CompactJSONWriter(capacity: 16)
+            compact.openObject()
+            compact.key(text: text)
+            compact.string(text)
+            compact.closeObject()
+            let tree = JSONWriter.bytes(.object([(text, .string(text))]))
+            #expect(compact.bytes == tree, "\(Array(text.utf8))")
+            let parsed = try #require(JSONParser.parse(String(decoding: compact.bytes, as: UTF8.self)).root)
+            #expect(JSONOutput(parsed) == .object([(text, .string(text))]), "\(Array(text.utf8))")
+        }
+        let control = JSONWriter.bytes(.string("\u{00}\u{0B}\u{1F}"))
+        #expect(String(decoding: control, as: UTF8.self) == #""\u0000\u000B\u001F""#)
+    }
 }

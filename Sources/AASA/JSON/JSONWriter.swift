@@ -146,17 +146,45 @@ public enum JSONWriter {
             return
         }
         for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
-            case 0x0A: out.append(contentsOf: "\\n".utf8)
-            case 0x0D: out.append(contentsOf: "\\r".utf8)
-            case 0x09: out.append(contentsOf: "\\t".utf8)
-            case 0x00..<0x20: out.append(contentsOf: "\\u\(ASCII.hex(UInt32(byte), width: 4))".utf8)
-            default: out.append(byte)
+            let escape = Escape(byte)
+            if escape.count == 0 {
+                out.append(byte)
+            } else {
+                for index in 0..<escape.count { out.append(escape[index]) }
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// How a byte is written inside a JSON string: nothing (`count` 0: the byte as it is) or up to six bytes
+    /// (`\"`, `\\`, `\n`, `\r`, `\t`, `\u00XX`), kept in a word so no writer allocates to escape.
+    struct Escape {
+        private let bytes: UInt64
+        let count: Int
+
+        init(_ byte: UInt8) {
+            func pair(_ letter: Unicode.Scalar) -> (UInt64, Int) {
+                (UInt64(UInt8(ascii: "\\")) | UInt64(UInt8(ascii: letter)) << 8, 2)
+            }
+            switch byte {
+            case UInt8(ascii: "\""): (bytes, count) = pair("\"")
+            case UInt8(ascii: "\\"): (bytes, count) = pair("\\")
+            case 0x0A: (bytes, count) = pair("n")
+            case 0x0D: (bytes, count) = pair("r")
+            case 0x09: (bytes, count) = pair("t")
+            case 0x00..<0x20:
+                let digits: StaticString = "0123456789ABCDEF"
+                let high = UInt64(digits.utf8Start[Int(byte >> 4)])
+                let low = UInt64(digits.utf8Start[Int(byte & 0x0F)])
+                let prefix =
+                    UInt64(UInt8(ascii: "\\")) | UInt64(UInt8(ascii: "u")) << 8
+                    | UInt64(UInt8(ascii: "0")) << 16 | UInt64(UInt8(ascii: "0")) << 24
+                (bytes, count) = (prefix | high << 32 | low << 40, 6)
+            default: (bytes, count) = (0, 0)
+            }
+        }
+
+        subscript(index: Int) -> UInt8 { UInt8(truncatingIfNeeded: bytes >> (8 * UInt64(index))) }
     }
 }
 
@@ -194,7 +222,8 @@ struct CompactJSONWriter: ~Copyable {
         if count + more > capacity { grow(to: count + more) }
     }
 
-    @inline(never)
+    /// `releasenone`: it frees only the writer's raw bytes (see ``quoted(_:colon:)``).
+    @_effects(releasenone) @inline(never)
     private mutating func grow(to needed: Int) {
         let grown = Swift.max(capacity * 2, needed)
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
@@ -278,20 +307,39 @@ struct CompactJSONWriter: ~Copyable {
         quoted(text)
     }
 
-    /// Nearly every string (hosts, app IDs, patterns) needs no escape and is copied in one go; the rest
-    /// goes through ``JSONWriter/writeString(_:into:)``, the one escaper.
+    /// Nearly every string (hosts, app IDs, patterns) needs no escape and is copied in one go; the rest is
+    /// escaped byte by byte as ``JSONWriter/Escape`` says, straight into the buffer.
+    ///
+    /// Releases nothing (`releasenone`, and so does ``grow(to:)``): a call the optimizer thinks may free an
+    /// object makes every caller copy (retain and release) each string it passes from a document, and
+    /// writing a site's document passes some fourteen. What it frees is its own raw buffer; the string is
+    /// read in place (`withUTF8` is mutating: the copy it needed was a retain and a release per string),
+    /// and only a string without contiguous UTF-8 is copied, its copy released at the end.
+    @_effects(releasenone)
     private mutating func quoted(_ text: String, colon: Bool = false) {
-        var text = text
-        let copied = text.withUTF8 { run -> Bool in
-            guard !JSONWriter.needsEscape(run) else { return false }
+        let written: Void? = text.utf8.withContiguousStorageIfAvailable { run in putQuotedEscaping(run, colon: colon) }
+        if written != nil { return }
+        var native = text
+        native.withUTF8 { run in putQuotedEscaping(run, colon: colon) }
+    }
+
+    @inline(__always)
+    private mutating func putQuotedEscaping(_ run: UnsafeBufferPointer<UInt8>, colon: Bool) {
+        if !JSONWriter.needsEscape(run) {
             putQuoted(run, colon: colon)
-            return true
+            return
         }
-        if copied { return }
-        var escaped: [UInt8] = []
-        JSONWriter.writeString(text, into: &escaped)
-        if colon { escaped.append(UInt8(ascii: ":")) }
-        escaped.withUnsafeBufferPointer { put($0) }
+        put(UInt8(ascii: "\""))
+        for byte in run {
+            let escape = JSONWriter.Escape(byte)
+            if escape.count == 0 {
+                put(byte)
+            } else {
+                for index in 0..<escape.count { put(escape[index]) }
+            }
+        }
+        put(UInt8(ascii: "\""))
+        if colon { put(UInt8(ascii: ":")) }
     }
 
     mutating func bool(_ flag: Bool) {

@@ -45,14 +45,16 @@ public enum AASARenderer {
         guard let service else { return }
         writer.key(name)
         writer.openObject()
-        writer.member("apps", strings: service.apps.lazy.map(\.value))
+        writer.key("apps")
+        write(service.apps, to: &writer)
         writer.closeObject()
     }
 
     static func write(_ applinks: AppLinks, to writer: inout CompactJSONWriter) {
         writer.openObject()
-        if let apps = applinks.apps {
-            writer.member("apps", strings: apps.lazy.map(\.value))
+        if applinks.apps != nil {
+            writer.key("apps")
+            write(applinks.apps ?? [], to: &writer)
         }
         if !applinks.defaults.isEmpty {
             writer.key("defaults")
@@ -69,32 +71,38 @@ public enum AASARenderer {
         }
         writer.key("details")
         writer.openArray()
-        for details in applinks.details { write(details, to: &writer) }
+        applinks.details.withUnsafeBufferPointer { entries in
+            for index in entries.indices { write(entries[index], to: &writer) }
+        }
         writer.closeArray()
         writer.closeObject()
     }
 
     static func write(_ details: AppLinksDetails, to writer: inout CompactJSONWriter) {
         writer.openObject()
-        if let appIDs = details.appIDs {
-            writer.member("appIDs", strings: appIDs.lazy.map(\.value))
+        if details.appIDs != nil {
+            writer.key("appIDs")
+            write(details.appIDs ?? [], to: &writer)
         }
-        if let appID = details.appID {
+        if details.appID != nil {
             writer.key("appID")
-            writer.string(appID.value)
+            writer.string(details.appID?.value ?? "")
         }
         if !details.defaults.isEmpty {
             writer.key("defaults")
             write(details.defaults, to: &writer)
         }
-        if let components = details.components {
+        if details.components != nil {
             writer.key("components")
             writer.openArray()
-            for component in components { write(component, to: &writer) }
+            (details.components ?? []).withUnsafeBufferPointer { components in
+                for index in components.indices { write(components[index], to: &writer) }
+            }
             writer.closeArray()
         }
-        if let paths = details.paths {
-            writer.member("paths", strings: paths.lazy.map(\.value))
+        if details.paths != nil {
+            writer.key("paths")
+            write(details.paths ?? [], to: &writer)
         }
         writer.closeObject()
     }
@@ -125,6 +133,16 @@ public enum AASARenderer {
         writer.member("percentEncoded", bool: component.options.percentEncoded)
         writer.member("comment", string: component.comment)
         writer.closeObject()
+    }
+
+    /// A list of strings from the document, read where the list keeps them: a copy of each element, which
+    /// iterating a list or mapping it makes, retained and released its string and its origin.
+    private static func write(_ texts: [Located<String>], to writer: inout CompactJSONWriter) {
+        writer.openArray()
+        texts.withUnsafeBufferPointer { texts in
+            for index in texts.indices { writer.string(texts[index].value) }
+        }
+        writer.closeArray()
     }
 
     static func write(_ options: MatchOptions, to writer: inout CompactJSONWriter) {
