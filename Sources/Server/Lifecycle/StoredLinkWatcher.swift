@@ -124,6 +124,9 @@ final class StoredLinkWatcher: Sendable {
         // An announcement libpq read while the store was being read leaves the socket quiet: it is taken
         // after each read, and the next read starts without waiting.
         var announcedDuringRead = false
+        // Opening the store (its client library loaded), the first read and the retention pass are done
+        // once; what the passes every interval use stays resident.
+        var firstPassDone = false
         while !stopped.load(ordering: .acquiring) {
             let watched = [wakeup?.fd, announcements].compactMap { $0 }
             if announcedDuringRead {
@@ -158,6 +161,10 @@ final class StoredLinkWatcher: Sendable {
             if next !== table { published.withLock { $0 = next } }
             if Posix.monotonicMilliseconds() - clicksWrittenAt >= Self.clickMilliseconds { writeClicks(database) }
             if announcements != nil, (try? database.takeChangeSignals()) == true { announcedDuringRead = true }
+            if !firstPassDone {
+                firstPassDone = true
+                OneOffWork.end()
+            }
         }
     }
 

@@ -14,7 +14,11 @@ final class Supervisor {
     private let signals: SignalFD
     private var mainSockets: [ListenerSocket]
     private var watch: FileWatch
-    private var memory = MemoryReturn()
+    private var memory = MemoryReturn(
+        now: Posix.monotonicMilliseconds(),
+        resident: Posix.residentBytes(),
+        oneOffEndings: OneOffWork.endings
+    )
     /// systemd's notify socket (`Type=notify`), when started by systemd.
     private let systemd = SystemdNotifier()
 
@@ -50,10 +54,6 @@ final class Supervisor {
     /// Returns when the drain is over.
     func run() {
         var pendingReloadAt: Int64?
-        // A reload frees what it replaced, but glibc keeps the pages; once reloads have been quiet for a
-        // while they go back to the kernel. Not at once: reloads in quick succession would fault the same
-        // pages in again each time. What start-up freed goes back as soon as the loops serve.
-        var releaseMemoryAt: Int64? = Posix.monotonicMilliseconds()
         while true {
             let ready = Posix.waitReadable([signals.fd, state.supervisorWake.fd] + watch.descriptors, timeoutMilliseconds: 50)
             let now = Posix.monotonicMilliseconds()
@@ -63,7 +63,7 @@ final class Supervisor {
                 let tickets = state.reloads.takeRequests()
                 if !tickets.isEmpty {
                     let outcome = reload(trigger: "POST /reload")
-                    releaseMemoryAt = Posix.monotonicMilliseconds() + 5_000
+                    memory.reloaded(now: Posix.monotonicMilliseconds())
                     state.reloads.answer(tickets, with: outcome)
                     for loop in Set(tickets.map(\.loop)) { loops[loop].epoll.wake() }
                 }
@@ -71,23 +71,24 @@ final class Supervisor {
             if let due = pendingReloadAt, now >= due {
                 pendingReloadAt = nil
                 reload(trigger: "file change")
-                releaseMemoryAt = Posix.monotonicMilliseconds() + 5_000
+                memory.reloaded(now: Posix.monotonicMilliseconds())
             }
-            if let due = releaseMemoryAt, now >= due {
-                releaseMemoryAt = nil
+            if memory.isDue(
+                now: now,
+                activity: state.activity.load(ordering: .relaxed),
+                oneOffEndings: OneOffWork.endings,
+                resident: Posix.residentBytes
+            ) {
                 Posix.releaseFreeMemory()
-                // Start-up and reloads run code serving never does (config decoding, validation, OpenSSL
-                // set-up); its pages go back to the page cache, and serving faults in what it uses.
                 Posix.releaseStartupPages()
-                memory.released()
+                memory.released(resident: Posix.residentBytes())
             }
-            memory.check(now: now, activity: state.activity.load(ordering: .relaxed))
             collectFetches()
             state.fetchLog.tick(now: now)
             switch signals.next() {
             case .hangup?:
                 reload(trigger: "SIGHUP")
-                releaseMemoryAt = Posix.monotonicMilliseconds() + 5_000
+                memory.reloaded(now: Posix.monotonicMilliseconds())
             case .terminate?, .interrupt?:
                 drain()
                 return
@@ -204,33 +205,4 @@ final class Supervisor {
         for socket in mainSockets { Posix.close(socket.fd) }
         mainSockets = []
     }
-}
-
-/// Gives memory back once the server has gone quiet. glibc keeps freed heap pages (in every event
-/// loop's arena) mapped, so 10,000 connections that came and went would leave their memory resident for
-/// good; code pages a burst faulted in (TLS handshakes, rarely used paths) stay resident too. After ten
-/// seconds without any activity, if resident memory is more than a megabyte above what it was after the
-/// last release, free heap pages go back to the kernel and read-only file pages to the page cache. Under
-/// steady traffic nothing is released (those pages are in use).
-struct MemoryReturn {
-    private var nextCheck: Int64 = 0
-    private var activityAtLastCheck = -1
-    private var quietSince: Int64 = 0
-    private var residentAfterRelease = Posix.residentBytes()
-
-    mutating func check(now: Int64, activity: Int) {
-        guard now >= nextCheck else { return }
-        nextCheck = now + 1_000
-        if activity != activityAtLastCheck {
-            activityAtLastCheck = activity
-            quietSince = now
-            return
-        }
-        guard now - quietSince >= 10_000, Posix.residentBytes() > residentAfterRelease + 1 << 20 else { return }
-        Posix.releaseFreeMemory()
-        Posix.releaseStartupPages()
-        released()
-    }
-
-    mutating func released() { residentAfterRelease = Posix.residentBytes() }
 }

@@ -90,6 +90,8 @@ public final class CompiledSitesStore: Sendable {
                 }) {
                     write(next.config, configPath: next.configPath, to: next.stateDirectory)
                 }
+                // Its code and buffers are not needed again until the next write.
+                OneOffWork.end()
             }.detach()
         } catch {
             state.withLock { $0.writing = false }
