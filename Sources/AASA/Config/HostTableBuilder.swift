@@ -16,11 +16,17 @@ enum HostTableBuilder {
         let groups = sites.groups
         let groupPositions = groups.indices.map { sites.position(group: $0, offset: 0) }
 
-        struct Hashed: Sendable {
-            let name: HostName
+        /// A host's names are read where its site keeps them, unretained: `sites` holds every site until the
+        /// table is built, and a retained reference was five reference-count updates a host (appended,
+        /// sorted, read, and each array freed), on objects the other core had just touched; only the table's
+        /// own reference is counted.
+        struct Hashed: @unchecked Sendable {
+            let storage: Unmanaged<SiteHosts.Storage>
             let hash: UInt64
             let site: Int32
             let host: Int32
+
+            var name: HostName { HostName(storage.takeUnretainedValue(), Int(host)) }
         }
         struct Wildcard: Sendable {
             let site: Int32
@@ -44,10 +50,12 @@ enum HostTableBuilder {
             for (site, loaded) in groups[index].sites.enumerated() {
                 let hosts = loaded.site.hosts
                 for host in hosts.indices {
-                    if let name = hosts.exactName(host) {
-                        let hash = ExactHostIndex<Int>.hash(name.bytes)
+                    if !hosts.isWildcard(host) {
+                        let hash = ExactHostIndex<Int>.hash(hosts.nameBytes(host))
                         perShard[ExactHostIndex<Int>.shard(of: hash, shardBits: shardBits)] += 1
-                        exact.append(Hashed(name: name, hash: hash, site: Int32(site), host: Int32(host)))
+                        exact.append(
+                            Hashed(storage: .passUnretained(hosts.storage), hash: hash, site: Int32(site), host: Int32(host))
+                        )
                     } else {
                         wildcards.append(Wildcard(site: Int32(site), host: Int32(host)))
                     }
