@@ -536,6 +536,59 @@ struct ValidatorTests {
         }
     }
 
+    /// The byte-by-byte form of the plain-host check, the one the run-based scan replaced.
+    static func plainShapeByteByByte(_ bytes: [UInt8]) -> Bool? {
+        let count = bytes.count
+        guard count > 0, count <= 253 else { return nil }
+        let wildcard = count > 2 && bytes[0] == UInt8(ascii: "*") && bytes[1] == UInt8(ascii: ".")
+        var labelLength = 0
+        var labels = 0
+        var last: UInt8 = 0
+        for byte in bytes[(wildcard ? 2 : 0)...] {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): labelLength += 1
+            case UInt8(ascii: "-"):
+                if labelLength == 0 { return nil }
+                labelLength += 1
+            case UInt8(ascii: "."):
+                if labelLength == 0 || last == UInt8(ascii: "-") { return nil }
+                labels += 1
+                labelLength = 0
+            default: return nil
+            }
+            if labelLength > 63 { return nil }
+            last = byte
+        }
+        guard labelLength > 0, last != UInt8(ascii: "-") else { return nil }
+        return wildcard && labels < 1 ? nil : wildcard
+    }
+
+    @Test(
+        "The plain-host scan gives the byte-by-byte verdict: random hosts, labels of 62 to 64 bytes, 253 and 254 bytes, hyphens and dots at every end"
+    )
+    func plainHostScan() {
+        var random = SplitMix(seed: 7)
+        let alphabet = Array("ab09-.*_A".utf8)
+        var cases: [[UInt8]] = ["", "a", "-", ".", "*.", "*.a", "*.a.b", "a.", ".a", "a..b", "a-.b", "a.-b", "a-b.c", "*.*.a", "a*"].map {
+            Array($0.utf8)
+        }
+        for length in [62, 63, 64] {
+            cases.append(Array(repeating: UInt8(ascii: "x"), count: length) + Array(".example".utf8))
+        }
+        let label = Array(repeating: UInt8(ascii: "y"), count: 62) + [UInt8(ascii: ".")]
+        cases.append(Array((label + label + label + label).prefix(253)))
+        cases.append(Array((label + label + label + label + label).prefix(254)))
+        for _ in 0..<50_000 {
+            let length = 1 + Int(random.next() % 24)
+            cases.append((0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+            cases.append(Array("*.".utf8) + (0..<length).map { _ in alphabet[Int(random.next() % 4)] })
+        }
+        for bytes in cases {
+            let scanned = bytes.withUnsafeBufferPointer { HostPattern.plainShape($0) }
+            #expect(scanned == Self.plainShapeByteByByte(bytes), "\(String(decoding: bytes, as: UTF8.self))")
+        }
+    }
+
     @Test("Empty details next to a service that names an app is only a warning: password autofill without links is legitimate")
     func emptyDetailsWithCredentials() {
         let findings = Self.findings(#"{"applinks": {"details": []}, "webcredentials": {"apps": ["ABCDE12345.com.example.app"]}}"#)

@@ -72,35 +72,29 @@ public enum HostPattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether a plain host is a wildcard; nil when the host is not plain. Indexes the buffer directly:
-    /// every host of every site comes through here (a generic slice walk cost twice as much).
-    private static func plainShape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
+    /// every host of every site comes through here (a generic slice walk cost twice as much). A label is
+    /// scanned as one run of letters, digits and hyphens, its ends checked once: a byte-by-byte state
+    /// machine cost twenty instructions a byte, a fifth of a second at a million hosts' first start.
+    static func plainShape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
         let count = bytes.count
         guard count > 0, count <= 253 else { return nil }
+        let hyphen = UInt8(ascii: "-")
         let wildcard = count > 2 && bytes[0] == UInt8(ascii: "*") && bytes[1] == UInt8(ascii: ".")
-        var labelLength = 0
         var labels = 0
-        var last: UInt8 = 0
         var index = wildcard ? 2 : 0
-        while index < count {
-            let byte = bytes[index]
-            index += 1
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                labelLength += 1
-            case UInt8(ascii: "-"):
-                if labelLength == 0 { return nil }
-                labelLength += 1
-            case UInt8(ascii: "."):
-                if labelLength == 0 || last == UInt8(ascii: "-") { return nil }
-                labels += 1
-                labelLength = 0
-            default:
-                return nil
+        while true {
+            let start = index
+            while index < count {
+                let byte = bytes[index]
+                guard byte &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10 || byte == hyphen else { break }
+                index += 1
             }
-            if labelLength > 63 { return nil }
-            last = byte
+            guard index > start, index - start <= 63, bytes[start] != hyphen, bytes[index - 1] != hyphen else { return nil }
+            if index == count { break }
+            guard bytes[index] == UInt8(ascii: ".") else { return nil }
+            labels += 1
+            index += 1
         }
-        guard labelLength > 0, last != UInt8(ascii: "-") else { return nil }
         // "*.com" covers a whole top-level domain: the explaining path rejects it.
         if wildcard && labels < 1 { return nil }
         return wildcard

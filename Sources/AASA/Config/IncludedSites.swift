@@ -218,9 +218,11 @@ enum IncludedSites {
         }
         // A list of sites is built site by site as the parser reads it: each site's tree is decoded and
         // freed while it is still in the cache, instead of a whole file's trees held and walked again.
+        // Only this function's thread touches it, so its accesses are not checked at run time (a dynamic
+        // exclusivity check at every site appended).
         final class Built {
-            var sites: [LoadedSite] = []
-            var findings: [Diagnostic] = []
+            @exclusivity(unchecked) var sites: [LoadedSite] = []
+            @exclusivity(unchecked) var findings: [Diagnostic] = []
         }
         let built = Built()
         let includedFile = LoadedSite.IncludedFile(path)
