@@ -29,20 +29,35 @@ final class DocumentPool: @unchecked Sendable {
     }
 
     private let shards: UnsafeMutablePointer<Shard>
-    private let slots: UnsafeMutablePointer<Slot>
+    /// Each shard's slots, made when the shard is first asked: a config of a few sites touches a few of
+    /// them, and writing all 65,536 slots up front was a megabyte of pages faulted in at every start.
+    private let slots: UnsafeMutablePointer<UnsafeMutablePointer<Slot>?>
 
     init() {
         shards = .allocate(capacity: Self.shardCount)
         for index in 0..<Self.shardCount { (shards + index).initialize(to: Shard()) }
-        slots = .allocate(capacity: Self.shardCount * Self.slotsPerShard)
-        slots.initialize(repeating: Slot(hash: 0, document: nil), count: Self.shardCount * Self.slotsPerShard)
+        slots = .allocate(capacity: Self.shardCount)
+        slots.initialize(repeating: nil, count: Self.shardCount)
     }
 
     deinit {
-        slots.deinitialize(count: Self.shardCount * Self.slotsPerShard)
+        for shard in 0..<Self.shardCount {
+            guard let block = slots[shard] else { continue }
+            block.deinitialize(count: Self.slotsPerShard)
+            block.deallocate()
+        }
         slots.deallocate()
         shards.deinitialize(count: Self.shardCount)
         shards.deallocate()
+    }
+
+    /// The shard's slots, made on first use; call under the shard's lock.
+    private func block(_ shard: Int) -> UnsafeMutablePointer<Slot> {
+        if let block = slots[shard] { return block }
+        let block = UnsafeMutablePointer<Slot>.allocate(capacity: Self.slotsPerShard)
+        block.initialize(repeating: Slot(hash: 0, document: nil), count: Self.slotsPerShard)
+        slots[shard] = block
+        return block
     }
 
     /// Lets go of every document (the sites that serve one hold it), the shards in parallel: left to the
@@ -51,8 +66,8 @@ final class DocumentPool: @unchecked Sendable {
     func empty(parallel: ParallelFor?) {
         let body: @Sendable (Int) -> Void = { shard in
             self.shards[shard].lock.withLock { _ in
-                let first = self.slots + shard * Self.slotsPerShard
-                for index in 0..<Self.slotsPerShard { first[index] = Slot(hash: 0, document: nil) }
+                guard let block = self.slots[shard] else { return }
+                for index in 0..<Self.slotsPerShard { block[index] = Slot(hash: 0, document: nil) }
             }
         }
         if let parallel { parallel(Self.shardCount, body) } else { for shard in 0..<Self.shardCount { body(shard) } }
@@ -62,8 +77,8 @@ final class DocumentPool: @unchecked Sendable {
     func intern(_ bytes: ImmutableBytes) -> ImmutableBytes {
         let hash = bytes.hash
         let shard = Int(truncatingIfNeeded: hash >> 58)
-        let slot = slots + shard * Self.slotsPerShard + Int(truncatingIfNeeded: hash) & (Self.slotsPerShard - 1)
         let kept = shards[shard].lock.withLock { _ -> ImmutableBytes? in
+            let slot = block(shard) + Int(truncatingIfNeeded: hash) & (Self.slotsPerShard - 1)
             guard let document = slot.pointee.document else {
                 slot.pointee = Slot(hash: hash, document: bytes)
                 return nil
