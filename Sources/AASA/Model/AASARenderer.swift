@@ -52,9 +52,9 @@ public enum AASARenderer {
 
     static func write(_ applinks: AppLinks, to writer: inout CompactJSONWriter) {
         writer.openObject()
-        if applinks.apps != nil {
+        if let apps = applinks.apps {
             writer.key("apps")
-            write(applinks.apps ?? [], to: &writer)
+            write(apps, to: &writer)
         }
         if !applinks.defaults.isEmpty {
             writer.key("defaults")
@@ -71,38 +71,34 @@ public enum AASARenderer {
         }
         writer.key("details")
         writer.openArray()
-        applinks.details.withUnsafeBufferPointer { entries in
-            for index in entries.indices { write(entries[index], to: &writer) }
-        }
+        for details in applinks.details { write(details, to: &writer) }
         writer.closeArray()
         writer.closeObject()
     }
 
     static func write(_ details: AppLinksDetails, to writer: inout CompactJSONWriter) {
         writer.openObject()
-        if details.appIDs != nil {
+        if let appIDs = details.appIDs {
             writer.key("appIDs")
-            write(details.appIDs ?? [], to: &writer)
+            write(appIDs, to: &writer)
         }
-        if details.appID != nil {
+        if let appID = details.appID {
             writer.key("appID")
-            writer.string(details.appID?.value ?? "")
+            writer.string(appID.value)
         }
         if !details.defaults.isEmpty {
             writer.key("defaults")
             write(details.defaults, to: &writer)
         }
-        if details.components != nil {
+        if let components = details.components {
             writer.key("components")
             writer.openArray()
-            (details.components ?? []).withUnsafeBufferPointer { components in
-                for index in components.indices { write(components[index], to: &writer) }
-            }
+            for component in components { write(component, to: &writer) }
             writer.closeArray()
         }
-        if details.paths != nil {
+        if let paths = details.paths {
             writer.key("paths")
-            write(details.paths ?? [], to: &writer)
+            write(paths, to: &writer)
         }
         writer.closeObject()
     }
@@ -135,13 +131,11 @@ public enum AASARenderer {
         writer.closeObject()
     }
 
-    /// A list of strings from the document, read where the list keeps them: a copy of each element, which
-    /// iterating a list or mapping it makes, retained and released its string and its origin.
+    /// An app or path list, each string written where the list keeps it (mapped to its values first, each
+    /// was copied out: a retain and a release per string).
     private static func write(_ texts: [Located<String>], to writer: inout CompactJSONWriter) {
         writer.openArray()
-        texts.withUnsafeBufferPointer { texts in
-            for index in texts.indices { writer.string(texts[index].value) }
-        }
+        for text in texts { writer.string(text.value) }
         writer.closeArray()
     }
 

@@ -1,6 +1,6 @@
 /// When the server gives memory back: freed heap pages to the kernel, read-only file pages (code run by
 /// one-off work: loading and checking a config, setting up OpenSSL, writing the compiled-sites snapshot)
-/// to the page cache. Pure: the supervisor asks ``isDue(now:activity:resident:)`` at every tick and
+/// to the page cache. Pure: the supervisor asks ``isDue(now:activity:oneOffEndings:resident:)`` at every tick and
 /// carries out the release.
 ///
 /// - Start-up's pages go as soon as the loops serve.

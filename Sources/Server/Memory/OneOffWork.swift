@@ -1,7 +1,7 @@
 import Synchronization
 
-/// Background work that runs once and ends (the compiled-sites snapshot written after a load) says so
-/// here, and the supervisor gives back the pages it faulted in at its next tick (``MemoryReturn``)
+/// Background work that runs once and ends (the compiled-sites snapshot written after a load, the link
+/// store opened and first read) says so here, and the supervisor gives back the pages it faulted in at its next tick (``MemoryReturn``)
 /// instead of ten quiet seconds later.
 enum OneOffWork {
     private static let ended = Atomic<Int>(0)
