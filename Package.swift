@@ -91,7 +91,16 @@ let package = Package(
         // Build time only: records the checkout's commit for `--version` (reruns when HEAD moves).
         .executableTarget(name: "BuildInfoGenerator", path: "Plugins/BuildInfoGenerator"),
         .plugin(name: "BuildInfo", capability: .buildTool(), dependencies: ["BuildInfoGenerator"], path: "Plugins/BuildInfo"),
-        .executableTarget(name: "aasa-server", dependencies: ["CLI"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "aasa-server",
+            dependencies: ["CLI"],
+            exclude: ["StaticCxx"],
+            swiftSettings: strictSettings,
+            // The Swift runtime's C++ library linked in, not loaded at every start (see StaticCxx/libstdc++.so).
+            linkerSettings: [
+                .unsafeFlags(["-L", Context.packageDirectory + "/Sources/aasa-server/StaticCxx"], .when(configuration: .release))
+            ]
+        ),
 
         // Release-mode timing of the pure core; run by Benchmarks/core.sh, never by `swift test`.
         .executableTarget(

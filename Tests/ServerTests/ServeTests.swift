@@ -117,7 +117,7 @@ struct ServeResponseTests {
         if status == 405 { #expect(response.header("Allow") == "GET, HEAD") }
     }
 
-    @Test("gzip: compressed once at load, served with Content-Encoding and Vary, decompresses to the same bytes (curl --compressed)")
+    @Test("gzip: served with Content-Encoding and Vary from the first request on, decompresses to the same bytes (curl --compressed)")
     func gzip() throws {
         let server = try ServerProcess(config: testConfig())
         defer { server.stop() }

@@ -82,8 +82,8 @@ public struct CompiledSites: Sendable {
     /// how to read the snapshot of the config's state directory (resolved against the config).
     public struct Input: Sendable {
         public var build: String
-        /// A document's gzip form as serving sends it, empty when compressing does not pay: made once, by
-        /// the load that checks a hosted document, then served and kept from there.
+        /// A document's gzip form as serving sends it, empty when compressing does not pay: made once for a
+        /// hosted document the load checked (``GzipForm``), when first needed, then served and kept from there.
         public var compress: @Sendable ([UInt8]) -> [UInt8]
         public var read: @Sendable (_ stateDirectory: String) -> CompiledSites?
 
@@ -169,7 +169,7 @@ public struct CompiledSites: Sendable {
         return HostedDocument(
             digest: digest,
             hasAppClips: flags & HostedDocument.appClipsFlag != 0,
-            gzip: gzip.isEmpty ? .empty : ImmutableBytes.copy(gzip),
+            gzip: GzipForm(made: gzip.isEmpty ? .empty : ImmutableBytes.copy(gzip)),
             restored: true
         )
     }
@@ -269,7 +269,7 @@ public struct CompiledSites: Sendable {
             body.u64(document.digest.first)
             body.u64(document.digest.second)
             body.u8(document.hasAppClips ? HostedDocument.appClipsFlag : 0)
-            body.run(document.gzip.buffer)
+            body.run(document.gzip.bytes().buffer)
             return framed(body.output)
         }
         // Made as the file is written, one part at a time: a million sites' parts held together were the

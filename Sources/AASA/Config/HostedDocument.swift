@@ -6,9 +6,9 @@ public struct HostedDocument: Sendable {
     public let digest: CompiledSites.Digest
     /// The one fact of the document a site's own check reads: App Clips cannot be served on a wildcard host.
     public let hasAppClips: Bool
-    /// Its gzip form as serving sends it (empty: compressing does not pay), made by the load that checked
-    /// it and kept from there.
-    public let gzip: ImmutableBytes
+    /// Its gzip form as serving sends it (empty: compressing does not pay): made after the check, when first
+    /// needed, and kept from there.
+    public let gzip: GzipForm
     /// Taken from a snapshot, not checked by this load.
     public let restored: Bool
 }

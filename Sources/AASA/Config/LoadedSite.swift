@@ -147,7 +147,7 @@ public final class LoadedSite: Sendable {
 
     /// The hosted document's gzip form as the serving load made it or the compiled-sites snapshot kept
     /// it (empty: compressing does not pay); nil when the site hosts no such document.
-    public var preparedGzip: ImmutableBytes? { hosted?.gzip }
+    public var preparedGzip: GzipForm? { hosted?.gzip }
 
     /// How logs and metrics name the site: its first host (``Site/name``), without copying the site.
     public var label: String { site.name }

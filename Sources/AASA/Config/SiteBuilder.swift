@@ -208,19 +208,19 @@ enum SiteBuilder {
                 findings += [finding].inFile(configPath)
             }
             findings += fileFindings.inFile(path)
+            let served = ImmutableBytes.copy(bytes)
             var hosted: HostedDocument?
             if fileFindings.isEmpty, document != nil, let digest, let hostedDocuments {
-                let gzip = hostedDocuments.compress(bytes)
                 hosted = HostedDocument(
                     digest: digest,
                     hasAppClips: hasAppClips,
-                    gzip: gzip.isEmpty ? .empty : ImmutableBytes.copy(gzip),
+                    gzip: GzipForm(of: served, compress: hostedDocuments.compress),
                     restored: false
                 )
             }
             return AppleDocument(
                 document: document,
-                bytes: ImmutableBytes.copy(bytes),
+                bytes: served,
                 file: path,
                 verbatimRoot: parsed.root,
                 hosted: hosted

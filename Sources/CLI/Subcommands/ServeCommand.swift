@@ -145,8 +145,9 @@ enum ServeCommand {
                     + "\(hostedDocuments.restored.count); checked from their bytes: \(hostedDocuments.checked.count)"
             )
         }
-        // Written once the server listens: the start does not share the CPU with it.
-        generationOptions.compiledSites?.keep(loaded.config, configPath: configPath, later: true)
+        // Written once the server serves and the documents' gzip forms are made: the start does not share the
+        // CPU with it, and it keeps the forms.
+        generationOptions.compiledSites?.keep(loaded.config, configPath: configPath)
         guard case .success(let first) = Generation.first(consume loaded) else { return ExitStatus.failure }
         let builtIn = configPath == BuiltInConfig.name ? BuiltInConfig.bytes : nil
         return HTTPServer.run(
@@ -156,7 +157,7 @@ enum ServeCommand {
             readInputs: {
                 ConfigReader.inputs(path: configPath, contents: builtIn, certificates: certificates, options: generationOptions)
             },
-            onListening: { _ in generationOptions.compiledSites?.writeWaiting() }
+            onCompressed: { generationOptions.compiledSites?.writeWaiting() }
         )
     }
 }

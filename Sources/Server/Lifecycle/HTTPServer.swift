@@ -31,14 +31,16 @@ public enum HTTPServer {
     /// Runs until drained; returns the process exit status. `initial` is the first generation, already
     /// reported; `readInputs` reads the config afresh for each reload. `bindFailureHint` may replace the
     /// advice for a listener that cannot be opened; `onListening` learns the listeners as bound (ports
-    /// chosen for port 0) before serving.
+    /// chosen for port 0) before serving; `onCompressed` runs once the first snapshot's gzip forms are
+    /// made, after serving started (``PendingGzipForms``), on that work's thread.
     public static func run(
         initial: consuming ServedGeneration,
         recording: FetchRecording,
         acme: CertificateManager? = nil,
         readInputs: @escaping @Sendable () -> Result<GenerationInputs, FileError>,
         bindFailureHint: @escaping (SystemError) -> String? = { _ in nil },
-        onListening: ([ServerSettings.Listener]) -> Void = { _ in }
+        onListening: ([ServerSettings.Listener]) -> Void = { _ in },
+        onCompressed: @escaping @Sendable () -> Void = {}
     ) -> Int32 {
         Log.configure(initial.settings.logFormat)
         // Before any thread exists: these signals then arrive only through the signalfd.
@@ -149,6 +151,7 @@ public enum HTTPServer {
                 + "(\(loopsReason); config generation 1)"
         )
         state.storedLinks?.start(takeClicks: { registry.takeClicks() })
+        PendingGzipForms.makeInBackground(in: state.snapshot, then: onCompressed)
         state.fetchLog.startSharing(snapshot: { [state] in state.snapshot })
         let loopHandles = loops.map(\.handle)
         state.linkAPI?.start(

@@ -139,10 +139,12 @@ final class Supervisor {
         case .failure(let rejected):
             outcome = .rejected(rejected)
         case .success(let next):
-            if case .success(let read) = inputs { read.options.compiledSites?.keep(next.config, configPath: read.configPath) }
+            let compiledSites = (try? inputs.get())?.options.compiledSites
+            if case .success(let read) = inputs { compiledSites?.keep(next.config, configPath: read.configPath) }
             // Fetches answered from the previous generation are recorded against it first.
             collectFetches()
             state.publish(next)
+            PendingGzipForms.makeInBackground(in: next.snapshot) { compiledSites?.writeWaiting() }
             state.fetchLog.published(next.snapshot)
             Log.configure(next.settings.logFormat)
             watch.update(files: next.files, settings: next.settings)

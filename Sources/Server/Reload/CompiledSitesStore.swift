@@ -53,24 +53,21 @@ public final class CompiledSitesStore: Sendable {
     }
 
     /// After a load: when it built any included file from its bytes or checked a hosted document not kept
-    /// yet, the snapshot is written again on a
-    /// thread of its own (a write already running takes the newest config after it). With `later`, the
-    /// write waits for ``writeWaiting()`` (the first load's, until the server listens).
-    public func keep(_ config: LoadedConfig, configPath: String, later: Bool = false) {
+    /// yet, the snapshot is to be written again, on a thread of its own that ``writeWaiting()`` starts once
+    /// the load's snapshot is published and its gzip forms are made (``PendingGzipForms``): the write keeps
+    /// those forms without compressing again.
+    public func keep(_ config: LoadedConfig, configPath: String) {
         guard let directory = config.config?.server.stateDirectory else { return }
         let checked = config.checkedHostedDocuments
         let stateDirectory = ConfigLoader.resolve(directory, relativeTo: configPath)
-        let changed = state.withLock { state in
-            guard config.parsedIncludedFiles > 0 || !checked.isSubset(of: state.keptDocuments) else { return false }
+        state.withLock { state in
+            guard config.parsedIncludedFiles > 0 || !checked.isSubset(of: state.keptDocuments) else { return }
             state.keptDocuments = checked
             state.waiting = (config, configPath, stateDirectory)
-            return true
         }
-        guard changed else { return }
-        if !later { writeWaiting() }
     }
 
-    /// Starts writing what ``keep(_:configPath:later:)`` left waiting, unless a write is running (it
+    /// Starts writing what ``keep(_:configPath:)`` left waiting, unless a write is running (it
     /// takes the waiting config when it is done).
     public func writeWaiting() {
         let start = state.withLock { state in

@@ -156,7 +156,7 @@ enum Router {
             guard let matched, let document = snapshot.site(at: matched.value).assetLinks else {
                 return .respond(StandardResponses.noAssetLinks, site: matched?.entry ?? "unknown", pathClass: .assetLinks)
             }
-            let response = head.acceptsGzip ? document.gzip ?? document.identity : document.identity
+            let response = head.acceptsGzip ? document.gzip?.response() ?? document.identity : document.identity
             return .respond(response, site: matched.entry, pathClass: .assetLinks)
         }
         if let health = snapshot.healthPath, equal(path, health) {

@@ -9,7 +9,7 @@ final class SiteResponses: Sendable {
     /// read from the site, not kept (16 bytes a site).
     var label: String { builtFrom?.label ?? "unknown" }
     let identity: PreparedResponse
-    var gzip: PreparedResponse? { extras?.gzip }
+    var gzip: GzipResponse? { extras?.gzip }
     /// False for an Android-only site: the AASA paths answer as for an unknown host.
     var servesApple: Bool { extras?.servesApple ?? true }
     /// `/.well-known/assetlinks.json`; nil answers 404.
@@ -38,7 +38,8 @@ final class SiteResponses: Sendable {
     func appleResponse(gzip: Bool) -> PreparedResponse? {
         guard let extras else { return identity }
         guard extras.servesApple else { return nil }
-        return gzip ? extras.gzip ?? identity : identity
+        guard gzip, let compressed = extras.gzip else { return identity }
+        return compressed.response()
     }
 
     /// The same host patterns in the same order, compared where the sites keep them (no strings made).
@@ -54,14 +55,13 @@ final class SiteResponses: Sendable {
     private let extras: Extras?
 
     private final class Extras: Sendable {
-        let gzip: PreparedResponse?
+        let gzip: GzipResponse?
         let servesApple: Bool
         let assetLinks: PreparedDocument?
         let assetLinksLastModified: Int
         let links: CompiledLinks?
 
-        init(gzip: PreparedResponse?, servesApple: Bool, assetLinks: PreparedDocument?, assetLinksLastModified: Int, links: CompiledLinks?)
-        {
+        init(gzip: GzipResponse?, servesApple: Bool, assetLinks: PreparedDocument?, assetLinksLastModified: Int, links: CompiledLinks?) {
             self.gzip = gzip
             self.servesApple = servesApple
             self.assetLinks = assetLinks
@@ -71,7 +71,7 @@ final class SiteResponses: Sendable {
 
         /// Nil when every field has its common value.
         static func make(
-            gzip: PreparedResponse?,
+            gzip: GzipResponse?,
             servesApple: Bool,
             assetLinks: PreparedDocument?,
             assetLinksLastModified: Int,
@@ -134,7 +134,7 @@ final class SiteResponses: Sendable {
 }
 
 /// The header lines every document stamped with one `Last-Modified` shares, kept once for all of them:
-/// without and with `Vary` (documents that also have a gzip form).
+/// without and with `Vary` (documents long enough to have a gzip form).
 struct DocumentHeaders: Sendable {
     let plain: SharedHeaders
     let varied: SharedHeaders
@@ -168,38 +168,34 @@ struct PreparedDocument: Sendable {
     static let minimumGzipped = 1024
 
     let identity: PreparedResponse
-    let gzip: PreparedResponse?
+    /// Nil for a document too short to compress.
+    let gzip: GzipResponse?
     let bodyHash: UInt64
 
     /// The identity body is `body` itself, by pointer (the loaded site holds it); the common header lines
     /// are `headers`', shared; only the ETag (and Content-Length) are this document's own. `preparedGzip`:
-    /// the body's gzip form as the load made it or the compiled-sites snapshot kept it (empty: it did not
-    /// pay), not made again.
-    init(body: ImmutableBytes, headers: DocumentHeaders, preparedGzip: ImmutableBytes? = nil) {
+    /// the body's gzip form as the load checked it or the compiled-sites snapshot kept it, made when first
+    /// needed and then shared with the snapshot's writer.
+    ///
+    /// A document of 1 KB or more says `Vary: Accept-Encoding` whether or not its form turns out to pay:
+    /// which it does is known only once it is made, after the snapshot is published, and a first start and
+    /// a restart from the snapshot answer with the same headers.
+    init(body: ImmutableBytes, headers: DocumentHeaders, preparedGzip: GzipForm? = nil) {
         let hash = body.hash
         bodyHash = hash
-        // A body too short to compress is not copied out to find that out (half a million copies at a first
-        // start of a million hosts).
-        let compressed =
-            preparedGzip.map { $0.count == 0 ? nil : $0 }
-            ?? (body.count < Self.minimumGzipped ? nil : Self.gzipForm(body.array).map(ImmutableBytes.copy))
-        identity = PreparedResponse(
-            shared: compressed == nil ? headers.plain : headers.varied,
-            etag: hash,
-            body: body.buffer,
-            owner: body.owner
-        )
-        gzip = compressed.map {
-            // A strong ETag names one representation, so the gzip form gets its own.
-            PreparedResponse(
-                shared: headers.varied,
-                etag: hash,
-                etagSuffix: "-gz",
-                headers: [("Content-Encoding", "gzip")],
-                body: $0.buffer,
-                owner: $0.owner
-            )
+        guard body.count >= Self.minimumGzipped else {
+            identity = PreparedResponse(shared: headers.plain, etag: hash, body: body.buffer, owner: body.owner)
+            gzip = nil
+            return
         }
+        let identity = PreparedResponse(shared: headers.varied, etag: hash, body: body.buffer, owner: body.owner)
+        self.identity = identity
+        gzip = GzipResponse(
+            form: preparedGzip ?? GzipForm(of: body, compress: { Self.gzipForm($0) ?? [] }),
+            identity: identity,
+            headers: headers.varied,
+            etag: hash
+        )
     }
 }
 
