@@ -14,19 +14,13 @@
 /// index — is read only by findings. A serving load asks first for the site without them (``Origins``) and
 /// decodes it again with them only when building it gave a finding: the site and its document are the same
 /// either way, and a first start at 20,000 hosts loaded in 526 M instructions instead of 614 M.
-struct DirectSiteDecoder {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index: Int
-    private var line: Int
-    private var lineStart: Int
-    /// Column minus offset on the site's first line; later lines start inside the site, where every byte
-    /// is ASCII, so there a column is the distance from the line's start.
-    private let firstLine: Int
-    private let firstLineColumnBase: Int
+struct DirectSiteDecoder: DirectJSONDecoding {
+    var reader: DirectJSONReader
     private let names: AppNames
     private let origins: Origins
 
-    private struct Declined: Error {}
+    private typealias Declined = DirectJSONReader.Declined
+    private typealias KeySet = DirectJSONReader.KeySet
 
     /// Which values keep where they were written: every one, or only the site and its hosts (what a
     /// served site keeps, and what a finding of the host table names).
@@ -48,19 +42,14 @@ struct DirectSiteDecoder {
         var decoder = DirectSiteDecoder(bytes: bytes, at: location, lineStart: lineStart, names: names, origins: origins)
         do throws(Declined) {
             let site = try decoder.site(path)
-            return (site, JSONParser.ValueEnd(location: decoder.location(), lineStart: decoder.lineStart))
+            return (site, JSONParser.ValueEnd(location: decoder.reader.location(), lineStart: decoder.reader.lineStart))
         } catch {
             return nil
         }
     }
 
     private init(bytes: UnsafeBufferPointer<UInt8>, at location: SourceLocation, lineStart: Int, names: AppNames, origins: Origins) {
-        self.bytes = bytes
-        index = location.offset
-        line = location.line
-        self.lineStart = lineStart
-        firstLine = location.line
-        firstLineColumnBase = location.column - location.offset
+        reader = DirectJSONReader(bytes, at: location, lineStart: lineStart)
         self.names = names
         self.origins = origins
     }
@@ -71,37 +60,9 @@ struct DirectSiteDecoder {
     private static let applinksKeys = KeySet(["details", "comment"])
     private static let detailsKeys = KeySet(["apps", "components", "comment"])
     private static let serviceKeys = KeySet(["apps", "comment"])
-    private static let componentKeys = KeySet(["/", "?", "#", "exclude", "comment", "caseSensitive", "percentEncoded"])
-
-    /// The keys an object may have, each with its first eight bytes as written after the opening quote
-    /// (its closing quote included when the key is shorter) as a word and a mask: a key in a file is then
-    /// found with one masked comparison per candidate, where comparing bytes cost about 140 instructions a
-    /// key, a dozen keys a site.
-    private struct KeySet {
-        struct Key {
-            let text: StaticString
-            let word: UInt64
-            let mask: UInt64
-        }
-
-        let keys: [Key]
-
-        init(_ texts: [StaticString]) {
-            keys = texts.map { text in
-                let written = Array(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) + [UInt8(ascii: "\"")]
-                var word: UInt64 = 0
-                var mask: UInt64 = 0
-                for (position, byte) in written.prefix(8).enumerated() {
-                    word |= UInt64(byte) << (8 * position)
-                    mask |= 0xFF << (8 * position)
-                }
-                return Key(text: text, word: word, mask: mask)
-            }
-        }
-    }
 
     private mutating func site(_ sitePath: JSONPath) throws(Declined) -> Site {
-        let siteLocation = location()
+        let siteLocation = reader.location()
         let path = origins == .everyValue ? sitePath : nil
         // Read into a site's host storage at the end: room for an apex and its www (and two more) at once.
         var hosts: [(pattern: HostPattern, location: SourceLocation?)] = []
@@ -111,10 +72,10 @@ struct DirectSiteDecoder {
             switch key {
             case 0:
                 try decoder.array { (decoder: inout DirectSiteDecoder, _: Int) throws(Declined) in
-                    let hostLocation = decoder.location()
-                    let (start, end) = try decoder.stringBounds()
+                    let hostLocation = decoder.reader.location()
+                    let (start, end) = try decoder.reader.stringBounds()
                     // Any other host has a finding or a form to explain: the tree's way gives it.
-                    guard let pattern = HostPattern.parsePlain(UnsafeBufferPointer(rebasing: decoder.bytes[start..<end])) else {
+                    guard let pattern = HostPattern.parsePlain(UnsafeBufferPointer(rebasing: decoder.reader.bytes[start..<end])) else {
                         throw Declined()
                     }
                     hosts.append((pattern, hostLocation))
@@ -135,7 +96,7 @@ struct DirectSiteDecoder {
                 generated.activitycontinuationOrigin = decoder.origin(memberPath)
                 generated.activitycontinuation = try decoder.service(memberPath)
             default:
-                _ = try decoder.string()
+                _ = try decoder.reader.string()
             }
         }
         // Without hosts, or serving nothing, the site has a finding: the tree's way says which.
@@ -157,7 +118,7 @@ struct DirectSiteDecoder {
         var sawDetails = false
         try object(keys: Self.applinksKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
             guard key == 0 else {
-                _ = try decoder.string()
+                _ = try decoder.reader.string()
                 return
             }
             sawDetails = true
@@ -183,10 +144,14 @@ struct DirectSiteDecoder {
                 sawComponents = true
                 let componentsPath = path?.key("components")
                 try decoder.array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
-                    try decoder.component(componentsPath?.index(position), into: &details.components)
+                    try decoder.component(
+                        componentsPath?.index(position),
+                        into: &details.components,
+                        reserving: decoder.origins == .siteAndHosts
+                    )
                 }
             default:
-                _ = try decoder.string()
+                _ = try decoder.reader.string()
             }
         }
         guard sawApps, sawComponents else { throw Declined() }
@@ -196,7 +161,7 @@ struct DirectSiteDecoder {
     private mutating func service(_ path: JSONPath?) throws(Declined) -> [Located<String>] {
         var apps: [Located<String>]?
         try object(keys: Self.serviceKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
-            if key == 0 { apps = try decoder.apps(path?.key("apps")) } else { _ = try decoder.string() }
+            if key == 0 { apps = try decoder.apps(path?.key("apps")) } else { _ = try decoder.reader.string() }
         }
         guard let apps else { throw Declined() }
         return apps
@@ -217,13 +182,13 @@ struct DirectSiteDecoder {
         try array { (decoder: inout DirectSiteDecoder, position: Int) throws(Declined) in
             if position >= 16 { throw Declined() }
             let origin = decoder.origin(path?.index(position))
-            decoder.skipWhitespace()
-            let (start, end) = try decoder.stringBounds()
-            let text = UnsafeBufferPointer(rebasing: decoder.bytes[start..<end])
+            decoder.reader.skipWhitespace()
+            let (start, end) = try decoder.reader.stringBounds()
+            let text = UnsafeBufferPointer(rebasing: decoder.reader.bytes[start..<end])
             if position == 0 { firstName = (start, end) }
             if position == 1 {
                 earlierNames.append(
-                    String(decoding: UnsafeBufferPointer(rebasing: decoder.bytes[firstName.start..<firstName.end]), as: UTF8.self)
+                    String(decoding: UnsafeBufferPointer(rebasing: decoder.reader.bytes[firstName.start..<firstName.end]), as: UTF8.self)
                 )
                 if let first = alone {
                     resolved = first
@@ -250,229 +215,5 @@ struct DirectSiteDecoder {
             }
         }
         return alone ?? resolved
-    }
-
-    /// A component, read in place at the end of `components`: returning it cost a copy of a dozen
-    /// references and the original's release.
-    private mutating func component(_ path: JSONPath?, into components: inout [Component]) throws(Declined) {
-        // A served site keeps no rules of its own (its document holds them): room for four at the first
-        // instead of growing the array at the first, second and third.
-        if components.isEmpty && origins == .siteAndHosts { components.reserveCapacity(4) }
-        components.append(Component(origin: origin(path)))
-        let last = components.count - 1
-        try object(keys: Self.componentKeys) { (decoder: inout DirectSiteDecoder, key: Int) throws(Declined) in
-            switch key {
-            case 0: components[last].path = try decoder.string()
-            case 1: components[last].query = try decoder.query(path?.key("?"))
-            case 2: components[last].fragment = try decoder.string()
-            case 3: components[last].exclude = try decoder.bool()
-            case 4: components[last].comment = try decoder.string()
-            case 5: components[last].options.caseSensitive = try decoder.bool()
-            default: components[last].options.percentEncoded = try decoder.bool()
-            }
-        }
-    }
-
-    private mutating func query(_ path: JSONPath?) throws(Declined) -> QueryPattern {
-        skipWhitespace()
-        guard index < bytes.count else { throw Declined() }
-        if bytes[index] == UInt8(ascii: "\"") { return .whole(try string()) }
-        guard bytes[index] == UInt8(ascii: "{") else { throw Declined() }
-        index += 1
-        var patterns: [QueryItemPattern] = []
-        skipWhitespace()
-        if try consume(UInt8(ascii: "}")) { return .items(patterns) }
-        while true {
-            skipWhitespace()
-            let nameLocation = location()
-            let name = try string()
-            // Looking back for a duplicate name suits the one to three items a rule has; a long list goes to
-            // the tree's parser, which keeps a table for it.
-            if patterns.count >= 16 || patterns.contains(where: { $0.name == name }) { throw Declined() }
-            try colon()
-            let origin = path.map { Provenance(nameLocation, $0.key(name)) } ?? .none
-            patterns.append(QueryItemPattern(name: name, pattern: try string(), origin: origin))
-            if try closes(UInt8(ascii: "}")) { return .items(patterns) }
-        }
-    }
-
-    // MARK: - JSON, the part of it this reader takes
-
-    /// An object whose keys are all among `keys`, each at most once; `member` reads the value of the key
-    /// at that position in `keys`.
-    private mutating func object(
-        keys: KeySet,
-        _ member: (inout DirectSiteDecoder, Int) throws(Declined) -> Void
-    ) throws(Declined) {
-        skipWhitespace()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { throw Declined() }
-        index += 1
-        skipWhitespace()
-        if try consume(UInt8(ascii: "}")) { return }
-        var seen: UInt32 = 0
-        while true {
-            skipWhitespace()
-            let key = try knownKey(keys)
-            guard seen & (1 << key) == 0 else { throw Declined() }
-            seen |= 1 << key
-            try colon()
-            try member(&self, key)
-            if try closes(UInt8(ascii: "}")) { return }
-        }
-    }
-
-    /// An array; `item` reads the item at each position.
-    private mutating func array(_ item: (inout DirectSiteDecoder, Int) throws(Declined) -> Void) throws(Declined) {
-        skipWhitespace()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { throw Declined() }
-        index += 1
-        skipWhitespace()
-        if try consume(UInt8(ascii: "]")) { return }
-        var position = 0
-        while true {
-            skipWhitespace()
-            try item(&self, position)
-            position += 1
-            if try closes(UInt8(ascii: "]")) { return }
-        }
-    }
-
-    /// After a value: a comma (false) or `closer` (true).
-    private mutating func closes(_ closer: UInt8) throws(Declined) -> Bool {
-        skipWhitespace()
-        guard index < bytes.count else { throw Declined() }
-        if bytes[index] == UInt8(ascii: ",") {
-            index += 1
-            return false
-        }
-        guard bytes[index] == closer else { throw Declined() }
-        index += 1
-        return true
-    }
-
-    private mutating func consume(_ byte: UInt8) throws(Declined) -> Bool {
-        guard index < bytes.count else { throw Declined() }
-        guard bytes[index] == byte else { return false }
-        index += 1
-        return true
-    }
-
-    /// The colon after a key, and the whitespace around it: a value's position is its first byte.
-    private mutating func colon() throws(Declined) {
-        skipWhitespace()
-        guard try consume(UInt8(ascii: ":")) else { throw Declined() }
-        skipWhitespace()
-    }
-
-    /// Which of `keys` the key at `index` is. Each is compared with the bytes after the quote, closing quote
-    /// included, without finding the key's end first: a key with an escape or any other byte matches none,
-    /// as when it was read as a string first.
-    private mutating func knownKey(_ keys: KeySet) throws(Declined) -> Int {
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Declined() }
-        let start = index + 1
-        let available = bytes.count - start
-        if available >= 8, let base = bytes.baseAddress {
-            // Little-endian, as the words were made: the first byte after the quote is the lowest.
-            let written = UInt64(littleEndian: UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self))
-            for position in keys.keys.indices {
-                let key = keys.keys[position]
-                guard written & key.mask == key.word else { continue }
-                let length = key.text.utf8CodeUnitCount
-                // Longer than seven bytes: the rest, and the closing quote, read after the word.
-                if length >= 8 {
-                    guard length < available, bytes[start + length] == UInt8(ascii: "\""), equal(key.text, at: start) else { continue }
-                }
-                index = start + length + 1
-                return position
-            }
-            throw Declined()
-        }
-        for position in keys.keys.indices {
-            let key = keys.keys[position].text
-            let length = key.utf8CodeUnitCount
-            guard length < available, bytes[start] == key.utf8Start[0], bytes[start + length] == UInt8(ascii: "\""),
-                equal(key, at: start)
-            else { continue }
-            index = start + length + 1
-            return position
-        }
-        throw Declined()
-    }
-
-    /// A string of printable ASCII without escapes; anything else is the tree's.
-    private mutating func string() throws(Declined) -> String {
-        skipWhitespace()
-        let (start, end) = try stringBounds()
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-    }
-
-    private mutating func stringBounds() throws(Declined) -> (Int, Int) {
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Declined() }
-        let start = index + 1
-        var end = start
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") {
-                index = end + 1
-                return (start, end)
-            }
-            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\\") { break }
-            end += 1
-        }
-        throw Declined()
-    }
-
-    private mutating func bool() throws(Declined) -> Bool {
-        skipWhitespace()
-        if matches("true") {
-            index += 4
-            return true
-        }
-        if matches("false") {
-            index += 5
-            return false
-        }
-        throw Declined()
-    }
-
-    private func matches(_ word: StaticString) -> Bool {
-        bytes.count - index >= word.utf8CodeUnitCount && equal(word, at: index)
-    }
-
-    private func equal(_ word: StaticString, at offset: Int) -> Bool {
-        let text = word.utf8Start
-        for position in 0..<word.utf8CodeUnitCount where bytes[offset + position] != text[position] { return false }
-        return true
-    }
-
-    /// Inlined for its common case, no whitespace at all (a generated file's compact JSON).
-    @inline(__always)
-    private mutating func skipWhitespace() {
-        if index < bytes.count, bytes[index] > 0x20 { return }
-        skipWhitespaceRun()
-    }
-
-    private mutating func skipWhitespaceRun() {
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x20, 0x09, 0x0D: index += 1
-            case 0x0A:
-                line += 1
-                index += 1
-                lineStart = index
-            default: return
-            }
-        }
-    }
-
-    /// Where the value at `index` was written, when its path is kept.
-    private func origin(_ path: JSONPath?) -> Provenance {
-        guard let path else { return .none }
-        return Provenance(location(), path)
-    }
-
-    private func location() -> SourceLocation {
-        let column = line == firstLine ? index + firstLineColumnBase : index - lineStart + 1
-        return SourceLocation(offset: index, line: line, column: column)
     }
 }

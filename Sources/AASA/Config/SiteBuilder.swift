@@ -193,16 +193,25 @@ enum SiteBuilder {
                 if kept.hasAppClips, let finding = appclipsOnWildcardHost(site, hostedIn: path) { findings += [finding].inFile(configPath) }
                 return AppleDocument(document: nil, bytes: ImmutableBytes.copy(bytes), file: path, verbatimRoot: nil, hosted: kept)
             }
-            let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
-            var fileFindings = parsed.diagnostics
+            var fileFindings: [Diagnostic] = []
             var document: AASADocument?
-            if let root = parsed.root {
-                let decoded = AASADecoder.decode(root)
-                fileFindings += decoded.diagnostics
-                document = decoded.document
-                if let document { fileFindings += AASAValidator.validate(document) }
+            var verbatimRoot: JSONNode?
+            // A load that keeps only the bytes takes a document of the common shape without its JSON tree, when
+            // nothing is found in it; anything else is parsed, and every finding reported where it was written.
+            if !keepsDocument, let checked = DirectAASADecoder.checked(bytes) {
+                document = checked
+            } else {
+                let parsed = JSONParser.parse(bytes, duplicateKeys: .warning)
+                fileFindings = parsed.diagnostics
+                verbatimRoot = parsed.root
+                if let root = parsed.root {
+                    let decoded = AASADecoder.decode(root)
+                    fileFindings += decoded.diagnostics
+                    document = decoded.document
+                    if let document { fileFindings += AASAValidator.validate(document) }
+                }
+                fileFindings += AASAValidator.validateSize(bytes.count, of: document)
             }
-            fileFindings += AASAValidator.validateSize(bytes.count, of: document)
             let hasAppClips = document?.appclips.map({ !$0.apps.isEmpty }) == true
             if hasAppClips, let finding = appclipsOnWildcardHost(site, hostedIn: path) {
                 findings += [finding].inFile(configPath)
@@ -222,7 +231,7 @@ enum SiteBuilder {
                 document: document,
                 bytes: served,
                 file: path,
-                verbatimRoot: parsed.root,
+                verbatimRoot: verbatimRoot,
                 hosted: hosted
             )
         }
