@@ -159,18 +159,10 @@ struct DirectJSONReader {
         throw Declined()
     }
 
-    /// The high bit of each byte of `word` (little-endian) that is a quote, a backslash, a control character
-    /// or not ASCII. Only the lowest flagged byte is certain — a subtraction's borrow runs upward from a
-    /// flagged byte and may flag bytes above it — and only the lowest is read.
+    /// The high bit of each byte of `word` (little-endian) that must be escaped or is not ASCII; only the
+    /// lowest flagged byte is certain, and only the lowest is read.
     static func notPlain(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-        let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-        let quote = (quotes &- ones) & ~quotes
-        let backslash = (backslashes &- ones) & ~backslashes
-        // Below 0x20 the subtraction wraps a byte to 0xE0 or more; from 0x80 up the byte's own high bit says it.
-        let control = word &- (ones &* 0x20)
-        return (quote | backslash | control | word) & (ones &* 0x80)
+        JSONStringBytes.mustEscape(word) | (word & JSONStringBytes.highBits)
     }
 
     mutating func bool() throws(Declined) -> Bool {

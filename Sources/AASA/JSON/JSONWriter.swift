@@ -107,10 +107,8 @@ public enum JSONWriter {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
     }
 
-    /// Whether any of `bytes` must be escaped inside a JSON string (a control byte, a quote, a backslash).
-    /// Eight bytes per step: a control byte (the "has less than" test), a quote or a backslash (the "has
-    /// zero" test after XOR) anywhere in the word. Each test is exact for "any byte" (a borrow can only
-    /// flag bytes after a true one); the last word is read ending at the last byte.
+    /// Whether any of `bytes` must be escaped inside a JSON string (a control byte, a quote, a backslash),
+    /// eight bytes per step (``JSONStringBytes``); the last word is read ending at the last byte.
     static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count
         guard count >= 8, let base = bytes.baseAddress else {
@@ -118,12 +116,7 @@ public enum JSONWriter {
         }
         let raw = UnsafeRawPointer(base)
         @inline(__always) func flagged(_ offset: Int) -> Bool {
-            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            let control = (word &- 0x2020_2020_2020_2020) & ~word
-            let quote = word ^ 0x2222_2222_2222_2222
-            let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
-            let flags = control | ((quote &- 0x0101_0101_0101_0101) & ~quote) | ((backslash &- 0x0101_0101_0101_0101) & ~backslash)
-            return flags & 0x8080_8080_8080_8080 != 0
+            JSONStringBytes.mustEscape(raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) != 0
         }
         var offset = 0
         while offset + 8 <= count {

@@ -9,7 +9,7 @@ import Synchronization
 /// Once settled the answer is one atomic load: gzip requests are many of a real fetcher's (AASA-Bot's
 /// among them).
 final class GzipResponse: Sendable {
-    let form: GzipForm
+    private let form: GzipForm
     private let identity: PreparedResponse
     private let headers: SharedHeaders
     private let etag: UInt64
