@@ -172,14 +172,16 @@ def measure(binary, work, cell, count):
                                stdout=subprocess.DEVNULL, stderr=open(f"{work}/server.log", "w"),
                                env=dict(os.environ, SWIFT_DETERMINISTIC_HASHING="1"))
     deadline = time.time() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if time.time() > deadline:
-                raise SystemExit("server did not start under valgrind: " + open(f"{work}/server.log").read()[-2000:])
-            time.sleep(0.2)
+    # Both listeners: under valgrind the TLS one may still be binding when the plain one answers.
+    for listener in (port, tls_port):
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", listener), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise SystemExit("server did not start under valgrind: " + open(f"{work}/server.log").read()[-2000:])
+                time.sleep(0.2)
     CELLS[cell](port, tls_port, count)
     process.terminate()
     process.wait(timeout=120)

@@ -2,6 +2,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sched.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 
 int CLinux_gettid(void) {
     return (int)syscall(SYS_gettid);
@@ -27,4 +29,19 @@ int CLinux_available_cpus(void) {
 
 int CLinux_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+int CLinux_sealable_memfd(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int CLinux_seal_for_good(int fd) {
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+}
+
+int CLinux_seals(int fd) {
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0) return -1;
+    return ((seals & F_SEAL_WRITE) ? 1 : 0) | ((seals & F_SEAL_GROW) ? 2 : 0) | ((seals & F_SEAL_SHRINK) ? 4 : 0)
+        | ((seals & F_SEAL_SEAL) ? 8 : 0);
 }

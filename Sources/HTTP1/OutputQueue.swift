@@ -58,11 +58,15 @@ public struct OutputQueue: Sendable {
     /// Calls `body` with the unwritten bytes in order, piece by piece, until it returns false. A piece
     /// marked stable points into a prepared response, which the queue keeps alive until it is written, or
     /// into the program's constant data: the pointer may be kept (for `writev`) while the queue is not
-    /// changed. Other pieces (the `Date` line) must be copied before `body` returns.
+    /// changed. Other pieces (the `Date` line) must be copied before `body` returns. A response's body (or
+    /// what is left of it) comes with the response, unretained, so a writer can send it another way (from
+    /// the file its ``PreparedResponse/bodyOwner`` may be); the queue keeps that alive too.
     ///
     /// Mutating though it changes nothing: the queue lives in a class's state machine, and a non-mutating
     /// call on it there copies it first — the entries' array retained and released a request.
-    public mutating func forEachPiece(_ body: (UnsafeRawBufferPointer, _ stable: Bool) -> Bool) {
+    public mutating func forEachPiece(
+        _ body: (UnsafeRawBufferPointer, _ stable: Bool, _ bodyOf: Unmanaged<PreparedResponse>?) -> Bool
+    ) {
         var skip = sentOfFirst
         // By index: `entries[index].response` is read in place, where a copy of the entry (`for entry in
         // entries`) retained and released the response.
@@ -76,7 +80,10 @@ public struct OutputQueue: Sendable {
             if !piece(entries[index].connection.line, stable: true, skip: &skip, body) { return }
             if !piece(entries[index].response.sharedFields, stable: true, skip: &skip, body) { return }
             if !piece(entries[index].response.fields, stable: true, skip: &skip, body) { return }
-            if entries[index].includeBody && !piece(entries[index].response.bodyBytes, stable: true, skip: &skip, body) { return }
+            if entries[index].includeBody {
+                let response = Unmanaged.passUnretained(entries[index].response)
+                if !piece(entries[index].response.bodyBytes, stable: true, skip: &skip, bodyOf: response, body) { return }
+            }
         }
     }
 
@@ -84,7 +91,8 @@ public struct OutputQueue: Sendable {
         _ bytes: UnsafeRawBufferPointer,
         stable: Bool,
         skip: inout Int,
-        _ body: (UnsafeRawBufferPointer, Bool) -> Bool
+        bodyOf: Unmanaged<PreparedResponse>? = nil,
+        _ body: (UnsafeRawBufferPointer, Bool, Unmanaged<PreparedResponse>?) -> Bool
     ) -> Bool {
         if skip >= bytes.count {
             skip -= bytes.count
@@ -92,14 +100,14 @@ public struct OutputQueue: Sendable {
         }
         let remaining = UnsafeRawBufferPointer(rebasing: bytes[skip...])
         skip = 0
-        return remaining.isEmpty || body(remaining, stable)
+        return remaining.isEmpty || body(remaining, stable, bodyOf)
     }
 
     /// Copies up to `buffer.count` unwritten bytes into `buffer` (what a TLS record is made from); returns
     /// how many.
     public mutating func gather(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         var filled = 0
-        forEachPiece { piece, _ in
+        forEachPiece { piece, _, _ in
             let count = min(piece.count, buffer.count - filled)
             UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<(filled + count)]).copyMemory(
                 from: UnsafeRawBufferPointer(rebasing: piece[0..<count])

@@ -26,8 +26,9 @@ public final class PreparedResponse: @unchecked Sendable {
     public let bodyBytes: UnsafeRawBufferPointer
     /// The status line when there are no shared lines, the own lines, then the body when it is not external.
     private let storage: UnsafeMutableRawPointer
-    /// Keeps `bodyBytes` valid when they are not in `storage`.
-    private let bodyOwner: AnyObject?
+    /// Keeps `bodyBytes` valid when they are not in `storage`; a writer may also send them from it when it
+    /// is a file (a sealed memory file holding exactly these bytes).
+    public let bodyOwner: AnyObject?
     private let shared: SharedHeaders?
     private let lineEnd: UInt32
     private let fieldsEnd: UInt32

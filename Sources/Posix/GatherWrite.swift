@@ -32,8 +32,18 @@ public struct GatherList: ~Copyable {
 
     /// One `writev` of everything listed, without raising SIGPIPE on a closed peer (the sockets the
     /// server writes to have it ignored process-wide, as OpenSSL's writes require too).
-    public func write(to fd: Int32) -> IOResult {
-        let (written, code) = Posix.retrying { writev(fd, vectors, Int32(count)) }
+    ///
+    /// `moreFollows`: more bytes of the same answer come right after with another call (a body the kernel
+    /// sends from a file), so the kernel holds a short last segment back for them (`MSG_MORE`) instead of
+    /// sending the header lines in a packet of their own.
+    public func write(to fd: Int32, moreFollows: Bool = false) -> IOResult {
+        let (written, code) = Posix.retrying {
+            guard moreFollows else { return writev(fd, vectors, Int32(count)) }
+            var message = msghdr()
+            message.msg_iov = vectors
+            message.msg_iovlen = count
+            return sendmsg(fd, &message, Int32(MSG_MORE))
+        }
         if written >= 0 { return .bytes(written) }
         if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock(.writable) }
         if code == EPIPE || code == ECONNRESET { return .closed }

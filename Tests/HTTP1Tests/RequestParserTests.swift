@@ -557,8 +557,14 @@ struct ResponseEncoderTests {
         var queue = OutputQueue()
         queue.append(big, date: date, connection: .none, includeBody: true)
         var stablePieces = 0
-        queue.forEachPiece { piece, stable in
+        var bodyPieces = 0
+        queue.forEachPiece { piece, stable, bodyOf in
             if stable { stablePieces += 1 }
+            // Only the body comes with its response (a writer may send it from a file the response owns).
+            if let bodyOf {
+                bodyPieces += 1
+                #expect(bodyOf.takeUnretainedValue() === big && piece.baseAddress == big.bodyBytes.baseAddress)
+            }
             #expect(
                 !stable || piece.baseAddress == big.statusLine.baseAddress || piece.baseAddress == big.fields.baseAddress
                     || piece.baseAddress == big.bodyBytes.baseAddress
@@ -566,12 +572,15 @@ struct ResponseEncoderTests {
             return true
         }
         #expect(stablePieces == 3)
+        #expect(bodyPieces == 1)
         // The Connection line is the program's constant: stable; the Date line is the queue's: copied.
         var closing = OutputQueue()
         closing.append(small, date: date, connection: .close, includeBody: true)
         var pieces: [(String, Bool)] = []
-        closing.forEachPiece { piece, stable in
+        var bodyMarks: [Bool] = []
+        closing.forEachPiece { piece, stable, bodyOf in
             pieces.append((String(decoding: piece, as: UTF8.self), stable))
+            bodyMarks.append(bodyOf != nil)
             return true
         }
         #expect(
@@ -581,6 +590,7 @@ struct ResponseEncoderTests {
             ]
         )
         #expect(pieces.map(\.1) == [true, false, true, true, true])
+        #expect(bodyMarks == [false, false, false, false, true])
     }
 
     /// Owns a buffer, as the loaded config owns a site's document.
@@ -609,7 +619,8 @@ struct ResponseEncoderTests {
         var queue = OutputQueue()
         queue.append(borrowed, date: date, connection: .none, includeBody: false)
         var written: [UInt8] = []
-        queue.forEachPiece { piece, _ in
+        queue.forEachPiece { piece, _, bodyOf in
+            #expect(bodyOf == nil, "HEAD: no body piece")
             written += piece
             return true
         }

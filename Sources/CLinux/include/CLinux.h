@@ -5,6 +5,7 @@
  * (defined for this target in Package.swift). */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/sendfile.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -28,4 +29,11 @@ int CLinux_block_signals(const int *signals, int count, sigset_t *set_out);
 
 /* posix_spawn_file_actions_addclosefrom_np (glibc 2.34+) is declared only under _GNU_SOURCE. */
 int CLinux_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
+
+/* memfd_create and the F_SEAL_* seals are declared only under _GNU_SOURCE: a close-on-exec memory file
+ * that can be sealed, and one call that seals it against writing, growing, shrinking and more seals. */
+int CLinux_sealable_memfd(const char *name);
+int CLinux_seal_for_good(int fd);
+/* Which seals are in force, one bit each: write 1, grow 2, shrink 4, seal 8 (-1 on failure). */
+int CLinux_seals(int fd);
 #endif

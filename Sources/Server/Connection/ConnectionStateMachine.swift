@@ -187,7 +187,9 @@ struct ConnectionStateMachine {
 
     /// ``OutputQueue/forEachPiece(_:)`` on the queue where it is (reading it out of the connection would
     /// copy it).
-    mutating func forEachOutputPiece(_ body: (UnsafeRawBufferPointer, _ stable: Bool) -> Bool) { output.forEachPiece(body) }
+    mutating func forEachOutputPiece(
+        _ body: (UnsafeRawBufferPointer, _ stable: Bool, _ bodyOf: Unmanaged<PreparedResponse>?) -> Bool
+    ) { output.forEachPiece(body) }
 
     /// ``OutputQueue/gather(into:)`` on the queue where it is.
     mutating func gatherOutput(into buffer: UnsafeMutableRawBufferPointer) -> Int { output.gather(into: buffer) }

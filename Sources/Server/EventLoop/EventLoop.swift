@@ -252,12 +252,23 @@ final class EventLoop {
     }
 
     /// One `writev` of the queued answers: the prepared bytes by pointer, the per-send lines copied into
-    /// the loop's line buffer.
+    /// the loop's line buffer. A body in a sealed memory file (a large document) ends the list: the lines
+    /// before it go first, then the kernel sends the body from the file's pages (`sendfile`), which costs
+    /// less than copying it in from memory; what follows it goes with the next write.
     private func writePlain(_ connection: Connection) -> IOResult {
         gather.removeAll()
         var linesUsed = 0
         let lines = lineScratch
-        connection.machine.forEachOutputPiece { piece, stable in
+        var fileBody: (file: SealedMemoryFile, offset: Int, count: Int)?
+        connection.machine.forEachOutputPiece { piece, stable, bodyOf in
+            if let bodyOf, piece.count >= PreparedDocument.minimumSentFromFile,
+                let file = bodyOf._withUnsafeGuaranteedRef({ $0.bodyOwner }) as? SealedMemoryFile,
+                case let offset = piece.baseAddress! - file.buffer.baseAddress!,
+                offset >= 0, offset + piece.count <= file.buffer.count
+            {
+                fileBody = (file, offset, piece.count)
+                return false
+            }
             if stable {
                 gather.append(piece)
             } else {
@@ -269,7 +280,18 @@ final class EventLoop {
             }
             return !gather.isFull
         }
-        return gather.write(to: connection.fd)
+        guard let fileBody else { return gather.write(to: connection.fd) }
+        var written = 0
+        if gather.count > 0 {
+            let result = gather.write(to: connection.fd, moreFollows: true)
+            guard case .bytes(let count) = result else { return result }
+            guard count == gather.byteCount else { return result }
+            written = count
+        }
+        // The file lives while the queue holds its response, and the queue is not changed before `wrote`.
+        let result = Posix.sendFile(connection.fd, from: fileBody.file.descriptor, offset: fileBody.offset, count: fileBody.count)
+        if case .bytes(let count) = result { return .bytes(written + count) }
+        return written > 0 ? .bytes(written) : result
     }
 
     private func setInterest(_ connection: Connection, _ interest: ConnectionStateMachine.Interest) {
