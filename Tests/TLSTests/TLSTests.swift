@@ -270,6 +270,13 @@ struct TLSTests {
             let second = try sClient(server, [version, "-servername", "example.com", "-sess_in", session], input: "")
             #expect(second.contains("Reused, TLSv1."), "\(version): \(second)")
         }
+        // TLS 1.3: one ticket per handshake, full or resumed (each is a cache entry and a write of its own).
+        let session = server.directory + "/session-msg.pem"
+        let full = try sClient(server, ["-tls1_3", "-servername", "example.com", "-msg", "-sess_out", session], input: "")
+        #expect(full.components(separatedBy: "NewSessionTicket").count - 1 == 1, "\(full)")
+        let resumed = try sClient(server, ["-tls1_3", "-servername", "example.com", "-msg", "-sess_in", session], input: "")
+        #expect(resumed.contains("Reused, TLSv1.3"), "\(resumed)")
+        #expect(resumed.components(separatedBy: "NewSessionTicket").count - 1 == 1, "\(resumed)")
     }
 
     @Test("RSA certificates work as well as ECDSA")
