@@ -261,8 +261,13 @@ final class EventLoop {
         let lines = lineScratch
         var fileBody: (file: SealedMemoryFile, offset: Int, count: Int)?
         connection.machine.forEachOutputPiece { piece, stable, bodyOf in
-            if let bodyOf, piece.count >= PreparedDocument.minimumSentFromFile,
-                let file = bodyOf._withUnsafeGuaranteedRef({ $0.bodyOwner }) as? SealedMemoryFile,
+            // The whole body's size, not what is left of it: the rest of a body a send stopped in goes from
+            // the file too, however little is left (only large documents have a file, so small ones skip the
+            // cast).
+            if let bodyOf,
+                let file = bodyOf._withUnsafeGuaranteedRef({
+                    $0.bodyBytes.count >= PreparedDocument.minimumSentFromFile ? $0.bodyOwner as? SealedMemoryFile : nil
+                }),
                 case let offset = piece.baseAddress! - file.buffer.baseAddress!,
                 offset >= 0, offset + piece.count <= file.buffer.count
             {
