@@ -44,9 +44,6 @@ public struct GatherList: ~Copyable {
             message.msg_iovlen = count
             return sendmsg(fd, &message, Int32(MSG_MORE))
         }
-        if written >= 0 { return .bytes(written) }
-        if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock(.writable) }
-        if code == EPIPE || code == ECONNRESET { return .closed }
-        return .failed(SystemError(call: "writev", code: code).description)
+        return Posix.writeOutcome(written, code, call: moreFollows ? "sendmsg" : "writev")
     }
 }

@@ -35,16 +35,7 @@ public final class SealedMemoryFile: @unchecked Sendable {
     private init?(_ bytes: UnsafeRawBufferPointer, name: String) {
         let fd = CLinux_sealable_memfd(name)
         guard fd >= 0 else { return nil }
-        var written = 0
-        while written < bytes.count {
-            let (count, _) = Posix.retrying { Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written) }
-            guard count > 0 else {
-                Glibc.close(fd)
-                return nil
-            }
-            written += count
-        }
-        guard CLinux_seal_for_good(fd) == 0,
+        guard Posix.writeAll(fd, bytes) == nil, CLinux_seal_for_good(fd) == 0,
             let address = mmap(nil, bytes.count, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0), address != MAP_FAILED
         else {
             Glibc.close(fd)
@@ -81,9 +72,6 @@ extension Posix {
     public static func sendFile(_ fd: Int32, from file: Int32, offset: Int, count: Int) -> IOResult {
         var position = off_t(offset)
         let (sent, code) = retrying { sendfile(fd, file, &position, count) }
-        if sent >= 0 { return .bytes(sent) }
-        if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock(.writable) }
-        if code == EPIPE || code == ECONNRESET { return .closed }
-        return .failed(SystemError(call: "sendfile", code: code).description)
+        return writeOutcome(sent, code, call: "sendfile")
     }
 }

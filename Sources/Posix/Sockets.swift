@@ -169,10 +169,18 @@ extension Posix {
     /// One write, without raising SIGPIPE on a closed peer.
     public static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> IOResult {
         let (count, code) = retrying { send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
-        if count >= 0 { return .bytes(count) }
+        return writeOutcome(count, code, call: "send")
+    }
+
+    /// A socket write's result as the event loops act on it: a full send buffer waits for writable, a peer
+    /// that is gone ends the connection quietly, anything else is a failure named by its call.
+    /// Inlined, the call's name a constant: every answer's write goes through it.
+    @inline(__always)
+    static func writeOutcome(_ written: Int, _ code: Int32, call: StaticString) -> IOResult {
+        if written >= 0 { return .bytes(written) }
         if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock(.writable) }
         if code == EPIPE || code == ECONNRESET { return .closed }
-        return .failed(SystemError(call: "send", code: code).description)
+        return .failed(SystemError(call: "\(call)", code: code).description)
     }
 
     /// Writes all of `bytes` to a blocking descriptor (stderr, stdout, a file); false if it failed.
