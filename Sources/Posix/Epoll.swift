@@ -80,7 +80,7 @@ public final class Epoll {
     /// and reported with ``wakeToken``.
     public func wait(timeoutMilliseconds: Int32, _ handle: (Event) -> Void) throws(SystemError) {
         let events = events
-        let count = try Posix.check("epoll_wait") { epoll_wait(fd, events.baseAddress, Int32(events.count), timeoutMilliseconds) }
+        let count = try Posix.check("epoll_wait") { CLinux_epoll_wait(fd, events.baseAddress, Int32(events.count), timeoutMilliseconds) }
         for index in 0..<Int(count) {
             let raw = events[index]
             if raw.data.u64 == Epoll.wakeToken {

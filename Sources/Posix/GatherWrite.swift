@@ -1,3 +1,4 @@
+internal import CLinux
 internal import Glibc
 
 /// Pieces of memory written with one `writev`: the responses a connection has queued go to the kernel
@@ -38,11 +39,11 @@ public struct GatherList: ~Copyable {
     /// sending the header lines in a packet of their own.
     public func write(to fd: Int32, moreFollows: Bool = false) -> IOResult {
         let (written, code) = Posix.retrying {
-            guard moreFollows else { return writev(fd, vectors, Int32(count)) }
+            guard moreFollows else { return CLinux_writev(fd, vectors, Int32(count)) }
             var message = msghdr()
             message.msg_iov = vectors
             message.msg_iovlen = count
-            return sendmsg(fd, &message, Int32(MSG_MORE))
+            return CLinux_sendmsg(fd, &message, Int32(MSG_MORE))
         }
         return Posix.writeOutcome(written, code, call: moreFollows ? "sendmsg" : "writev")
     }

@@ -71,7 +71,7 @@ extension Posix {
     /// pages (no copy from user memory), without raising SIGPIPE (ignored process-wide, as for `writev`).
     public static func sendFile(_ fd: Int32, from file: Int32, offset: Int, count: Int) -> IOResult {
         var position = off_t(offset)
-        let (sent, code) = retrying { sendfile(fd, file, &position, count) }
+        let (sent, code) = retrying { CLinux_sendfile(fd, file, &position, count) }
         return writeOutcome(sent, code, call: "sendfile")
     }
 }

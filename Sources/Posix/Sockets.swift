@@ -159,7 +159,7 @@ extension Posix {
     }
 
     private static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, flags: Int32, call: String) -> IOResult {
-        let (count, code) = retrying { recv(fd, buffer.baseAddress, buffer.count, flags) }
+        let (count, code) = retrying { CLinux_recv(fd, buffer.baseAddress, buffer.count, flags) }
         if count > 0 { return .bytes(count) }
         if count == 0 { return .closed }
         if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock(.readable) }
@@ -168,7 +168,7 @@ extension Posix {
 
     /// One write, without raising SIGPIPE on a closed peer.
     public static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> IOResult {
-        let (count, code) = retrying { send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
+        let (count, code) = retrying { CLinux_send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
         return writeOutcome(count, code, call: "send")
     }
 
