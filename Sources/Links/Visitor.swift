@@ -13,6 +13,18 @@ public enum Visitor: Sendable, Equatable, Hashable {
     /// opens universal links.
     case inAppBrowser(String, onIOS: Bool)
 
+    /// Written out: the derived comparison copied both values (and their names) before looking at either
+    /// case, about 50 instructions of every link answer served from the loop's cache.
+    public static func == (lhs: Visitor, rhs: Visitor) -> Bool {
+        switch (lhs, rhs) {
+        case (.iPhone, .iPhone), (.iPad, .iPad), (.android, .android), (.desktop, .desktop): return true
+        case (.crawler(let left), .crawler(let right)): return left == right
+        case (.inAppBrowser(let left, let leftOnIOS), .inAppBrowser(let right, let rightOnIOS)):
+            return leftOnIOS == rightOnIOS && left == right
+        case (.iPhone, _), (.iPad, _), (.android, _), (.desktop, _), (.crawler, _), (.inAppBrowser, _): return false
+        }
+    }
+
     /// The metrics label of the class.
     public var label: String {
         switch self {

@@ -148,4 +148,28 @@ struct VisitorTests {
             if Visitor.classify(agent) != expected { return }
         }
     }
+
+    @Test("Two visitors are equal exactly when their class and what it carries are: every pair of twelve, hashes agreeing")
+    func equality() {
+        let names = ["Slackbot", "Twitterbot"]
+        var visitors: [Visitor] = [.iPhone, .iPad, .android, .desktop]
+        visitors += names.map { .crawler($0) }
+        visitors += names.flatMap { name in [Visitor.inAppBrowser(name, onIOS: true), .inAppBrowser(name, onIOS: false)] }
+        visitors += [.crawler("Slack" + "bot"), .inAppBrowser(String("Twitterbot".reversed().reversed()), onIOS: false)]
+        // The last two equal earlier ones by value, built apart: equality reads the names, not their storage.
+        func same(_ a: Visitor, _ b: Visitor) -> Bool {
+            switch (a, b) {
+            case (.iPhone, .iPhone), (.iPad, .iPad), (.android, .android), (.desktop, .desktop): return true
+            case (.crawler(let x), .crawler(let y)): return Array(x.utf8) == Array(y.utf8)
+            case (.inAppBrowser(let x, let i), .inAppBrowser(let y, let j)): return Array(x.utf8) == Array(y.utf8) && i == j
+            default: return false
+            }
+        }
+        for a in visitors {
+            for b in visitors {
+                #expect((a == b) == same(a, b), "\(a) and \(b)")
+                if a == b { #expect(a.hashValue == b.hashValue) }
+            }
+        }
+    }
 }

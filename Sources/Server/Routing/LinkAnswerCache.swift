@@ -12,7 +12,9 @@ import Links
 final class LinkAnswerCache {
     static let slotCount = 64
 
-    private struct Entry {
+    /// A class: a lookup reads one reference where a struct's six fields were copied out, four of them
+    /// retained and released.
+    private final class Entry {
         let links: CompiledLinks
         /// A change to the stored short links makes a new table: no answer given before it is reused.
         let storedLinks: ShortLinkTable?
@@ -20,6 +22,15 @@ final class LinkAnswerCache {
         let host: String
         let target: [UInt8]
         let answer: LinkAnswer
+
+        init(links: CompiledLinks, storedLinks: ShortLinkTable?, visitor: Visitor, host: String, target: [UInt8], answer: LinkAnswer) {
+            self.links = links
+            self.storedLinks = storedLinks
+            self.visitor = visitor
+            self.host = host
+            self.target = target
+            self.answer = answer
+        }
     }
 
     private var slots = [Entry?](repeating: nil, count: slotCount)
@@ -32,12 +43,20 @@ final class LinkAnswerCache {
     /// answers above do not hold is routed without the check.
     let storedRules = StoredRuleMemo()
 
+    /// The hash of the host the last request named: a loop's link requests name few hosts, and hashing the
+    /// name again for each was about 80 instructions (comparing it with the last one is a word or two).
+    private var lastHost = ""
+    private var lastHostHash = FNV1a.wordHash(UnsafeRawBufferPointer(start: nil, count: 0))
+
     /// The target's bytes, the host and the visitor class: a site's hosts, and the classes, land apart.
-    static func slot(_ target: UnsafeBufferPointer<UInt8>, _ visitor: Visitor, _ host: String) -> Int {
-        var host = host
-        let hostHash = host.withUTF8 { FNV1a.wordHash(UnsafeRawBufferPointer($0), seed: visitor.ordinal) }
-        let hash = FNV1a.wordHash(UnsafeRawBufferPointer(target), seed: hostHash)
-        return Int(truncatingIfNeeded: (hash ^ hash >> 31 ^ hash >> 47) & UInt64(slotCount - 1))
+    private func slot(_ target: UnsafeBufferPointer<UInt8>, _ visitor: Visitor, _ host: String) -> Int {
+        if host != lastHost {
+            var name = host
+            lastHostHash = name.withUTF8 { FNV1a.wordHash(UnsafeRawBufferPointer($0)) }
+            lastHost = name
+        }
+        let hash = FNV1a.wordHash(UnsafeRawBufferPointer(target), seed: lastHostHash ^ visitor.ordinal &* 0x9E37_79B9_7F4A_7C15)
+        return Int(truncatingIfNeeded: (hash ^ hash >> 31 ^ hash >> 47) & UInt64(Self.slotCount - 1))
     }
 
     func answer(
@@ -47,7 +66,7 @@ final class LinkAnswerCache {
         host: String,
         target: UnsafeBufferPointer<UInt8>
     ) -> LinkAnswer? {
-        let index = Self.slot(target, visitor, host)
+        let index = slot(target, visitor, host)
         guard let entry = slots[index], entry.links === links, entry.storedLinks === storedLinks, entry.visitor == visitor,
             entry.host == host,
             ByteComparison.equal(entry.target, target)
@@ -67,7 +86,7 @@ final class LinkAnswerCache {
         host: String,
         target: UnsafeBufferPointer<UInt8>
     ) {
-        slots[Self.slot(target, visitor, host)] = Entry(
+        slots[slot(target, visitor, host)] = Entry(
             links: links,
             storedLinks: storedLinks,
             visitor: visitor,

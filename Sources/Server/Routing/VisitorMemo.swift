@@ -13,25 +13,43 @@ final class VisitorMemo {
     static let slotCount = 16
     static let longestRemembered = 512
 
-    private struct Entry {
-        let userAgent: [UInt8]
-        let visitor: Visitor
+    /// The remembered User-Agents' bytes, `longestRemembered` a slot, in one allocation: compared in place,
+    /// a hit copies and retains nothing (an entry holding an array retained and released it, two atomic
+    /// operations a link request).
+    private let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: slotCount * longestRemembered, alignment: 8)
+    /// Each slot's User-Agent length; -1 while the slot is empty.
+    private let lengths = UnsafeMutableBufferPointer<Int>.allocate(capacity: slotCount)
+    private let visitors = UnsafeMutableBufferPointer<Visitor>.allocate(capacity: slotCount)
+    private(set) var hits = 0
+
+    init() {
+        lengths.initialize(repeating: -1)
+        visitors.initialize(repeating: .desktop)
     }
 
-    private var slots = [Entry?](repeating: nil, count: slotCount)
-    private(set) var hits = 0
+    deinit {
+        bytes.deallocate()
+        lengths.deallocate()
+        _ = visitors.deinitialize()
+        visitors.deallocate()
+    }
 
     /// `hash`: the User-Agent's ``FieldValueHash`` as the request parser gave it (computed here without).
     func classify(_ userAgent: UnsafeBufferPointer<UInt8>, hash parsedHash: UInt64? = nil) -> Visitor {
         guard userAgent.count <= Self.longestRemembered else { return Visitor.classify(userAgent) }
         let hash = parsedHash ?? FieldValueHash.of(UnsafeRawBufferPointer(userAgent))
         let index = Int(truncatingIfNeeded: (hash ^ hash >> 33) & UInt64(Self.slotCount - 1))
-        if let entry = slots[index], ByteComparison.equal(entry.userAgent, userAgent) {
+        let slot = UnsafeMutableRawBufferPointer(rebasing: bytes[index * Self.longestRemembered..<(index + 1) * Self.longestRemembered])
+        if lengths[index] == userAgent.count,
+            ByteComparison.equal(UnsafeRawBufferPointer(rebasing: slot[0..<userAgent.count]), UnsafeRawBufferPointer(userAgent))
+        {
             hits += 1
-            return entry.visitor
+            return visitors[index]
         }
         let visitor = Visitor.classify(userAgent)
-        slots[index] = Entry(userAgent: Array(userAgent), visitor: visitor)
+        UnsafeMutableRawBufferPointer(rebasing: slot[0..<userAgent.count]).copyMemory(from: UnsafeRawBufferPointer(userAgent))
+        lengths[index] = userAgent.count
+        visitors[index] = visitor
         return visitor
     }
 }
