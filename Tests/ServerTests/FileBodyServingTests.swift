@@ -36,7 +36,7 @@ struct FileBodyServingTests {
         let server = try ServerProcess(config: config, files: files)
         let tracer = Process()
         tracer.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        tracer.arguments = ["-f", "-p", String(server.pid), "-e", "trace=sendfile,sendmsg,writev", "-e", "signal=none", "-o", trace]
+        tracer.arguments = ["-f", "-p", String(server.pid), "-e", "trace=sendfile,sendmsg,sendto,writev", "-e", "signal=none", "-o", trace]
         let attached = trace + ".attached"
         _ = FileManager.default.createFile(atPath: attached, contents: nil)
         tracer.standardError = FileHandle(forWritingAtPath: attached)
@@ -86,7 +86,7 @@ struct FileBodyServingTests {
     }
 
     @Test(
-        "A document of 8 KB or more goes by sendfile, header lines first with MSG_MORE; a smaller one, a HEAD and a TLS answer are written as before; every byte the same"
+        "A document of 8 KB or more goes by sendfile, header lines first with MSG_MORE; a small answer and a HEAD are one send each, a TLS answer is written as before; every byte the same"
     )
     func sentFromFile() throws {
         try Self.withTracedServer { server, client, trace in
@@ -122,8 +122,23 @@ struct FileBodyServingTests {
             #expect(calls.map(\.asked) == [large, middle], "\(calls)")
             #expect(calls.map(\.result) == [String(large), String(middle)], "\(calls)")
             let text = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
-            #expect(text.components(separatedBy: "MSG_MORE) = ").count - 1 == 2, "the header lines before each body: \(text.prefix(4000))")
+            let lines = text.split(separator: "\n")
+            // The header lines before each body: one sendmsg that says more follows.
+            let before = lines.filter { $0.contains("sendmsg(") && $0.contains("MSG_MORE") }
+            #expect(before.count == 2, "the header lines before each body: \(text.prefix(4000))")
+            // The small document's two answers and the HEAD's header lines: each one send of all its bytes.
+            let small = Self.small.utf8.count
+            let whole = lines.filter { $0.contains("sendto(") }
+            let sent = whole.compactMap(Self.sentCount)
+            #expect(sent.count == 3 && sent.filter { $0 > small }.count == 2 && sent.filter { $0 < 1_000 }.count == 1, "\(whole)")
+            #expect(!lines.contains { $0.contains("writev(") }, "nothing here is over 4 KiB but the file-sent bodies")
         }
+    }
+
+    /// What a traced `sendto` returned.
+    static func sentCount(_ line: Substring) -> Int? {
+        guard let equals = line.range(of: ") = ", options: .backwards) else { return nil }
+        return Int(line[equals.upperBound...].prefix { $0.isNumber })
     }
 
     @Test("Pipelined answers to a reader that stops: sendfile stops part-way and resumes where it stopped; every answer whole and in order")
@@ -173,7 +188,7 @@ struct FileBodyServingTests {
         }
     }
 
-    @Test("docs/serving.md states the size and the limits in force")
+    @Test("docs/serving.md states the sizes and the limits in force")
     func documented() throws {
         let text = try String(contentsOfFile: TestPaths.repositoryRoot + "/docs/serving.md", encoding: .utf8)
             .replacingOccurrences(of: "\n", with: " ")
@@ -181,6 +196,8 @@ struct FileBodyServingTests {
         #expect(text.contains("A document of 8 KiB or more is also kept in a sealed memory file"))
         #expect(PreparedDocument.filesKept.count == 1_024 && PreparedDocument.filesKept.bytes == 32 << 20)
         #expect(text.contains("at most 1,024 of them and 32 MiB are kept"))
+        #expect(EventLoop.copiedWriteLimit == 4 * 1024)
+        #expect(text.contains("when it is 4 KiB or less in all"))
         // The sizes the test documents are chosen around.
         #expect(
             Self.middle.utf8.count > PreparedDocument.minimumSentFromFile && Self.small.utf8.count < PreparedDocument.minimumSentFromFile

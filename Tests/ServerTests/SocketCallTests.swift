@@ -38,7 +38,7 @@ struct SocketCallTests {
         }
     }
 
-    @Test("A gather write sends its pieces in order; a full buffer is wouldBlock(writable); a gone peer is closed")
+    @Test("A gather write sends its pieces in order, by pointer or copied; a full buffer is wouldBlock(writable); a gone peer is closed")
     func writeOutcomes() throws {
         try withSocketPair { server, client in
             let pieces = [Array("HTTP/1.1 200 OK\r\n".utf8), Array("Content-Length: 2\r\n\r\n".utf8), Array("{}".utf8)]
@@ -54,6 +54,22 @@ struct SocketCallTests {
                 }
             }
             #expect(written == .bytes(pieces.joined().count))
+            #expect(read(client).1 == Array(pieces.joined()))
+            // The same pieces copied into one buffer first, sent with one send: the same bytes arrive.
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: list.byteCount, alignment: 8)
+            defer { buffer.deallocate() }
+            let copied = pieces[0].withUnsafeBytes { first in
+                pieces[1].withUnsafeBytes { second in
+                    pieces[2].withUnsafeBytes { third in
+                        list.removeAll()
+                        list.append(first)
+                        list.append(second)
+                        list.append(third)
+                        return list.writeCopied(to: server, through: buffer)
+                    }
+                }
+            }
+            #expect(copied == .bytes(pieces.joined().count))
             #expect(read(client).1 == Array(pieces.joined()))
 
             // Fill the send buffer without reading: the loop must learn to wait for writable, not fail.

@@ -35,6 +35,12 @@ final class EventLoop {
     /// Where the per-send lines of queued answers are copied for `writev` (the rest goes by pointer).
     private let lineScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 8 * 1024, alignment: 8)
     private var gather = GatherList(capacity: 64)
+    /// What is written in one go, up to ``copiedWriteLimit`` bytes in several pieces, is copied here first
+    /// and sent with one `send` (``GatherList/writeCopied(to:through:)``).
+    private let copiedWrite = UnsafeMutableRawBufferPointer.allocate(byteCount: EventLoop.copiedWriteLimit, alignment: 8)
+    /// Where copying the pieces stops paying: a response of a few KB (a usual AASA with its header lines, a
+    /// link's redirect) is copied; a larger one goes by `writev`, or from its file with `sendfile`.
+    static let copiedWriteLimit = 4 * 1024
     var accessLog = AccessLog()
     private var lastSweep: Int64 = 0
     private var clockIsFresh = false
@@ -71,6 +77,7 @@ final class EventLoop {
 
     deinit {
         lineScratch.deallocate()
+        copiedWrite.deallocate()
         readBuffer.deallocate()
     }
 
@@ -252,7 +259,7 @@ final class EventLoop {
     }
 
     /// One `writev` of the queued answers: the prepared bytes by pointer, the per-send lines copied into
-    /// the loop's line buffer. A body in a sealed memory file (a large document) ends the list: the lines
+    /// the loop's line buffer (a few KB in all: copied together and sent with one `send`). A body in a sealed memory file (a large document) ends the list: the lines
     /// before it go first, then the kernel sends the body from the file's pages (`sendfile`), which costs
     /// less than copying it in from memory; what follows it goes with the next write.
     private func writePlain(_ connection: Connection) -> IOResult {
@@ -285,9 +292,13 @@ final class EventLoop {
             }
             return !gather.isFull
         }
-        guard let fileBody else { return gather.write(to: connection.fd) }
+        guard let fileBody else {
+            let copies = gather.count > 1 && gather.byteCount <= Self.copiedWriteLimit
+            return copies ? gather.writeCopied(to: connection.fd, through: copiedWrite) : gather.write(to: connection.fd)
+        }
         var written = 0
         if gather.count > 0 {
+            // Not copied: with the copy the 101 KB cell measured no better (1.05× the build before, as without it).
             let result = gather.write(to: connection.fd, moreFollows: true)
             guard case .bytes(let count) = result else { return result }
             guard count == gather.byteCount else { return result }
