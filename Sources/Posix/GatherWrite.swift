@@ -48,11 +48,11 @@ public struct GatherList: ~Copyable {
         return Posix.writeOutcome(written, code, call: moreFollows ? "sendmsg" : "writev")
     }
 
-    /// ``write(to:moreFollows:)`` (more not following) with the pieces first copied one after another into `buffer`, sent with
-    /// one `send`: for a few KB in several pieces the copy costs less than the kernel's way with a vector
-    /// (`writev` reads the vector in and walks it segment by segment, through the file layer: about 3 % of
-    /// a keep-alive request's CPU time against one `send`, measured with `perf`). `buffer` holds at least
-    /// ``byteCount`` bytes and none of the pieces.
+    /// ``write(to:moreFollows:)``, nothing following, with the pieces first copied one after another into
+    /// `buffer` and sent with one `send`: for a few KB in several pieces the copy costs less than the
+    /// kernel's way with a vector (`writev` reads the vector in and walks it segment by segment, through the
+    /// file layer: about 3 % of a keep-alive request's CPU time more than one `send`, measured with `perf`).
+    /// `buffer` holds at least ``byteCount`` bytes and none of the pieces.
     public func writeCopied(to fd: Int32, through buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         precondition(byteCount <= buffer.count)
         guard let base = buffer.baseAddress else { return .bytes(0) }

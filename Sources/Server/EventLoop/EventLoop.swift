@@ -258,10 +258,11 @@ final class EventLoop {
         }
     }
 
-    /// One `writev` of the queued answers: the prepared bytes by pointer, the per-send lines copied into
-    /// the loop's line buffer (a few KB in all: copied together and sent with one `send`). A body in a sealed memory file (a large document) ends the list: the lines
-    /// before it go first, then the kernel sends the body from the file's pages (`sendfile`), which costs
-    /// less than copying it in from memory; what follows it goes with the next write.
+    /// One write of the queued answers: a `writev` of the prepared bytes by pointer, the per-send lines
+    /// copied into the loop's line buffer, or, 4 KiB or less in all, everything copied together and sent with
+    /// one `send`. A body in a sealed memory file (a large document) ends the list: the lines before it go
+    /// first, then the kernel sends the body from the file's pages (`sendfile`), which costs less than
+    /// copying it in from memory; what follows it goes with the next write.
     private func writePlain(_ connection: Connection) -> IOResult {
         gather.removeAll()
         var linesUsed = 0
