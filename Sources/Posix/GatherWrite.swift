@@ -62,7 +62,6 @@ public struct GatherList: ~Copyable {
             if let source = vector.iov_base { (base + offset).copyMemory(from: source, byteCount: vector.iov_len) }
             offset += vector.iov_len
         }
-        let (written, code) = Posix.retrying { CLinux_send(fd, base, offset, Int32(MSG_NOSIGNAL)) }
-        return Posix.writeOutcome(written, code, call: "send")
+        return Posix.write(fd, UnsafeRawBufferPointer(start: base, count: offset))
     }
 }
