@@ -61,4 +61,26 @@ struct HostMemoTests {
         #expect(Self.memoMatch(memo, "unknown.test", first) == "none")
         #expect(memo.hits == 1)
     }
+
+    @Test("The match is read where the memo keeps it: one object while the same Host comes, another for another Host")
+    func foundInPlace() {
+        let snapshot = Self.snapshot(testConfig(), generation: 7)
+        let memo = HostMemo()
+        func found(_ header: String) -> Unmanaged<HostMemo.Found>? {
+            Array(header.utf8).withUnsafeBufferPointer { memo.found($0, in: snapshot) }
+        }
+        func read(_ found: Unmanaged<HostMemo.Found>?) -> String {
+            Self.describe(found?._withUnsafeGuaranteedRef { $0.match })
+        }
+        let first = found("example.com")
+        let again = found("EXAMPLE.com")
+        #expect(read(first) == "0 example.com example.com" && memo.hits == 0, "other bytes, matched again")
+        let same = found("EXAMPLE.com")
+        #expect(same?.toOpaque() == again?.toOpaque() && memo.hits == 1, "the same bytes: the same match, not a copy")
+        let long = String(repeating: "b", count: 70) + ".com"
+        #expect(read(found(long)) == Self.tableMatch(long, snapshot))
+        // The long name is not kept, and what was kept before it is forgotten: asked again, matched again.
+        #expect(read(found("EXAMPLE.com")) == "0 example.com example.com" && memo.hits == 1)
+        #expect(read(found("unknown.test")) == "none" && found("unknown.test") == nil && memo.hits == 2)
+    }
 }

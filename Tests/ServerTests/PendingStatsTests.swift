@@ -20,11 +20,20 @@ struct PendingStatsTests {
                 // Mostly runs of one key, now and then another: the shapes the run counter takes shortcuts on.
                 let site = Int.random(in: 0..<10, using: &generator) < 8 ? sites[batch] : sites.randomElement(using: &generator)!
                 let key = LoopStats.RequestKey(site: site, pathClass: .aasa, status: Bool.random(using: &generator) ? 200 : 304)
-                pending.count(key, bytes: 10)
+                if Bool.random(using: &generator) {
+                    pending.count(site: key.site, pathClass: key.pathClass, status: key.status, bytes: 10)
+                } else {
+                    pending.count(key, bytes: 10)
+                }
                 expected[key, default: 0] += 1
                 if Int.random(in: 0..<4, using: &generator) == 0 {
                     let link = LoopStats.LinkKey(site: site, visitor: "desktop", outcome: Bool.random(using: &generator) ? "web" : "store")
-                    pending.countLink(link)
+                    // The loop's way (the key's parts, compared in place) and the key's, mixed: the same runs.
+                    if Bool.random(using: &generator) {
+                        pending.countLink(site: link.site, visitor: link.visitor, outcome: link.outcome)
+                    } else {
+                        pending.countLink(link)
+                    }
                     expectedLinks[link, default: 0] += 1
                 }
             }
@@ -51,7 +60,7 @@ struct PendingStatsTests {
             let link = LoopStats.LinkKey(site: site, visitor: "desktop", outcome: Bool.random(using: &generator) ? "web" : "store")
             let request = LoopStats.RequestKey(site: site, pathClass: .aasa, status: 200)
             for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                pending.countLink(link)
+                pending.countLink(site: link.site, visitor: link.visitor, outcome: link.outcome)
                 expectedLinks[link, default: 0] += 1
                 pending.count(request, bytes: 1)
                 expectedRequests[request, default: 0] += 1

@@ -15,7 +15,7 @@ extension EventLoop {
                 (pathClass == .aasa || pathClass == .assetLinks) && !head.isCheckProbe
                 ? head.userAgentRange.flatMap { Fetcher.classify(UnsafeBufferPointer(rebasing: buffer[$0])) } : nil
             let wallTime = fetcher != nil || settings.accessLog ? Posix.unixTime() : 0
-            pendingStats.count(LoopStats.RequestKey(site: site, pathClass: pathClass, status: status), bytes: bytes)
+            pendingStats.count(site: site, pathClass: pathClass, status: status, bytes: bytes)
             if let fetcher {
                 let (address, source) = fetchingClient(connection, head, buffer)
                 let origin = settings.fetcherNetworks.origin(of: fetcher, from: address, source: source)

@@ -383,18 +383,25 @@ final class EventLoop {
         case .linkAPI(let call, let token):
             handToLinkWorker(connection, call: call, token: token)
         case .link(let answer, let site):
-            var response = answer.response
+            // The answer's own response is handed on as the answer holds it: a copy in a variable was a
+            // retain and a release a link request.
+            let status: Int
+            let bytes: Int
             if let claim = answer.claim {
                 if case .redeem(let code, let domain, let platform) = claim {
                     handToLinkWorker(connection, call: .claim(code: code, domain: domain, platform: platform), token: .none)
                     return
                 }
-                response = claimResponse(claim, key: storedLinks?.claimKey) ?? response
+                let response = claimResponse(claim, key: storedLinks?.claimKey) ?? answer.response
+                status = response.status
+                bytes = connection.machine.respond(response)
+            } else {
+                status = answer.response.status
+                bytes = connection.machine.respond(answer.response)
             }
-            let bytes = connection.machine.respond(response)
-            record(connection, head, status: response.status, bytes: bytes, site: site, pathClass: .link)
+            record(connection, head, status: status, bytes: bytes, site: site, pathClass: .link)
             if answer.outcome != "-" {
-                pendingStats.countLink(LoopStats.LinkKey(site: site, visitor: answer.visitor, outcome: answer.outcome))
+                pendingStats.countLink(site: site, visitor: answer.visitor, outcome: answer.outcome)
                 // AASA_WITHOUT_CLICK_RECORDING builds the counterfactual Benchmarks/request-instructions.py
                 // measures recording's share of a click against (--without-click-recording); never shipped.
                 #if !AASA_WITHOUT_CLICK_RECORDING

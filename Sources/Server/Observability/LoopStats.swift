@@ -104,6 +104,9 @@ struct RunCounter<Key: Hashable> {
         self.remembersIndex = remembersIndex
     }
 
+    /// One more of the run `last` heads (the caller compared the key with it).
+    mutating func countLast() { lastCount += 1 }
+
     mutating func count(_ key: Key) {
         if key == last {
             lastCount += 1
@@ -173,13 +176,19 @@ struct PendingStats {
     private var sharedIndex: Dictionary<LoopStats.RequestKey, Int>.Index?
 
     mutating func count(_ key: LoopStats.RequestKey, bytes: Int) {
+        count(site: key.site, pathClass: key.pathClass, status: key.status, bytes: bytes)
+    }
+
+    /// The key's parts compared in place: a key made for the comparison copied its site's name in and out
+    /// again, two atomic reference-count changes a request when the name is longer than a small string.
+    mutating func count(site: borrowing String, pathClass: PathClass, status: Int, bytes: Int) {
         responseBytes += bytes
-        if key == lastKey {
+        if status == lastKey.status, pathClass == lastKey.pathClass, site == lastKey.site {
             lastKeyCount += 1
             return
         }
         if lastKeyCount > 0 { otherRequests[lastKey, default: 0] += lastKeyCount }
-        lastKey = key
+        lastKey = LoopStats.RequestKey(site: copy site, pathClass: pathClass, status: status)
         lastKeyCount = 1
         sharedIndex = nil
     }
@@ -188,6 +197,15 @@ struct PendingStats {
 
     /// A link answer: like requests, the same key in a row costs a comparison.
     mutating func countLink(_ key: LoopStats.LinkKey) { links.count(key) }
+
+    /// ``countLink(_:)`` with the key's parts compared in place (see ``count(site:pathClass:status:bytes:)``).
+    mutating func countLink(site: borrowing String, visitor: borrowing String, outcome: borrowing String) {
+        if site == links.last.site, visitor == links.last.visitor, outcome == links.last.outcome {
+            links.countLast()
+            return
+        }
+        links.count(LoopStats.LinkKey(site: copy site, visitor: copy visitor, outcome: copy outcome))
+    }
 
     /// A click on a stored short link.
     mutating func countClick(_ key: LoopStats.ClickKey) { clicks.count(key) }

@@ -33,9 +33,21 @@ final class LinkAnswerCache {
         }
     }
 
-    private var slots = [Entry?](repeating: nil, count: slotCount)
+    /// Each entry held by one reference taken when stored and given back when replaced: a lookup reads an
+    /// entry without retaining and releasing it (two atomic operations per link request), which the
+    /// comparisons it makes cannot release.
+    private let slots: UnsafeMutablePointer<Unmanaged<Entry>?> = {
+        let slots = UnsafeMutablePointer<Unmanaged<Entry>?>.allocate(capacity: slotCount)
+        slots.initialize(repeating: nil, count: slotCount)
+        return slots
+    }()
     private(set) var hits = 0
     private(set) var misses = 0
+
+    deinit {
+        for index in 0..<Self.slotCount { slots[index]?.release() }
+        slots.deallocate()
+    }
 
     /// Visitors by the User-Agents this loop read last: on a hit the answer costs no signature scan.
     let visitors = VisitorMemo()
@@ -66,16 +78,14 @@ final class LinkAnswerCache {
         host: String,
         target: UnsafeBufferPointer<UInt8>
     ) -> LinkAnswer? {
-        let index = slot(target, visitor, host)
-        guard let entry = slots[index], entry.links === links, entry.storedLinks === storedLinks, entry.visitor == visitor,
-            entry.host == host,
-            ByteComparison.equal(entry.target, target)
-        else {
-            misses += 1
-            return nil
+        let found = slots[slot(target, visitor, host)]?._withUnsafeGuaranteedRef { entry -> LinkAnswer? in
+            guard entry.links === links, entry.storedLinks === storedLinks, entry.visitor == visitor, entry.host == host,
+                ByteComparison.equal(entry.target, target)
+            else { return nil }
+            return entry.answer
         }
-        hits += 1
-        return entry.answer
+        if found == nil { misses += 1 } else { hits += 1 }
+        return found
     }
 
     func store(
@@ -86,13 +96,10 @@ final class LinkAnswerCache {
         host: String,
         target: UnsafeBufferPointer<UInt8>
     ) {
-        slots[slot(target, visitor, host)] = Entry(
-            links: links,
-            storedLinks: storedLinks,
-            visitor: visitor,
-            host: host,
-            target: Array(target),
-            answer: answer
+        let index = slot(target, visitor, host)
+        slots[index]?.release()
+        slots[index] = Unmanaged.passRetained(
+            Entry(links: links, storedLinks: storedLinks, visitor: visitor, host: host, target: Array(target), answer: answer)
         )
     }
 }

@@ -183,13 +183,35 @@ enum Router {
         }
         // Off the hot paths: a link, or a 404 counted under its host.
         // The host is normalized once here: the link answer needs it too.
-        guard let matched = matchHost(head, buffer, snapshot, hosts) else {
+        if let hosts, let range = head.hostRange {
+            // The memo's match is read where it is: it stays until the memo's next lookup, after this request.
+            guard let found = hosts.found(UnsafeBufferPointer(rebasing: buffer[range]), in: snapshot) else {
+                return .respond(StandardResponses.notFound, site: "unknown", pathClass: .other)
+            }
+            return found._withUnsafeGuaranteedRef { found in
+                routeLink(head, path, buffer, snapshot, found.match, linkAnswers, storedLinks)
+            }
+        }
+        guard let matched = matchHost(head, buffer, snapshot, nil) else {
             return .respond(StandardResponses.notFound, site: "unknown", pathClass: .other)
         }
-        let entry = matched.entry
-        let site = snapshot.site(at: matched.value)
-        if let links = site.links,
-            let answer = LinkResponder.respond(
+        return routeLink(head, path, buffer, snapshot, matched, linkAnswers, storedLinks)
+    }
+
+    /// A link of the matched site, or a 404 counted under its host.
+    @inline(__always)
+    private static func routeLink(
+        _ head: RequestHead,
+        _ path: UnsafeBufferPointer<UInt8>,
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        _ snapshot: Snapshot,
+        _ matched: borrowing HostMatch,
+        _ linkAnswers: LinkAnswerCache?,
+        _ storedLinks: ShortLinkTable?
+    ) -> Route {
+        let answer = snapshot.withSite(at: matched.value) { site -> LinkAnswer? in
+            guard let links = site.links else { return nil }
+            return LinkResponder.respond(
                 head,
                 path: path,
                 buffer: buffer,
@@ -199,10 +221,9 @@ enum Router {
                 storedLinks: storedLinks,
                 cache: linkAnswers
             )
-        {
-            return .link(answer, site: entry)
         }
-        return .respond(StandardResponses.notFound, site: entry, pathClass: .other)
+        guard let answer else { return .respond(StandardResponses.notFound, site: matched.entry, pathClass: .other) }
+        return .link(answer, site: matched.entry)
     }
 
     /// The site for the request's Host and the config entry that matched it (the exact host, or the

@@ -35,6 +35,14 @@ final class Snapshot: Sendable {
         return groups[group].responses[offset]
     }
 
+    /// `body` with the site at `position`, unretained: the snapshot keeps it for as long as it lives, and a
+    /// link's answer reads it across calls that kept the optimizer from dropping a retain and a release.
+    @inline(__always)
+    func withSite<Result>(at position: Int, _ body: (SiteResponses) -> Result) -> Result {
+        let (group, offset) = layout.locate(position: position)
+        return Unmanaged.passUnretained(groups[group].responses[offset])._withUnsafeGuaranteedRef(body)
+    }
+
     /// ``SiteResponses/appleResponse(gzip:)`` of the site at `position`, read where the snapshot keeps it:
     /// taking the site's responses out retained and released them, two atomic operations a request.
     @inline(__always)
