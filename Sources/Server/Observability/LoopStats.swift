@@ -104,8 +104,16 @@ struct RunCounter<Key: Hashable> {
         self.remembersIndex = remembersIndex
     }
 
-    /// One more of the run `last` heads (the caller compared the key with it).
-    mutating func countLast() { lastCount += 1 }
+    /// ``count(_:)`` for a key the caller holds in parts: `matches` compares them with the last key in place,
+    /// and `make` builds the key only when they differ (building it to compare copied its strings in).
+    @inline(__always)
+    mutating func count(where matches: (Key) -> Bool, orMake make: () -> Key) {
+        if matches(last) {
+            lastCount += 1
+            return
+        }
+        count(make())
+    }
 
     mutating func count(_ key: Key) {
         if key == last {
@@ -200,11 +208,10 @@ struct PendingStats {
 
     /// ``countLink(_:)`` with the key's parts compared in place (see ``count(site:pathClass:status:bytes:)``).
     mutating func countLink(site: borrowing String, visitor: borrowing String, outcome: borrowing String) {
-        if site == links.last.site, visitor == links.last.visitor, outcome == links.last.outcome {
-            links.countLast()
-            return
-        }
-        links.count(LoopStats.LinkKey(site: copy site, visitor: copy visitor, outcome: copy outcome))
+        links.count(
+            where: { $0.site == site && $0.visitor == visitor && $0.outcome == outcome },
+            orMake: { LoopStats.LinkKey(site: copy site, visitor: copy visitor, outcome: copy outcome) }
+        )
     }
 
     /// A click on a stored short link.
