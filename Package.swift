@@ -150,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TLSTests",
-            dependencies: ["TLS", "COpenSSL", "TestSupport"],
+            dependencies: ["TLS", "COpenSSL", "Posix", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),

@@ -25,12 +25,20 @@ the link's numbers; nginx's and H2O's same redirect for that path). RSS: idle (a
 at the end: start-up's own peak included), peak under load (sampled every 50 ms during the tests) and
 after (some seconds after the last test; memory a burst leaves behind).
 
+Each server runs as one process for the whole run, unless --fresh starts every server anew for each
+repetition (idle and peak RSS are then medians over the repetitions' processes, the peak under load the
+highest seen): where a process's pages and code fall in the caches can make it slower or faster for its
+whole life, and with one process that lands on every repetition alike. Besides the medians, the run prints
+each cell's ratio within each repetition (aasa-server over each other server, the two measured minutes
+apart at most): their median, lowest and highest, and in how many repetitions aasa-server was at or below.
+
 The "C limit" column is Benchmarks/limit-server.c, compiled by this script: one thread, epoll, each
 response prepared once and sent with one call, OpenSSL for TLS, nothing validated, no Date, no limits —
 the least that passes these cells, so "aasa/C limit" reads how far aasa-server is from this machine's
 floor (the scale issue's yardstick).
 
 Usage: Benchmarks/serve-vs-nginx.py [--seconds 8] [--repetitions 3] [--baseline PATH] [--settle 30] [--without-limit]
+                                     [--fresh]
 Needs: nginx, h2o, wrk (apt-get install nginx h2o wrk); builds aasa-server in release mode with the Swift
 runtime linked statically (--static-swift-stdlib), as it is deployed.
 Traffic goes to 127.0.0.1 only, and every run is bounded by --seconds.
@@ -351,6 +359,28 @@ def stop_servers(servers, work):
 SMALL, LARGE = aasa_document(30)[:2300], aasa_document(1700)
 
 
+def check_answers(servers, small, large):
+    """Every server serves the same bytes for both documents and the same redirect for both link paths, so
+    the cells compare like with like."""
+    import urllib.request
+    for name, server in servers.items():
+        for host, body in (("example.com", small), ("large.example.com", large)):
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{server['port']}/.well-known/apple-app-site-association", headers={"Host": host})
+            reply = urllib.request.urlopen(request)
+            assert reply.read().decode() == body, f"{name} served different bytes for {host}"
+            assert reply.headers["Content-Type"].startswith("application/json"), f"{name}: {reply.headers['Content-Type']}"
+        for path in ("/p/42", "/s42"):
+            with socket.create_connection(("127.0.0.1", server["port"])) as sock:
+                sock.sendall(f"GET {path} HTTP/1.1\r\nHost: go.example.com\r\nUser-Agent: {DESKTOP}\r\nConnection: close\r\n\r\n".encode())
+                reply = b""
+                while chunk := sock.recv(65536):
+                    reply += chunk
+            head = reply.split(b"\r\n\r\n")[0].decode()
+            assert head.startswith("HTTP/1.1 302") and "location: https://shop.example.com/item/42" in head.lower(), \
+                f"{name} link answer for {path}: {head}"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=8)
@@ -359,37 +389,29 @@ def main():
     parser.add_argument("--settle", type=int, default=30, help="seconds after the last test before 'after' RSS")
     parser.add_argument("--tests", default=",".join(TESTS), help="comma-separated subset of: " + ", ".join(TESTS))
     parser.add_argument("--without-limit", action="store_true", help="leave out the C limit (Benchmarks/limit-server.c; needs cc and libssl-dev)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="start every server anew for each repetition: a process that lands badly (where its pages "
+                        "and code fall in the caches) then weighs on one repetition, not on all of them")
     args = parser.parse_args()
     tests = [t.strip() for t in args.tests.split(",")]
     small, large = SMALL, LARGE
     names = ["aasa-server", "nginx", "h2o"] + ([] if args.without_limit else ["C limit"])
     servers, work = start_servers(names, baseline=args.baseline)
-    results = {(name, test): [] for name in servers for test in tests}
+    names = list(servers)
+    results = {(name, test): [] for name in names for test in tests}
+    idles = {name: [] for name in names}
+    peaks = {name: [] for name in names}
+    under_load = {name: 0.0 for name in names}
     try:
-        time.sleep(1)
-        idle = {name: rss_mb(s["process"].pid, "VmRSS") for name, s in servers.items()}
-        import urllib.request
-        for name, server in servers.items():
-            for host, body in (("example.com", small), ("large.example.com", large)):
-                request = urllib.request.Request(
-                    f"http://127.0.0.1:{server['port']}/.well-known/apple-app-site-association", headers={"Host": host})
-                reply = urllib.request.urlopen(request)
-                assert reply.read().decode() == body, f"{name} served different bytes for {host}"
-                assert reply.headers["Content-Type"].startswith("application/json"), f"{name}: {reply.headers['Content-Type']}"
-            # The link cells: every server answers the same redirect.
-            for path in ("/p/42", "/s42"):
-                with socket.create_connection(("127.0.0.1", server["port"])) as sock:
-                    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: go.example.com\r\nUser-Agent: {DESKTOP}\r\nConnection: close\r\n\r\n".encode())
-                    reply = b""
-                    while chunk := sock.recv(65536):
-                        reply += chunk
-                head = reply.split(b"\r\n\r\n")[0].decode()
-                assert head.startswith("HTTP/1.1 302") and "location: https://shop.example.com/item/42" in head.lower(), \
-                    f"{name} link answer for {path}: {head}"
-
-        names = list(servers)
-        under_load = {name: 0.0 for name in servers}
         for repetition in range(args.repetitions):
+            if repetition == 0 or args.fresh:
+                if repetition > 0:
+                    stop_servers(servers, work)
+                    servers, work = start_servers(names, baseline=args.baseline)
+                time.sleep(1)
+                for name, server in servers.items():
+                    idles[name].append(rss_mb(server["process"].pid, "VmRSS"))
+                check_answers(servers, small, large)
             for test in tests:
                 order = names[repetition % len(names):] + names[:repetition % len(names)]
                 for name in order:
@@ -406,7 +428,9 @@ def main():
                     print(f"  rep {repetition + 1} {test:18} {name:12} {outcome['rate']:9.0f} req/s  "
                           f"p99 {outcome['p99_ms']:6.2f} ms  {outcome['us_per_request']:7.2f} µs/req  "
                           f"errors {outcome['errors']}", file=sys.stderr)
-        peak = {name: rss_mb(s["process"].pid, "VmHWM") for name, s in servers.items()}
+            if repetition == args.repetitions - 1 or args.fresh:
+                for name, server in servers.items():
+                    peaks[name].append(rss_mb(server["process"].pid, "VmHWM"))
         time.sleep(args.settle)
         after = {name: rss_mb(s["process"].pid, "VmRSS") for name, s in servers.items()}
     finally:
@@ -415,9 +439,12 @@ def main():
     def median(name, test, key):
         return statistics.median(r[key] for r in results[(name, test)])
 
+    idle = {name: statistics.median(values) for name, values in idles.items()}
+    peak = {name: statistics.median(values) for name, values in peaks.items()}
     others = [n for n in servers if n != "aasa-server"]
-    print(f"\nMedians of {args.repetitions} × {args.seconds} s, every server on CPU 0 with one worker, client on CPU 1; "
-          f"documents {len(small)} B and {len(large)} B:\n")
+    processes = "fresh processes for each repetition" if args.fresh else "one process per server for the whole run"
+    print(f"\nMedians of {args.repetitions} × {args.seconds} s ({processes}), every server on CPU 0 with one worker, "
+          f"client on CPU 1; documents {len(small)} B and {len(large)} B:\n")
     print("| cell | " + " | ".join(servers) + " | " + " | ".join(f"aasa/{n}" for n in others) + " |")
     print("|---|" + "---:|" * (len(servers) + len(others)))
     for test in tests:
@@ -428,6 +455,18 @@ def main():
                          (f"RSS MB {args.settle} s after", after)):
         print(f"| {label} | " + " | ".join(f"{table[n]:.1f}" for n in servers) + " | "
               + " | ".join(f"{table['aasa-server'] / table[n]:.2f}" for n in others) + " |")
+    # The servers of one repetition ran minutes apart at most, so the ratio within a repetition leaves out
+    # what the machine did between repetitions; its spread says how far a single run can be trusted.
+    print("\nRatios within each repetition (aasa-server over the other server, same repetition), median [lowest–highest] "
+          "and how many repetitions were at or below 1:")
+    for test in tests:
+        parts = []
+        for other in others:
+            ratios = sorted(a["us_per_request"] / b["us_per_request"]
+                            for a, b in zip(results[("aasa-server", test)], results[(other, test)]))
+            at_or_below = sum(1 for r in ratios if r <= 1)
+            parts.append(f"{other} {statistics.median(ratios):.2f} [{ratios[0]:.2f}–{ratios[-1]:.2f}] {at_or_below}/{len(ratios)}")
+        print(f"- {test}: " + "; ".join(parts))
     print("\nreq/s (median): " + "; ".join(
         f"{test}: " + ", ".join(f"{n} {median(n, test, 'rate'):.0f}" for n in servers) for test in tests))
     errors = sum(r["errors"] for rs in results.values() for r in rs)

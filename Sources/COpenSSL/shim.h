@@ -24,6 +24,8 @@ static inline int COpenSSL_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int versi
     return (int)SSL_CTX_set_min_proto_version(ctx, version);
 }
 static inline long COpenSSL_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+static inline long COpenSSL_SSL_set_mode(SSL *ssl, long mode) { return SSL_set_mode(ssl, mode); }
+static inline long COpenSSL_SSL_clear_mode(SSL *ssl, long mode) { return SSL_clear_mode(ssl, mode); }
 static inline uint64_t COpenSSL_SSL_OP_NO_COMPRESSION(void) { return SSL_OP_NO_COMPRESSION; }
 static inline uint64_t COpenSSL_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
 static inline uint64_t COpenSSL_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }

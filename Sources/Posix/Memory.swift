@@ -9,6 +9,12 @@ extension Posix {
         _ = malloc_trim(0)
     }
 
+    /// Bytes the C heap has handed out and not had back (glibc's `mallinfo2`): memory C libraries hold,
+    /// such as OpenSSL's record buffers, which resident size cannot tell from freed pages glibc keeps.
+    public static func heapBytesInUse() -> Int {
+        Int(mallinfo2().uordblks)
+    }
+
     /// Resident set size of this process in bytes (from /proc/self/statm).
     public static func residentBytes() -> Int {
         guard let text = try? readFile("/proc/self/statm") else { return 0 }

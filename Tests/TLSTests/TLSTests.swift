@@ -181,6 +181,24 @@ struct TLSTests {
         #expect(gzip.text.contains("\"applinks\""))
     }
 
+    @Test("A returning connection keeps its TLS buffers, lets them go after a second idle, and is answered throughout")
+    func keptBuffersAcrossIdle() throws {
+        let pki = try TestPKI()
+        let server = try start(pki)
+        defer { server.stop() }
+        // Two requests back to back (the second makes the connection keep its buffers), an idle of 1.5 s
+        // (the loop's sweep lets them go after one), then two more on the same connection.
+        let request = "GET /.well-known/apple-app-site-association HTTP/1.1\\r\\nHost: example.com\\r\\n\\r\\n"
+        let last = "GET /.well-known/apple-app-site-association HTTP/1.1\\r\\nHost: example.com\\r\\nConnection: close\\r\\n\\r\\n"
+        let script =
+            "(printf '\(request)\(request)'; sleep 1.5; printf '\(request)\(last)'; sleep 1) | openssl s_client -quiet "
+            + "-connect 127.0.0.1:\(server.proxyPort) -servername example.com 2>/dev/null"
+        let result = try runTool(["sh", "-c", script], timeout: 15)
+        let text = String(decoding: result.stdout, as: UTF8.self)
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count - 1 == 4, "\(text.prefix(600))")
+        #expect(text.components(separatedBy: "\"applinks\"").count - 1 == 4)
+    }
+
     @Test("Bad certificates at load: wrong key, expired, SAN mismatch, missing file — the named error, exit 1")
     func loadErrors() throws {
         let pki = try TestPKI()

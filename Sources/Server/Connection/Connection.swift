@@ -16,6 +16,8 @@ final class Connection {
     var registered = false
     /// TLS: the length of a write that would have blocked, which must be retried with the same bytes.
     var tlsRetryLength: Int?
+    /// TLS: the session keeps its record buffers between requests (``TLSBufferKeeping``).
+    var keepsTLSBuffers = false
 
     /// The request bytes not yet consumed. While they are where they were read (the usual case), only
     /// their place is read: the input's copy would retain and release its array, twice a request.

@@ -59,8 +59,8 @@ final class EventLoop {
     let linkAnswers = LinkAnswerCache()
     /// The Host this loop matched last (a keep-alive connection sends the same one every time).
     let hostMemo = HostMemo()
-    /// One log line per name and reason a minute for failed handshakes.
-    private var handshakeFailures = HandshakeFailureLog()
+    /// Which TLS connections keep their record buffers between requests.
+    private var tlsBuffers = TLSBufferKeeping()
     private var observedDraining = false
     var nextSerial = 1
     /// Handshakes suspended until their certificate is ready (slot, serial): stepped again when the
@@ -181,6 +181,7 @@ final class EventLoop {
                 let result = Posix.read(connection.fd, into: UnsafeMutableRawBufferPointer(rebasing: readBuffer[0..<count]))
                 if result == .bytes(count) { connection.machine.consumedRaw() } else { connection.machine.failed() }
             case .answer:
+                if !connection.keepsTLSBuffers, case .tls = connection.transport { keepTLSBuffersIfReturning(connection) }
                 answer(connection, connection.machine.request)
             case .rejected(let error, let bytes):
                 if connection.listener == .main { recordRejected(connection, status: error.status, bytes: bytes) }
@@ -188,11 +189,10 @@ final class EventLoop {
                 pendingStats.add { $0.timeouts[kind.rawValue, default: 0] += 1 }
             case .handshakeFailed(let reason):
                 // Info, not error: scanners fail handshakes all day; the name and reason are what an operator needs.
-                if let line = handshakeFailures.line(
-                    serverName: connection.transport.serverName,
-                    client: connection.clientAddress,
-                    reason: reason,
-                    now: Posix.monotonicMilliseconds()
+                let serverName = connection.transport.serverName
+                let client = connection.clientAddress
+                let now = Posix.monotonicMilliseconds()
+                if let line = state.handshakeFailures.withLock({ $0.line(serverName: serverName, client: client, reason: reason, now: now) }
                 ) {
                     Log.info(line)
                 }
@@ -216,6 +216,15 @@ final class EventLoop {
                 return
             }
         }
+    }
+
+    /// Out of line: only TLS connections come here, and only until they keep their buffers.
+    @inline(never)
+    private func keepTLSBuffersIfReturning(_ connection: Connection) {
+        guard case .tls(let session) = connection.transport, tlsBuffers.startsKeeping(answered: connection.machine.requests)
+        else { return }
+        session.keepsBuffers = true
+        connection.keepsTLSBuffers = true
     }
 
     private func read(_ connection: Connection) {
@@ -488,8 +497,14 @@ final class EventLoop {
     private func sweep() {
         // Ticks step the waiting handshakes too: forget the list, the steps list those still waiting.
         certificateWaiters = []
-        for case let connection? in connections where connection.machine.tick() {
-            drive(connection)
+        for case let connection? in connections {
+            if connection.keepsTLSBuffers, tlsBuffers.stopsKeeping(idleSince: connection.machine.idleSince, now: clock.now),
+                case .tls(let session) = connection.transport
+            {
+                session.keepsBuffers = false
+                connection.keepsTLSBuffers = false
+            }
+            if connection.machine.tick() { drive(connection) }
         }
         publishOldestCandidate()
         admitWaiting(askForRoom: true)
@@ -518,6 +533,10 @@ final class EventLoop {
         // No EPOLL_CTL_DEL: closing the only descriptor of a socket removes it from every epoll set.
         connections[connection.slot] = nil
         freeSlots.append(connection.slot)
+        if connection.keepsTLSBuffers {
+            tlsBuffers.keeperClosed()
+            connection.keepsTLSBuffers = false
+        }
         if connection.listener == .main {
             mainConnectionCount -= 1
             state.connections.release()

@@ -24,6 +24,10 @@ final class ServerState: Sendable {
     let lastReloadAttemptMilliseconds = Atomic<Int>(0)
     let startedAt: Double
     let reloads = ReloadMailbox()
+    /// Which failed handshakes were logged lately, for every loop at once: "once a minute per name and
+    /// reason" holds however many loops the failing connections land on. Failures are rare next to
+    /// requests, so one lock each costs nothing that matters.
+    let handshakeFailures = Mutex(HandshakeFailureLog())
     /// Wakes the supervisor when a loop posts a reload request.
     let supervisorWake: EventFDBox
     /// Certificates obtained from an ACME CA (nil without `server.acme`).
