@@ -192,10 +192,8 @@ final class EventLoop {
                 let serverName = connection.transport.serverName
                 let client = connection.clientAddress
                 let now = Posix.monotonicMilliseconds()
-                if let line = state.handshakeFailures.withLock({ $0.line(serverName: serverName, client: client, reason: reason, now: now) }
-                ) {
-                    Log.info(line)
-                }
+                let line = state.handshakeFailures.withLock { $0.line(serverName: serverName, client: client, reason: reason, now: now) }
+                if let line { Log.info(line) }
             case .submitReload:
                 state.reloads.submit(ReloadMailbox.Ticket(loop: index, slot: connection.slot, serial: connection.serial))
                 state.supervisorWake.signal()
