@@ -472,10 +472,12 @@ public final class TLSSession {
     /// Input OpenSSL already holds, decrypted or not (read ahead): no socket event will announce it.
     public var hasBufferedInput: Bool { SSL_has_pending(ssl) == 1 }
 
-    /// Whether OpenSSL keeps the session's record buffers (a read and a write buffer of about 17 KB each)
-    /// between calls. Released (the default, SSL_MODE_RELEASE_BUFFERS) an idle session holds none, but
-    /// every request allocates and frees both again; kept, a busy session reuses them. Letting them go
-    /// frees them at once when nothing is pending in them (OpenSSL frees the rest once it is used).
+    /// Whether OpenSSL keeps a server session's record buffers (a read and a write buffer of about 17 KB
+    /// each) between calls. Released (how a server session starts: its context sets
+    /// SSL_MODE_RELEASE_BUFFERS) an idle session holds none, but every request allocates and frees both
+    /// again; kept, a busy session reuses them. Letting them go frees them at once when nothing is pending
+    /// in them (OpenSSL frees the rest once it is used). A client context does not release its buffers,
+    /// and nothing sets this on a client session.
     public var keepsBuffers: Bool = false {
         didSet {
             guard keepsBuffers != oldValue else { return }
