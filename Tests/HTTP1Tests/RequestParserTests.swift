@@ -593,6 +593,51 @@ struct ResponseEncoderTests {
         #expect(bodyMarks == [false, false, false, false, true])
     }
 
+    @Test(
+        "Copying the whole queue at once gives exactly the unwritten bytes, from any point a write stopped at; never with a large body to go"
+    )
+    func copyAll() {
+        let small = PreparedResponse(status: 404, headers: [], body: Array("{}".utf8))
+        let owner = Owner(#"{"applinks":{"details":[]}}"#)
+        let shared = SharedHeaders(status: 200, headers: [("Content-Type", "application/json")])
+        let document = PreparedResponse(shared: shared, etag: 0x1F, body: UnsafeRawBufferPointer(owner.buffer), owner: owner)
+        let large = PreparedResponse(status: 200, headers: [], body: Array(repeating: UInt8(ascii: "y"), count: 9000))
+        let date = DateLine(unixSeconds: 1_000_000)
+        var expected: [UInt8] = []
+        ResponseEncoder.append(document, date: date, connection: .none, includeBody: true, to: &expected)
+        ResponseEncoder.append(small, date: date, connection: .close, includeBody: false, to: &expected)
+        ResponseEncoder.append(document, date: date, connection: .keepAlive, includeBody: true, to: &expected)
+        ResponseEncoder.append(small, date: date, connection: .none, includeBody: true, to: &expected)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+        defer { buffer.deallocate() }
+        // Every point a write could have stopped at, including inside the Date line (copied, not by pointer).
+        for written in 0...expected.count {
+            var queue = OutputQueue()
+            queue.append(document, date: date, connection: .none, includeBody: true)
+            queue.append(small, date: date, connection: .close, includeBody: false)
+            queue.append(document, date: date, connection: .keepAlive, includeBody: true)
+            queue.append(small, date: date, connection: .none, includeBody: true)
+            queue.consume(written)
+            let count = queue.copyAll(into: buffer, unlessBodyOf: 8 * 1024)
+            #expect(count == expected.count - written)
+            #expect(Array(buffer[0..<(count ?? 0)]) == Array(expected[written...]), "written \(written)")
+        }
+        // A large body is left to its writer (a file), whether it is first, later, or partly written.
+        var queue = OutputQueue()
+        queue.append(small, date: date, connection: .none, includeBody: true)
+        queue.append(large, date: date, connection: .none, includeBody: true)
+        let roomy = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 * 1024, alignment: 8)
+        defer { roomy.deallocate() }
+        #expect(queue.copyAll(into: roomy, unlessBodyOf: 8 * 1024) == nil)
+        let pending = queue.byteCount
+        queue.consume(pending - 100)
+        #expect(queue.copyAll(into: buffer, unlessBodyOf: 8 * 1024) == nil, "the last 100 bytes of a large body")
+        // Its head alone (a HEAD request) is a few lines: copied.
+        var head = OutputQueue()
+        head.append(large, date: date, connection: .none, includeBody: false)
+        #expect(head.copyAll(into: buffer, unlessBodyOf: 8 * 1024) == head.byteCount)
+    }
+
     /// Owns a buffer, as the loaded config owns a site's document.
     final class Owner: @unchecked Sendable {
         let buffer: UnsafeMutableRawBufferPointer

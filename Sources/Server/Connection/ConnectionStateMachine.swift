@@ -194,6 +194,11 @@ struct ConnectionStateMachine {
     /// ``OutputQueue/gather(into:)`` on the queue where it is.
     mutating func gatherOutput(into buffer: UnsafeMutableRawBufferPointer) -> Int { output.gather(into: buffer) }
 
+    /// ``OutputQueue/copyAll(into:unlessBodyOf:)`` on the queue where it is.
+    mutating func copyOutput(into buffer: UnsafeMutableRawBufferPointer, unlessBodyOf largeBodies: Int) -> Int? {
+        output.copyAll(into: buffer, unlessBodyOf: largeBodies)
+    }
+
     /// Where the body of the request being answered sits in ``input``: nil when it had none or it was
     /// dropped (the main listener, or chunked).
     var keptBody: Range<Int>? {

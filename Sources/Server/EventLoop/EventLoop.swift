@@ -265,12 +265,17 @@ final class EventLoop {
         }
     }
 
-    /// One write of the queued answers: a `writev` of the prepared bytes by pointer, the per-send lines
-    /// copied into the loop's line buffer, or, 4 KiB or less in all, everything copied together and sent with
-    /// one `send`. A body in a sealed memory file (a large document) ends the list: the lines before it go
-    /// first, then the kernel sends the body from the file's pages (`sendfile`), which costs less than
+    /// One write of the queued answers: 4 KiB or less in all, everything copied together and sent with one
+    /// `send`; otherwise a `writev` of the prepared bytes by pointer, the per-send lines copied into the
+    /// loop's line buffer. A body in a sealed memory file (a large document) ends the list: the lines before
+    /// it go first, then the kernel sends the body from the file's pages (`sendfile`), which costs less than
     /// copying it in from memory; what follows it goes with the next write.
     private func writePlain(_ connection: Connection) -> IOResult {
+        if connection.machine.pendingOutputCount <= Self.copiedWriteLimit,
+            let length = connection.machine.copyOutput(into: copiedWrite, unlessBodyOf: PreparedDocument.minimumSentFromFile)
+        {
+            return Posix.write(connection.fd, UnsafeRawBufferPointer(rebasing: copiedWrite[0..<length]))
+        }
         gather.removeAll()
         var linesUsed = 0
         let lines = lineScratch
