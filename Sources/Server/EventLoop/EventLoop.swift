@@ -351,8 +351,8 @@ final class EventLoop {
 
     private func answer(_ connection: Connection, _ head: RequestHead) {
         refreshSnapshot()
-        // A server without stored links pays two nil checks here; one with them, a lock per batch. Taking
-        // the table into a local and back into the batch's was two retains and two releases a request.
+        // A server without stored links pays a few nil checks here; one with them, a lock per batch. Taking
+        // the watcher, and its table into a local and back into the batch's, retained and released each a request.
         if batchStoredLinks == nil, let watcher = state.storedLinks { batchStoredLinks = watcher.table }
         snapshotView._withUnsafeGuaranteedRef { snapshot in
             guard let storedLinks = batchStoredLinksView else { return answer(connection, head, from: snapshot, storedLinks: nil) }
