@@ -7,12 +7,19 @@ import Testing
 /// Completions and the man page come from the option table the parser uses: loaded into the real shells
 /// and checked by Debian's own man page tools.
 @Suite("Shell completions and the man page")
-struct CompletionTests {
+final class CompletionTests {
     static func installed(_ tool: String) -> Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/" + tool) }
+    /// Where this test's script went, removed when it ends (a new instance runs each test).
+    private var directory: String?
+
+    deinit {
+        if let directory { try? FileManager.default.removeItem(atPath: directory) }
+    }
 
     func script(_ shell: String) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aasa-completion-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        self.directory = directory
         let result = try runTool([TestPaths.serverExecutable, "completions", shell])
         #expect(result.status == 0, "\(result.stderr)")
         let path = directory + "/" + (shell == "zsh" ? "_aasa-server" : "aasa-server.\(shell)")

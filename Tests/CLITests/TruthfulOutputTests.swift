@@ -8,11 +8,18 @@ import Testing
 /// What `match`, `generate` and `validate` say must be so: each case here was found saying something
 /// untrue (issue 21's list), and fails on the code that said it.
 @Suite("Everything the CLI prints is true")
-struct TruthfulOutputTests {
+final class TruthfulOutputTests {
     let first = FirstDayTests()
+    /// The directories this test wrote, removed when it ends (a new instance runs each test).
+    private var written: [String] = []
+
+    deinit {
+        for directory in written { try? FileManager.default.removeItem(atPath: directory) }
+    }
 
     func write(_ files: [String: String]) throws -> String {
         let directory = try first.temporaryDirectory()
+        written.append(directory)
         for (name, text) in files { try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8) }
         return directory
     }

@@ -96,10 +96,21 @@ struct CheckTests {
         return Result(status: run.status, findings: findings, hosts: names, stdout: text)
     }
 
+    /// The test CA as a file for `check --ca-file`: one per test process, removed when it exits.
+    static let caPath: String = {
+        atexit { unlink(CheckTests.caPathName()) }
+        return caPathName()
+    }()
+
+    static func caPathName() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("check-ca-\(getpid()).pem").path
+    }
+
     func caFile() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("check-ca-\(getpid()).pem").path
+        let path = Self.caPath
         if !FileManager.default.fileExists(atPath: path) {
-            try Data(CheckCertificates.authority.certificate).write(to: URL(fileURLWithPath: path))
+            // Atomically: suites run in parallel, and another may be reading it already.
+            try Data(CheckCertificates.authority.certificate).write(to: URL(fileURLWithPath: path), options: .atomic)
         }
         return path
     }

@@ -1,17 +1,32 @@
 """Debian's chromium through chromium-driver, headless, for the tests' browser scripts (selenium from
 .ci/venv): one way to start it, with the browser's console log kept for the scripts to read."""
+import atexit
+import os
+import shutil
+import tempfile
+
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 
-def chromium(width=1200, height=900):
+def chromium(width=1200, height=900, flags=(), mobile=None):
+    """`flags`: more of chromium's command line; `mobile`: chromedriver's mobileEmulation (a phone's metrics and
+    user agent), in place of the window size."""
     options = Options()
     options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", f"--window-size={width},{height}"):
+    size = () if mobile else (f"--window-size={width},{height}",)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", *size, *flags):
         options.add_argument(flag)
+    if mobile:
+        options.add_experimental_option("mobileEmulation", mobile)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    # chromium leaves its singleton socket's directory in TMPDIR after it quits: one of the script's own,
+    # removed when the script exits.
+    scratch = tempfile.mkdtemp(prefix="aasa-chromium-")
+    atexit.register(shutil.rmtree, scratch, True)
+    service = Service("/usr/bin/chromedriver", env=dict(os.environ, TMPDIR=scratch))
+    driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(30)
     return driver
 

@@ -3,14 +3,15 @@ Store button's script runs under the page's Content-Security-Policy (by its hash
 claim URL and hands it to the clipboard inside the tap, then opens the store. The clipboard's write is
 observed (the page's own origin is treated as secure, as https would be); every other host fails to resolve,
 so nothing leaves the machine. Prints the copied claim URL; exit status 0 when every check held."""
+import os
 import re
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "TestSupport"))
+from chromium import chromium  # noqa: E402
 
 port, path = sys.argv[1], sys.argv[2]
 base = f"http://go.example.com:{port}"
@@ -18,15 +19,8 @@ iphone = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/60
           "Version/17.5 Mobile/15E148 Safari/604.1")
 failures = []
 
-options = Options()
-options.binary_location = "/usr/bin/chromium"
-for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-             "--host-resolver-rules=MAP go.example.com 127.0.0.1, MAP * ~NOTFOUND",
-             f"--unsafely-treat-insecure-origin-as-secure={base}", f"--user-agent={iphone}"):
-    options.add_argument(flag)
-options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-driver.set_page_load_timeout(30)
+driver = chromium(flags=("--host-resolver-rules=MAP go.example.com 127.0.0.1, MAP * ~NOTFOUND",
+                         f"--unsafely-treat-insecure-origin-as-secure={base}", f"--user-agent={iphone}"))
 # What the page writes to the clipboard, kept where the test can read it after the store navigation.
 driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
   if (navigator.clipboard) {

@@ -2,14 +2,15 @@
 light and dark, a site's own landing page template, and reads the crawler's preview with BeautifulSoup as a preview fetcher's HTML parser
 would. go.example.com is mapped to 127.0.0.1 inside the browser, so nothing leaves the machine.
 Exit status 0 when every check held; each failure is printed. Screenshots go to the directory given."""
+import os
 import sys
 import urllib.request
 
 from bs4 import BeautifulSoup
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "TestSupport"))
+from chromium import chromium  # noqa: E402
 
 port, screenshots = sys.argv[1], sys.argv[2]
 base = f"http://go.example.com:{port}"
@@ -46,16 +47,9 @@ check(meta("al:web:url") == "https://shop.example.com/item/42", f"al:web:url {me
 check(soup.title.string == "Spring <sale> & more", f"title {soup.title.string!r}")
 check(soup.find("script") is None and soup.find("sale") is None, "markup from the config became elements")
 
-options = Options()
-options.binary_location = "/usr/bin/chromium"
-for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-             "--host-resolver-rules=MAP go.example.com 127.0.0.1, MAP custom.example.com 127.0.0.1", f"--user-agent={iphone}"):
-    options.add_argument(flag)
-options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0},
-                                                     "userAgent": iphone})
-options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-driver.set_page_load_timeout(30)
+driver = chromium(flags=("--host-resolver-rules=MAP go.example.com 127.0.0.1, MAP custom.example.com 127.0.0.1",
+                         f"--user-agent={iphone}"),
+                  mobile={"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0}, "userAgent": iphone})
 
 
 def console_errors(page, expected_status=None):
