@@ -2,7 +2,7 @@
 /// carries the line of the second it was answered in, and as an array that was a reference counted once
 /// when queued, once when written and once when freed — atomic operations a request, where these 37 bytes
 /// are a copy.
-public struct DateLine: Sendable {
+public struct DateLine: Sendable, Equatable {
     /// An IMF-fixdate is fixed-length for every year from 1970 to 9999.
     public static let byteCount = 37
     /// The latest second with a four-digit year: a clock past it is stated as this second, never as a
@@ -22,4 +22,10 @@ public struct DateLine: Sendable {
     }
 
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// The same line: the same five words.
+    public static func == (left: DateLine, right: DateLine) -> Bool {
+        left.storage.0 == right.storage.0 && left.storage.1 == right.storage.1 && left.storage.2 == right.storage.2
+            && left.storage.3 == right.storage.3 && left.storage.4 == right.storage.4
+    }
 }

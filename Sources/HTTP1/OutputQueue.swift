@@ -137,6 +137,19 @@ public struct OutputQueue: Sendable {
         return filled
     }
 
+    /// The whole of the one answer queued, nothing of it written yet (nearly every keep-alive answer): from
+    /// `memo` when it holds the answer already, else copied there first. Nil when more than one is queued, some
+    /// of it is written, it is larger than the memo, or a body of `largeBodies` bytes or more goes with it (its
+    /// writer sends that from a file).
+    public mutating func soleAnswer(keptIn memo: RenderedAnswer, unlessBodyOf largeBodies: Int) -> UnsafeRawBufferPointer? {
+        guard entries.count == 1, sentOfFirst == 0, byteCount <= memo.capacity else { return nil }
+        let kept = entries.withUnsafeBufferPointer { memo.bytes(of: $0.baseAddress!) }
+        if let kept { return kept }
+        memo.rewriting()
+        guard let count = copyAll(into: memo.buffer, unlessBodyOf: largeBodies) else { return nil }
+        return entries.withUnsafeBufferPointer { memo.kept($0.baseAddress!, count: count) }
+    }
+
     /// Copies up to `buffer.count` unwritten bytes into `buffer` (what a TLS record is made from); returns
     /// how many.
     public mutating func gather(into buffer: UnsafeMutableRawBufferPointer) -> Int {

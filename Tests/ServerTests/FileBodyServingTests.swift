@@ -198,6 +198,8 @@ struct FileBodyServingTests {
         #expect(text.contains("at most 1,024 of them and 32 MiB are kept"))
         #expect(EventLoop.copiedWriteLimit == 4 * 1024)
         #expect(text.contains("when it is 4 KiB or less in all"))
+        #expect(text.contains("Each event loop keeps the last single answer it wrote that way as written"))
+        #expect(text.contains("what it keeps it lets go of within 100 ms") && EventLoop.sweepMilliseconds == 100)
         // The sizes the test documents are chosen around.
         #expect(
             Self.middle.utf8.count > PreparedDocument.minimumSentFromFile && Self.small.utf8.count < PreparedDocument.minimumSentFromFile

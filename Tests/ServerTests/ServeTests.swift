@@ -47,6 +47,40 @@ struct ServeResponseTests {
         }
     }
 
+    @Test(
+        "One keep-alive connection asking in turn: each answer is its own (host, HEAD, Connection: close), its Date the second it is sent in"
+    )
+    func keptAnswerNeverStale() throws {
+        let server = try ServerProcess(config: testConfig())
+        defer { server.stop() }
+        let client = try RawClient(port: server.port)
+        func ask(_ method: String = "GET", host: String = "example.com", close: Bool = false) throws -> HTTPResponse {
+            client.send(
+                "\(method) /.well-known/apple-app-site-association HTTP/1.1\r\nHost: \(host)\r\n\(close ? "Connection: close\r\n" : "")\r\n"
+            )
+            return try #require(client.readResponses(1, headRequests: method == "HEAD" ? 1 : 0).first)
+        }
+        let first = try ask()
+        let again = try ask()
+        #expect(again.bodyText == first.bodyText && again.header("Content-Length") == first.header("Content-Length"))
+        let head = try ask("HEAD")
+        #expect(head.body.isEmpty && head.header("Content-Length") == first.header("Content-Length"))
+        let tenant = try ask(host: "shop.tenant.example.com")
+        #expect(tenant.bodyText.contains("webcredentials") && tenant.bodyText != first.bodyText)
+        #expect(try ask().bodyText == first.bodyText)
+        // The same answer a second later carries that second's Date.
+        let before = try #require(first.header("Date"))
+        var later = try ask()
+        let deadline = Date().addingTimeInterval(3)
+        while later.header("Date") == before && Date() < deadline {
+            usleep(200_000)
+            later = try ask()
+        }
+        #expect(later.header("Date") != before && later.bodyText == first.bodyText)
+        let closing = try ask(close: true)
+        #expect(closing.header("Connection") == "close" && closing.bodyText == first.bodyText)
+    }
+
     @Test("Host selection: exact, www, letter case, trailing dot, port; wildcard; unknown hosts get the empty document")
     func hostSelection() throws {
         let server = try ServerProcess(config: testConfig())

@@ -3,6 +3,18 @@ import HTTP1
 extension ConnectionStateMachine {
     /// What the event loop carries out next; each says how to report its result.
     enum Action: Equatable {
+        // A keep-alive request takes these four, in this order. Declared first: the cases without a payload
+        // are numbered in declaration order and a switch over them tests them in that order.
+        /// Read once; report with ``received(_:moreBuffered:)``, ``readBlocked(until:)``, ``readEnded()``
+        /// or ``failed(_:)``.
+        case read
+        /// A complete request, ``request`` (body, if any, read and judged): route it, then call
+        /// ``respond(_:)`` or ``respondWithReload()``. Its ranges index ``input``.
+        case answer
+        /// Write pending output once; report with ``wrote(_:)``, ``writeBlocked(until:)`` or ``failed(_:)``.
+        case write
+        /// Nothing to do until the next event.
+        case wait
         /// Step the TLS handshake; report with ``handshakeStepped(_:)``.
         case stepHandshake
         /// TLS listener with the PROXY protocol: copy what is waiting without consuming it (OpenSSL must
@@ -10,12 +22,6 @@ extension ConnectionStateMachine {
         case peekProxyHeader
         /// Read and drop exactly this many bytes (the PROXY header just peeked); report with ``consumedRaw()``.
         case consumeRaw(Int)
-        /// Read once; report with ``received(_:moreBuffered:)``, ``readBlocked(until:)``, ``readEnded()``
-        /// or ``failed(_:)``.
-        case read
-        /// A complete request, ``request`` (body, if any, read and judged): route it, then call
-        /// ``respond(_:)`` or ``respondWithReload()``. Its ranges index ``input``.
-        case answer
         /// An error answer was queued (count it); nothing to carry out.
         case rejected(HTTPError, bytes: Int)
         /// A timeout fired (count it); the actions that follow carry it out.
@@ -26,8 +32,6 @@ extension ConnectionStateMachine {
         case submitReload
         /// Turn off Nagle's algorithm: the connection is kept alive for more requests.
         case setNoDelay
-        /// Write pending output once; report with ``wrote(_:)``, ``writeBlocked(until:)`` or ``failed(_:)``.
-        case write
         /// Register or change what the socket is watched for.
         case setInterest(Interest)
         /// Everything is answered but the client is still sending: shut our side, keep reading until it closes.
@@ -36,8 +40,6 @@ extension ConnectionStateMachine {
         case close
         /// Close at once with a reset; `reason` is logged when present.
         case abort(reason: String?)
-        /// Nothing to do until the next event.
-        case wait
     }
 
     /// What a TLS handshake step did (the transport's answer, without its types).

@@ -41,6 +41,8 @@ final class EventLoop {
     /// Where copying the pieces stops paying: a response of a few KB (a usual AASA with its header lines, a
     /// link's redirect) is copied; a larger one goes by `writev`, or from its file with `sendfile`.
     static let copiedWriteLimit = 4 * 1024
+    /// The last answer sent whole, sent again from here while it is the one queued (``RenderedAnswer``).
+    private let renderedAnswer = RenderedAnswer(capacity: EventLoop.copiedWriteLimit)
     var accessLog = AccessLog()
     private var lastSweep: Int64 = 0
     private var clockIsFresh = false
@@ -252,8 +254,15 @@ final class EventLoop {
         case .plain:
             result = writePlain(connection)
         case .tls(let session):
-            // A TLS record holds up to 16 KB; OpenSSL copies what it encrypts, so the pieces are gathered
-            // here. A write that could not finish is retried with exactly the same bytes, as OpenSSL asks.
+            // The one answer queued, whole, is encrypted from the loop's kept copy of it. A write that could not
+            // finish is retried with exactly the same bytes, as OpenSSL asks: gathered from the queue below (the
+            // context accepts a moved buffer; the kept copy may be another answer's by then).
+            if connection.tlsRetryLength == nil, let whole = connection.machine.soleOutput(keptIn: renderedAnswer, unlessBodyOf: .max) {
+                result = session.write(whole)
+                connection.tlsRetryLength = result.isWouldBlock ? whole.count : nil
+                break
+            }
+            // A TLS record holds up to 16 KB; OpenSSL copies what it encrypts, so the pieces are gathered here.
             let length = tlsGather.withUnsafeMutableBytes { raw in
                 connection.machine.gatherOutput(
                     into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<(connection.tlsRetryLength ?? 16 * 1024)])
@@ -269,12 +278,16 @@ final class EventLoop {
         }
     }
 
-    /// One write of the queued answers: 4 KiB or less in all, everything copied together and sent with one
-    /// `send`; otherwise a `writev` of the prepared bytes by pointer, the per-send lines copied into the
+    /// One write of the queued answers: one answer of 4 KiB or less, whole, from the loop's kept copy of it
+    /// (copied there when it is not the one kept); 4 KiB or less of several, everything copied together and sent
+    /// with one `send`; otherwise a `writev` of the prepared bytes by pointer, the per-send lines copied into the
     /// loop's line buffer. A body in a sealed memory file (a large document) ends the list: the lines before
     /// it go first, then the kernel sends the body from the file's pages (`sendfile`), which costs less than
     /// copying it in from memory; what follows it goes with the next write.
     private func writePlain(_ connection: Connection) -> IOResult {
+        if let whole = connection.machine.soleOutput(keptIn: renderedAnswer, unlessBodyOf: PreparedDocument.minimumSentFromFile) {
+            return Posix.write(connection.fd, whole)
+        }
         if connection.machine.pendingOutputCount <= Self.copiedWriteLimit,
             let length = connection.machine.copyOutput(into: copiedWrite, unlessBodyOf: PreparedDocument.minimumSentFromFile)
         {
@@ -503,6 +516,8 @@ final class EventLoop {
     // MARK: - Timers and drain
 
     private func sweep() {
+        // What the kept answer holds alive (a document's file, an old snapshot's storage) goes within a sweep.
+        renderedAnswer.forget()
         // Ticks step the waiting handshakes too: forget the list, the steps list those still waiting.
         certificateWaiters = []
         for case let connection? in connections {
