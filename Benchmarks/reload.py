@@ -12,9 +12,11 @@ interleaved; medians of --repetitions.
 Usage: Benchmarks/reload.py [--seconds 8] [--repetitions 3] [--sites 5000]
 """
 import argparse
+import atexit
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -95,6 +97,7 @@ def main():
     args = parser.parse_args()
     binary = release_binary()
     work = tempfile.mkdtemp(prefix="aasa-reload-")
+    atexit.register(shutil.rmtree, work, True)  # however the run ends
     port, admin = free_port(), free_port()
     path = f"{work}/config.json"
     hosts = 2 * args.sites + 1

@@ -23,6 +23,7 @@ Usage: Benchmarks/request-instructions.py [--requests 2000] [--binary PATH]... [
 With no --binary, builds this checkout in release mode. Needs valgrind. Loopback only.
 """
 import argparse
+import atexit
 import json
 import os
 import re
@@ -206,6 +207,7 @@ def main():
         REQUEST = REQUEST.replace(b"Host: example.com\r\n", field)
         CLOSE = CLOSE.replace(b"Host: example.com\r\n", field)
     work = tempfile.mkdtemp(prefix="aasa-instr-")
+    atexit.register(shutil.rmtree, work, True)  # however the run ends
     # valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: measure copies without debug info.
     binaries = []
     names = args.binary or ["this checkout"]
