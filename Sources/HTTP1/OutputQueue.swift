@@ -145,7 +145,7 @@ public struct OutputQueue: Sendable {
         guard entries.count == 1, sentOfFirst == 0, byteCount <= memo.capacity else { return nil }
         let kept = entries.withUnsafeBufferPointer { memo.bytes(of: $0.baseAddress!) }
         if let kept { return kept }
-        memo.rewriting()
+        memo.forget()
         guard let count = copyAll(into: memo.buffer, unlessBodyOf: largeBodies) else { return nil }
         return entries.withUnsafeBufferPointer { memo.kept($0.baseAddress!, count: count) }
     }

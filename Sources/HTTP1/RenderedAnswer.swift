@@ -32,9 +32,6 @@ public final class RenderedAnswer {
         return UnsafeRawBufferPointer(rebasing: buffer[0..<count])
     }
 
-    /// Marks the buffer as being rewritten: nothing matches until ``kept(_:count:)``.
-    func rewriting() { response = nil }
-
     /// The buffer's first `count` bytes are now `entry`'s.
     func kept(_ entry: UnsafePointer<OutputQueue.Entry>, count: Int) -> UnsafeRawBufferPointer {
         response = entry.pointee.response
@@ -45,6 +42,7 @@ public final class RenderedAnswer {
         return UnsafeRawBufferPointer(rebasing: buffer[0..<count])
     }
 
-    /// Lets go of the response kept (and what it holds alive).
+    /// Lets go of the response kept (and what it holds alive): nothing matches until ``kept(_:count:)``, so the
+    /// buffer may be rewritten.
     public func forget() { response = nil }
 }
